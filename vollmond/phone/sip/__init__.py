@@ -1,0 +1,1 @@
+"""SIP signalling: message codec and a small UDP user agent server."""
