@@ -1,0 +1,173 @@
+"""Premium periods and personal grants: what unlocks more than the free defaults.
+
+Both are kept as history rows (granted, with reason and granter) rather than a flag, so that
+support can answer "why does this person have premium?".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, or_, select
+
+from vollmond.store._validate import check_reason
+from vollmond.store.db import Sessions
+from vollmond.store.errors import AccountNotFoundError, GrantNotFoundError
+from vollmond.store.models import AccountRow, GrantRow, PremiumRow
+from vollmond.store.types import utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class PremiumPeriod:
+    """A span of premium status."""
+
+    id: int
+    account_id: int
+    starts_at: datetime
+    expires_at: datetime
+    reason: str
+    granted_by: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """A personal permission such as a larger seat limit for private rounds."""
+
+    id: int
+    account_id: int
+    name: str
+    value: int | None
+    reason: str
+    granted_by: int | None
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+
+
+async def _require_account(sessions: Sessions, account_id: int) -> None:
+    async with sessions() as session:
+        if await session.get(AccountRow, account_id) is None:
+            raise AccountNotFoundError(account_id)
+
+
+async def grant_premium(
+    sessions: Sessions,
+    account_id: int,
+    *,
+    until: datetime,
+    reason: str,
+    now: datetime | None = None,
+    granted_by: int | None = None,
+) -> PremiumPeriod:
+    """Give premium from `now` until `until`."""
+    starts_at = now or utcnow()
+    if until <= starts_at:
+        raise ValueError("premium must end after it starts")
+    row = PremiumRow(
+        account_id=account_id,
+        starts_at=starts_at,
+        expires_at=until,
+        reason=check_reason(reason),
+        granted_by=granted_by,
+        created_at=utcnow(),
+    )
+    await _require_account(sessions, account_id)
+    async with sessions.begin() as session:
+        session.add(row)
+    return PremiumPeriod(
+        id=row.id,
+        account_id=account_id,
+        starts_at=row.starts_at,
+        expires_at=row.expires_at,
+        reason=row.reason,
+        granted_by=granted_by,
+    )
+
+
+async def premium_until(sessions: Sessions, account_id: int, now: datetime) -> datetime | None:
+    """When the premium running at `now` ends, or None if there is none."""
+    async with sessions() as session:
+        return await session.scalar(
+            select(func.max(PremiumRow.expires_at)).where(
+                PremiumRow.account_id == account_id,
+                PremiumRow.starts_at <= now,
+                PremiumRow.expires_at > now,
+            )
+        )
+
+
+async def has_premium(sessions: Sessions, account_id: int, now: datetime) -> bool:
+    """Whether premium is active at `now` (explicit, so the service's clock decides)."""
+    return await premium_until(sessions, account_id, now) is not None
+
+
+def _grant(row: GrantRow) -> Grant:
+    return Grant(
+        id=row.id,
+        account_id=row.account_id,
+        name=row.name,
+        value=row.value,
+        reason=row.reason,
+        granted_by=row.granted_by,
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+async def add_grant(
+    sessions: Sessions,
+    account_id: int,
+    name: str,
+    *,
+    reason: str,
+    value: int | None = None,
+    expires_at: datetime | None = None,
+    granted_by: int | None = None,
+    now: datetime | None = None,
+) -> Grant:
+    """Give one person a named permission, e.g. `add_grant(s, 7, "private_seats", value=16)`."""
+    if not name.strip():
+        raise ValueError("a grant needs a name")
+    row = GrantRow(
+        account_id=account_id,
+        name=name.strip(),
+        value=value,
+        reason=check_reason(reason),
+        granted_by=granted_by,
+        created_at=now or utcnow(),
+        expires_at=expires_at,
+        revoked_at=None,
+    )
+    await _require_account(sessions, account_id)
+    async with sessions.begin() as session:
+        session.add(row)
+    return _grant(row)
+
+
+async def active_grants(
+    sessions: Sessions, account_id: int, now: datetime, name: str | None = None
+) -> list[Grant]:
+    """Grants in force at `now`, optionally only those called `name`, oldest first."""
+    query = select(GrantRow).where(
+        GrantRow.account_id == account_id,
+        GrantRow.created_at <= now,
+        or_(GrantRow.expires_at.is_(None), GrantRow.expires_at > now),
+        or_(GrantRow.revoked_at.is_(None), GrantRow.revoked_at > now),
+    )
+    if name is not None:
+        query = query.where(GrantRow.name == name)
+    async with sessions() as session:
+        rows = await session.scalars(query.order_by(GrantRow.id))
+        return [_grant(row) for row in rows]
+
+
+async def revoke_grant(sessions: Sessions, grant_id: int, *, now: datetime | None = None) -> None:
+    """End a grant early; the row stays, with the time it was revoked."""
+    async with sessions.begin() as session:
+        row = await session.get(GrantRow, grant_id, with_for_update=True)
+        if row is None:
+            raise GrantNotFoundError(grant_id)
+        if row.revoked_at is None:
+            row.revoked_at = now or utcnow()

@@ -1,0 +1,72 @@
+"""Secret hashing: argon2 for passwords and PINs, SHA-256 for invitation codes.
+
+argon2 is deliberately slow (~0.1 s of CPU), so it runs in a worker thread: a login must not
+stall every game actor on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+# A real argon2 hash of a throw-away string. Verifying against it when an account or PIN is
+# missing makes "no such user" cost as much time as "wrong password", so timing does not
+# reveal which names exist.
+_DUMMY_HASH = (
+    "$argon2id$v=19$m=65536,t=3,p=4$9njz5GUy7ZxSW2eNgbyk+w"
+    "$QdX9K1MM6UOf6XldkpGVPJchPiR68gw3okB05vC3ZMg"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """Outcome of checking a secret; `needs_rehash` asks the caller to store a fresh hash."""
+
+    ok: bool
+    needs_rehash: bool = False
+
+
+def _hash_sync(secret: str) -> str:
+    return PasswordHasher().hash(secret)
+
+
+def _verify_sync(stored_hash: str | None, secret: str) -> Verification:
+    hasher = PasswordHasher()
+    try:
+        hasher.verify(stored_hash or _DUMMY_HASH, secret)
+    except (VerificationError, InvalidHashError):
+        return Verification(ok=False)
+    if stored_hash is None:
+        return Verification(ok=False)
+    return Verification(ok=True, needs_rehash=hasher.check_needs_rehash(stored_hash))
+
+
+async def hash_secret(secret: str) -> str:
+    """argon2id hash of a password or PIN, computed off the event loop."""
+    return await asyncio.to_thread(_hash_sync, secret)
+
+
+async def verify_secret(stored_hash: str | None, secret: str) -> Verification:
+    """Check `secret` against `stored_hash`; `None` (no such user) costs the same and fails."""
+    return await asyncio.to_thread(_verify_sync, stored_hash, secret)
+
+
+def normalize_invitation_code(code: str) -> str:
+    """Codes are read aloud and typed by hand, so case, spaces and dashes do not count."""
+    return "".join(code.split()).replace("-", "").casefold()
+
+
+def invitation_code_hash(code: str) -> str:
+    """Lookup key for an invitation code.
+
+    Codes are random and attempts are rate-limited, so a fast, unsalted hash suffices and keeps
+    the lookup an index hit; the plain code is never stored.
+    """
+    normalized = normalize_invitation_code(code)
+    if not normalized:
+        raise ValueError("empty invitation code")
+    return hashlib.sha256(normalized.encode()).hexdigest()

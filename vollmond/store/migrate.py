@@ -1,0 +1,87 @@
+"""Bring a database to the newest schema; called once at service start.
+
+Alembic is configured from code so that an installed service needs no `alembic.ini` and no
+working-directory assumptions. Developers can still run the Alembic CLI against
+`vollmond/store/migrations/alembic.ini`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import URL, Connection, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from vollmond.store.db import Sessions, create_engine, make_sessionmaker, resolve_database_url
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+# Arbitrary but fixed key: several service nodes sharing one PostgreSQL may start together, and
+# only one of them must run the migrations while the others wait.
+_MIGRATION_LOCK_KEY = 0x766F6C6C6D6F6E64  # "vollmond"
+
+
+def alembic_config() -> Config:
+    """An Alembic config pointing at the packaged migrations, independent of the cwd."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def _upgrade(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+async def migrate(target: str | URL | AsyncEngine, revision: str = "head") -> None:
+    """Upgrade the database at `target` (a URL or an engine) to `revision`.
+
+    An engine is accepted so callers with special connection settings (a PostgreSQL schema)
+    migrate exactly the database they will use; an engine built here is disposed here.
+    """
+    engine = target if isinstance(target, AsyncEngine) else create_engine(target)
+    try:
+        async with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
+                )
+            await connection.run_sync(_upgrade, revision)
+    finally:
+        if engine is not target:
+            await engine.dispose()
+
+
+@asynccontextmanager
+async def open_store(
+    url: str | URL, *, schema: str | None = None, migrate_to_head: bool = True
+) -> AsyncIterator[Sessions]:
+    """Engine, migrations and sessionmaker for the lifetime of a service; disposed on exit."""
+    engine = create_engine(url, schema=schema)
+    try:
+        if migrate_to_head:
+            await migrate(engine)
+        yield make_sessionmaker(engine)
+    finally:
+        await engine.dispose()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m vollmond.store.migrate [URL]`: upgrade without starting the service."""
+    parser = argparse.ArgumentParser(description="Upgrade the vollmond database to head.")
+    parser.add_argument("url", nargs="?", help="database URL (default: DATABASE_URL or ./data)")
+    parser.add_argument("--data-dir", default=None, help="directory of the SQLite file")
+    args = parser.parse_args(argv)
+    url = args.url or resolve_database_url(args.data_dir)
+    asyncio.run(migrate(url))
+
+
+if __name__ == "__main__":
+    main()

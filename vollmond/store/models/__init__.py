@@ -1,0 +1,22 @@
+"""ORM tables of the store; importing this package registers every table on `Base.metadata`."""
+
+from vollmond.store.models.accounts import AccountRow, PhoneIdentityRow, Role
+from vollmond.store.models.base import Base
+from vollmond.store.models.entitlements import GrantRow, PremiumRow
+from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
+from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
+
+__all__ = [
+    "AccountRow",
+    "Base",
+    "CreditEntryRow",
+    "GameCommandRow",
+    "GameEventRow",
+    "GameRow",
+    "GameStatus",
+    "GrantRow",
+    "KarmaEntryRow",
+    "PhoneIdentityRow",
+    "PremiumRow",
+    "Role",
+]
