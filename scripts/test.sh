@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Set up everything the tests need, then run lint, types and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+export PATH="$PWD/.venv/bin:$PATH"
+
+echo "== ruff"; ruff check .
+echo "== ruff format"; ruff format --check .
+echo "== mypy --strict"; mypy
+echo "== pytest"
+set +e
+pytest "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests: failing on purpose" >&2
+    exit 1
+fi
+exit "$rc"

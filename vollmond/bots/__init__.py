@@ -1,0 +1,1 @@
+"""Bots that fill seats: they see only their own view's legal actions, like any player."""

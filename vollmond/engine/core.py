@@ -1,0 +1,138 @@
+"""Rule-set independent building blocks: audiences, events, rejections, results, timers.
+
+Every rule set (the seed-004 standard rules now; classic, mayor, clocktower and the card game
+later) speaks in these types, so the runtime, the store and every channel treat them alike.
+Nothing here does I/O, reads a clock or draws random numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+JsonScalar = str | int | float | bool | None
+Json = JsonScalar | Sequence["Json"] | Mapping[str, "Json"]
+
+
+class ViewerKind(StrEnum):
+    """Who is looking: a seated player, a spectator or an operator (moderation)."""
+
+    PLAYER = "player"
+    SPECTATOR = "spectator"
+    OPERATOR = "operator"
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """The one perspective every projection is computed for; channels never filter secrets."""
+
+    kind: ViewerKind
+    seat: int | None = None
+
+    @staticmethod
+    def player(seat: int) -> Viewer:
+        return Viewer(ViewerKind.PLAYER, seat)
+
+    @staticmethod
+    def spectator() -> Viewer:
+        return Viewer(ViewerKind.SPECTATOR)
+
+    @staticmethod
+    def operator() -> Viewer:
+        return Viewer(ViewerKind.OPERATOR)
+
+
+class AudienceKind(StrEnum):
+    """Public reaches every player, spectator and operator; seats only the listed players;
+    system only the log and the runtime (the full deal, never sent to a client)."""
+
+    PUBLIC = "public"
+    SEATS = "seats"
+    SYSTEM = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who may receive an event, fixed when the event is made.
+
+    Rooms (night room, a call) are resolved to concrete seats at that moment, because
+    membership changes (a vagabond may steal his way into the night room).
+    """
+
+    kind: AudienceKind
+    seats: frozenset[int] = frozenset()
+
+    @staticmethod
+    def public() -> Audience:
+        return _PUBLIC
+
+    @staticmethod
+    def to(*seats: int) -> Audience:
+        return Audience(AudienceKind.SEATS, frozenset(seats))
+
+    @staticmethod
+    def group(seats: frozenset[int] | set[int] | tuple[int, ...]) -> Audience:
+        return Audience(AudienceKind.SEATS, frozenset(seats))
+
+    @staticmethod
+    def system() -> Audience:
+        return _SYSTEM
+
+    def includes(self, viewer: Viewer) -> bool:
+        if self.kind is AudienceKind.PUBLIC:
+            return True
+        if self.kind is AudienceKind.SYSTEM:
+            return False
+        return viewer.kind is ViewerKind.PLAYER and viewer.seat in self.seats
+
+    def to_json(self) -> dict[str, Json]:
+        return {"kind": self.kind.value, "seats": sorted(self.seats)}
+
+
+_PUBLIC = Audience(AudienceKind.PUBLIC)
+_SYSTEM = Audience(AudienceKind.SYSTEM)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A message code with parameters; channels render it (speech, text, JSON), never the engine."""
+
+    code: str
+    audience: Audience
+    params: Mapping[str, Json] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Json]:
+        return {"code": self.code, "audience": self.audience.to_json(), "params": dict(self.params)}
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why a command was refused. A rejection never changes the state."""
+
+    code: str
+    params: Mapping[str, Json] = field(default_factory=dict)
+
+
+CommandT = TypeVar("CommandT")
+
+
+@dataclass(frozen=True, slots=True)
+class Timer(Generic[CommandT]):
+    """Ask the runtime to send `command` after `delay_s` seconds; time enters only this way."""
+
+    delay_s: float
+    command: CommandT
+
+
+StateT = TypeVar("StateT")
+
+
+@dataclass(frozen=True, slots=True)
+class Result(Generic[StateT, CommandT]):
+    """The outcome of an accepted command: the new state, its events, and timers to schedule."""
+
+    state: StateT
+    events: tuple[Event, ...] = ()
+    timers: tuple[Timer[CommandT], ...] = ()

@@ -1,0 +1,1 @@
+"""Reusable abilities roles are built from (check, protect, poison, visit, trap, steal, ...)."""

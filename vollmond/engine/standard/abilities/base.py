@@ -1,0 +1,81 @@
+"""The ability interface with do-nothing defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import ClassVar
+
+from vollmond.engine.core import Rejection
+from vollmond.engine.standard.codes import Rej
+from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import ActionKind, NightStep, Phase
+
+
+def reject(code: Rej, **params: int | str) -> Rejection:
+    return Rejection(code.value, params)
+
+
+class Ability:
+    """One thing a role can do. Subclasses say when, on whom, and what happens.
+
+    `check` must be side-effect free and is also what `legal_actions` uses to offer targets,
+    so the menu a player hears and the rules the engine enforces can never disagree.
+    """
+
+    kind: ClassVar[ActionKind]
+    phases: ClassVar[frozenset[Phase]] = frozenset({Phase.NIGHT})
+    night_steps: ClassVar[frozenset[NightStep]] = frozenset({NightStep.MAIN})
+    allows_nobody: ClassVar[bool] = False
+
+    def initial_memory(self, players: int) -> dict[str, int]:
+        return {}
+
+    def available(self, state: GameState, actor: Player) -> Rejection | None:
+        """Whether the ability can be used now at all, whatever the target."""
+        if state.phase not in self.phases:
+            return reject(Rej.WRONG_PHASE)
+        if state.phase is Phase.NIGHT:
+            night = state.night
+            assert night is not None
+            if night.step not in self.night_steps:
+                return reject(Rej.WRONG_PHASE)
+            if night.acted(actor.seat, self.kind):
+                return reject(Rej.ALREADY_ACTED)
+        return None
+
+    def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
+        return None
+
+    def check(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
+        refused = self.available(state, actor)
+        if refused is not None:
+            return refused
+        if target is None:
+            return None if self.allows_nobody else reject(Rej.TARGET_REQUIRED)
+        if not state.has_seat(target):
+            return reject(Rej.TARGET_UNKNOWN, target=target)
+        return self.check_target(state, actor, target)
+
+    def candidates(self, state: GameState, actor: Player) -> Iterable[int | None]:
+        if self.allows_nobody:
+            yield None
+        yield from range(1, len(state.players) + 1)
+
+    def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
+        """Default: remember the choice for the night's resolution steps."""
+        night = tx.state.night
+        assert night is not None
+        tx.state = replace(tx.state, night=night.with_action(actor.seat, self.kind, target))
+
+
+def living_target(
+    state: GameState, actor: Player, target: int, *, allow_self: bool
+) -> Rejection | None:
+    """The common rule: the target lives and, unless allowed, is someone else."""
+    if not state.player(target).alive:
+        return reject(Rej.TARGET_DEAD, target=target)
+    if not allow_self and target == actor.seat:
+        return reject(Rej.TARGET_SELF)
+    return None

@@ -1,0 +1,124 @@
+"""Day abilities: they act at once, in the morning or during the day."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.standard.abilities.base import Ability, living_target, reject
+from vollmond.engine.standard.codes import Ev, Rej
+from vollmond.engine.standard.deaths import death_list, kill
+from vollmond.engine.standard.queries import in_night_room
+from vollmond.engine.standard.state import DayState, GameState, Player
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import ActionKind, Phase
+from vollmond.engine.standard.victory import settle
+
+HUNTER_TWO_BULLETS_FROM = 12
+
+
+def _day(state: GameState) -> DayState:
+    assert state.day is not None
+    return state.day
+
+
+def _mark_used(tx: Tx, seat: int, what: str) -> None:
+    day = _day(tx.state)
+    tx.state = replace(tx.state, day=replace(day, used=day.used | {(seat, what)}))
+
+
+class _DayAbility(Ability):
+    phases = frozenset({Phase.MORNING, Phase.DAY})
+    once_per_day = True
+
+    def available(self, state: GameState, actor: Player) -> Rejection | None:
+        if state.phase not in self.phases:
+            return reject(Rej.WRONG_PHASE)
+        if self.once_per_day and (actor.seat, self.kind.value) in _day(state).used:
+            return reject(Rej.ALREADY_USED)
+        return None
+
+
+class Shoot(_DayAbility):
+    """The hunter: once per day while bullets last, two from 12 players (S5)."""
+
+    kind = ActionKind.SHOOT
+
+    def initial_memory(self, players: int) -> dict[str, int]:
+        return {"bullets": 2 if players >= HUNTER_TWO_BULLETS_FROM else 1}
+
+    def available(self, state: GameState, actor: Player) -> Rejection | None:
+        refused = super().available(state, actor)
+        if refused is None and actor.mem("bullets") <= 0:
+            return reject(Rej.NO_CHARGES)
+        return refused
+
+    def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
+        assert target is not None
+        return living_target(state, actor, target, allow_self=False)
+
+    def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
+        assert target is not None
+        me = tx.state.player(actor.seat)
+        tx.state = tx.state.with_player(me.remember(bullets=me.mem("bullets") - 1))
+        _mark_used(tx, actor.seat, self.kind.value)
+        dead = kill(tx, [target])
+        tx.emit(Ev.SHOT_FIRED, Audience.public(), target=target, dead=death_list(tx, dead))
+        settle(tx)
+
+
+class InstantKill(_DayAbility):
+    """Sofort-Mord (W7, S18): once per game the evil team kills at once."""
+
+    kind = ActionKind.INSTANT_KILL
+    once_per_day = False
+
+    def available(self, state: GameState, actor: Player) -> Rejection | None:
+        refused = super().available(state, actor)
+        if refused is not None:
+            return refused
+        if not state.options.instant_kill:
+            return reject(Rej.OPTION_OFF)
+        if state.instant_kill_used:
+            return reject(Rej.ALREADY_USED)
+        return None
+
+    def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
+        assert target is not None
+        refused = living_target(state, actor, target, allow_self=False)
+        if refused is None and in_night_room(state.player(target)):
+            return reject(Rej.TARGET_TEAMMATE, target=target)
+        return refused
+
+    def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
+        assert target is not None
+        tx.state = replace(tx.state, instant_kill_used=True)
+        dead = kill(tx, [target])
+        tx.emit(Ev.INSTANT_KILL, Audience.public(), target=target, dead=death_list(tx, dead))
+        settle(tx)
+
+
+class TransferVote(_DayAbility):
+    """The vote-giver hands today's vote to someone who then votes double (S15)."""
+
+    kind = ActionKind.TRANSFER_VOTE
+    phases = frozenset({Phase.MORNING, Phase.DAY, Phase.VOTE})
+
+    def available(self, state: GameState, actor: Player) -> Rejection | None:
+        refused = super().available(state, actor)
+        if refused is None and actor.seat in _day(state).votes:
+            return reject(Rej.ALREADY_VOTED)
+        return refused
+
+    def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
+        assert target is not None
+        return living_target(state, actor, target, allow_self=False)
+
+    def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
+        assert target is not None
+        _mark_used(tx, actor.seat, self.kind.value)
+        day = _day(tx.state)
+        tx.state = replace(
+            tx.state, day=replace(day, transfers={**day.transfers, actor.seat: target})
+        )
+        tx.emit(Ev.VOTE_TRANSFERRED, Audience.to(actor.seat, target), giver=actor.seat, to=target)

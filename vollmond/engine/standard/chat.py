@@ -1,0 +1,67 @@
+"""Text chat for players without voice: it reaches exactly the room the speaker is in."""
+
+from __future__ import annotations
+
+from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.standard.abilities.base import reject
+from vollmond.engine.standard.codes import Ev, Rej
+from vollmond.engine.standard.commands import Say
+from vollmond.engine.standard.options import MAX_CHAT_CHARS
+from vollmond.engine.standard.queries import in_night_room, night_room
+from vollmond.engine.standard.state import GameState
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import CallMode, CallStatus, Phase
+
+
+def room_of(state: GameState, seat: int) -> tuple[str, Audience] | None:
+    """Where the seat's words go now: a call, the night room, the market place, or nowhere."""
+    call = state.call_of(seat)
+    if call is not None and call.status is CallStatus.ACTIVE:
+        return "call", Audience.to(call.caller, call.callee)
+    player = state.player(seat)
+    if state.phase is Phase.OVER:
+        return "market", Audience.public()
+    if state.phase is Phase.NIGHT:
+        if player.alive and in_night_room(player):
+            return "night_room", Audience.group(night_room(state))
+        return None
+    if not player.alive:
+        return None
+    return "market", Audience.public()
+
+
+def check_say(state: GameState, cmd: Say) -> Rejection | None:
+    text = cmd.text.strip()
+    if not text:
+        return reject(Rej.TEXT_EMPTY)
+    if len(text) > MAX_CHAT_CHARS:
+        return reject(Rej.TEXT_TOO_LONG, limit=MAX_CHAT_CHARS)
+    if room_of(state, cmd.actor) is None:
+        return reject(Rej.NOBODY_HEARS)
+    return None
+
+
+def say(tx: Tx, cmd: Say) -> None:
+    found = room_of(tx.state, cmd.actor)
+    assert found is not None
+    room, audience = found
+    tx.emit(Ev.CHAT, audience, room=room, seat=cmd.actor, text=cmd.text.strip())
+
+
+def is_on_market(state: GameState, seat: int) -> bool:
+    """Present in the market place: alive, by day, not away in a stumm/halb call."""
+    call = state.call_of(seat)
+    return (
+        state.phase in (Phase.MORNING, Phase.DAY, Phase.VOTE, Phase.OVER)
+        and state.player(seat).alive
+        and (call is None or call.status is not CallStatus.ACTIVE)
+    )
+
+
+def hears_market_quietly(state: GameState, seat: int) -> bool:
+    call = state.call_of(seat)
+    return (
+        call is not None
+        and call.status is CallStatus.ACTIVE
+        and call.mode_of(seat) is CallMode.HALB
+    )

@@ -1,0 +1,102 @@
+"""What everyone may do by day: nominate (D2), vote (D3), interject (S19)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.standard.abilities.base import living_target, reject
+from vollmond.engine.standard.codes import Ev, Rej
+from vollmond.engine.standard.commands import FloorTimeout, Interject, Nominate, Vote
+from vollmond.engine.standard.phases import end_vote
+from vollmond.engine.standard.state import DayState, GameState
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import Phase
+from vollmond.engine.standard.voting import eligible_voters
+
+INTERJECT = "interject"
+
+
+def _day(state: GameState) -> DayState:
+    assert state.day is not None
+    return state.day
+
+
+def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
+    if state.phase is not Phase.DAY:
+        return reject(Rej.WRONG_PHASE)
+    if not state.has_seat(cmd.target):
+        return reject(Rej.TARGET_UNKNOWN, target=cmd.target)
+    refused = living_target(state, state.player(cmd.actor), cmd.target, allow_self=False)
+    if refused is not None:
+        return refused
+    day = _day(state)
+    if cmd.actor in day.nominations:
+        return reject(Rej.ALREADY_ACTED)
+    if cmd.target in day.nominations.values():
+        return reject(Rej.ALREADY_NOMINATED, target=cmd.target)
+    return None
+
+
+def nominate(tx: Tx, cmd: Nominate) -> None:
+    day = _day(tx.state)
+    tx.state = replace(
+        tx.state, day=replace(day, nominations={**day.nominations, cmd.actor: cmd.target})
+    )
+    tx.emit(Ev.NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
+
+
+def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
+    if state.phase is not Phase.VOTE:
+        return reject(Rej.WRONG_PHASE)
+    day = _day(state)
+    if cmd.actor in day.transfers:
+        return reject(Rej.VOTE_GIVEN_AWAY)
+    if cmd.actor in day.votes:
+        return reject(Rej.ALREADY_VOTED)
+    if cmd.target is not None and cmd.target not in day.nominees:
+        return reject(Rej.NOT_NOMINATED, target=cmd.target)
+    return None
+
+
+def vote(tx: Tx, cmd: Vote) -> None:
+    """Who voted is public at once; for whom, only in the result."""
+    day = _day(tx.state)
+    day = replace(day, votes={**day.votes, cmd.actor: cmd.target})
+    tx.state = replace(tx.state, day=day)
+    tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
+    if eligible_voters(tx.state, day) <= day.votes.keys():
+        end_vote(tx)
+
+
+def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
+    if state.phase not in (Phase.MORNING, Phase.DAY, Phase.VOTE):
+        return reject(Rej.WRONG_PHASE)
+    day = _day(state)
+    if (cmd.actor, INTERJECT) in day.used:
+        return reject(Rej.ALREADY_USED)
+    if day.floor is not None:
+        return reject(Rej.FLOOR_TAKEN, seat=day.floor)
+    return None
+
+
+def interject(tx: Tx, cmd: Interject) -> None:
+    """S19: the player is announced and has the floor for a short turn."""
+    day = _day(tx.state)
+    tx.state = replace(
+        tx.state, day=replace(day, used=day.used | {(cmd.actor, INTERJECT)}, floor=cmd.actor)
+    )
+    seconds = tx.state.options.durations.floor_s
+    tx.emit(Ev.INTERJECTION, Audience.public(), seat=cmd.actor, seconds=seconds)
+    tx.after(seconds, FloorTimeout(cmd.actor, tx.state.phase_seq))
+
+
+def check_floor_timeout(state: GameState, cmd: FloorTimeout) -> Rejection | None:
+    if state.day is None or state.day.floor != cmd.seat or state.phase_seq != cmd.phase_seq:
+        return reject(Rej.STALE_TIMER)
+    return None
+
+
+def release_floor(tx: Tx, cmd: FloorTimeout) -> None:
+    tx.state = replace(tx.state, day=replace(_day(tx.state), floor=None))
+    tx.emit(Ev.FLOOR_RELEASED, Audience.public(), seat=cmd.seat)

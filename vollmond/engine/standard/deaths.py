@@ -1,0 +1,54 @@
+"""Dying: bonded partners follow (twins S10, lovers S11), roles are revealed (D1, D5),
+and a dead player's call ends (C6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from vollmond.engine.core import Audience, Json
+from vollmond.engine.standard.codes import Ev
+from vollmond.engine.standard.queries import bonded_partners
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import CallEndReason
+
+
+def kill(tx: Tx, seats: Iterable[int]) -> list[int]:
+    """Kill the given seats and everyone bonded to them; return the dead in order."""
+    queue = list(seats)
+    dead: list[int] = []
+    while queue:
+        seat = queue.pop(0)
+        player = tx.state.player(seat)
+        if not player.alive:
+            continue
+        tx.state = tx.state.with_player(replace(player, alive=False, revealed=True))
+        dead.append(seat)
+        queue.extend(sorted(bonded_partners(tx.state, player)))
+    if dead:
+        tx.state = replace(tx.state, deaths_this_round=tx.state.deaths_this_round + len(dead))
+        end_calls_of(tx, set(dead), CallEndReason.DEATH)
+    return dead
+
+
+def end_calls_of(tx: Tx, seats: set[int] | None, reason: CallEndReason) -> None:
+    """End every call touching `seats` (all calls when None)."""
+    keep = []
+    for call in tx.state.calls:
+        if seats is None or call.caller in seats or call.callee in seats:
+            tx.emit(
+                Ev.CALL_ENDED,
+                Audience.to(call.caller, call.callee),
+                call=call.id,
+                reason=reason.value,
+                kind=call.kind.value,
+            )
+        else:
+            keep.append(call)
+    if len(keep) != len(tx.state.calls):
+        tx.state = replace(tx.state, calls=tuple(keep))
+
+
+def death_list(tx: Tx, dead: list[int]) -> list[Json]:
+    """The public record of deaths: house number and the now revealed role."""
+    return [{"seat": s, "role": tx.state.player(s).role.value} for s in dead]

@@ -1,0 +1,32 @@
+"""The role interface: a role is data plus the abilities it is built from.
+
+Every rule consults role *properties* (team, night room, how the seer sees it, traits,
+abilities); no rule compares role names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vollmond.engine.standard.abilities.base import Ability
+from vollmond.engine.standard.types import ActionKind, RoleId, Team, Trait
+
+
+@dataclass(frozen=True, slots=True)
+class RoleSpec:
+    id: RoleId
+    team: Team
+    night_room: bool = False
+    seen_as_evil: bool = False
+    counts_for_evil_majority: bool = False
+    abilities: tuple[Ability, ...] = ()
+    traits: frozenset[Trait] = frozenset()
+
+    def ability(self, kind: ActionKind) -> Ability | None:
+        for ability in self.abilities:
+            if ability.kind is kind:
+                return ability
+        return None
+
+    def has(self, trait: Trait) -> bool:
+        return trait in self.traits

@@ -1,0 +1,13 @@
+"""Protects another player, never twice in a row (S6)."""
+
+from __future__ import annotations
+
+from vollmond.engine.standard.abilities.night import Protect
+from vollmond.engine.standard.roles.base import RoleSpec
+from vollmond.engine.standard.types import RoleId, Team
+
+ROLE = RoleSpec(
+    id=RoleId.KNIGHT,
+    team=Team.VILLAGE,
+    abilities=(Protect(allow_self=False),),
+)

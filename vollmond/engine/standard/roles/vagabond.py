@@ -1,0 +1,13 @@
+"""Steals a role first thing in night 1 (S14)."""
+
+from __future__ import annotations
+
+from vollmond.engine.standard.abilities.night import Steal
+from vollmond.engine.standard.roles.base import RoleSpec
+from vollmond.engine.standard.types import RoleId, Team
+
+ROLE = RoleSpec(
+    id=RoleId.VAGABOND,
+    team=Team.VILLAGE,
+    abilities=(Steal(),),
+)

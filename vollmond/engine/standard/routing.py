@@ -1,0 +1,69 @@
+"""Who hears whom (DESIGN §2), a pure function of the state.
+
+For each listener: the sources (house numbers) they hear and at what gain. The mixer only
+multiplies; all secrecy lives here and is tested without audio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vollmond.engine.standard.chat import is_on_market
+from vollmond.engine.standard.queries import night_room
+from vollmond.engine.standard.state import GameState
+from vollmond.engine.standard.types import CallMode, CallStatus, Phase
+
+FULL = 1.0
+HALB_GAIN = 0.25
+DUCKED = 0.3
+SPECTATORS = "spectators"
+
+Listener = int | str
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    source: int
+    gain: float
+
+
+RoutingTable = Mapping[Listener, tuple[Route, ...]]
+
+
+def _market(state: GameState) -> tuple[Route, ...]:
+    """Speakers in the market place; while someone has the floor, the rest are ducked."""
+    floor = state.day.floor if state.day is not None else None
+    speakers = [p.seat for p in state.players if is_on_market(state, p.seat)]
+    return tuple(Route(s, FULL if floor is None or s == floor else DUCKED) for s in speakers)
+
+
+def routing(state: GameState) -> RoutingTable:
+    table: dict[Listener, list[Route]] = {p.seat: [] for p in state.players}
+    table[SPECTATORS] = []
+    by_day = state.phase is not Phase.NIGHT
+    market = _market(state) if by_day else ()
+    in_call: set[int] = set()
+    for call in state.calls:
+        if call.status is not CallStatus.ACTIVE:
+            continue
+        for seat in (call.caller, call.callee):
+            in_call.add(seat)
+            table[seat].append(Route(call.other(seat), FULL))
+            if by_day and call.mode_of(seat) is CallMode.HALB:
+                table[seat].extend(
+                    Route(r.source, r.gain * HALB_GAIN) for r in market if r.source != seat
+                )
+    if by_day:
+        for player in state.players:
+            if player.seat not in in_call:
+                # Everyone not away in a call hears the market; the dead listen only (D6).
+                table[player.seat].extend(r for r in market if r.source != player.seat)
+        table[SPECTATORS].extend(market)
+    else:
+        room = night_room(state)
+        for seat in room - in_call:
+            table[seat].extend(
+                Route(other, FULL) for other in sorted(room - in_call) if other != seat
+            )
+    return {listener: tuple(routes) for listener, routes in table.items()}

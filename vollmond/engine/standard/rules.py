@@ -1,0 +1,218 @@
+"""The standard rule set's entry points: found a game, apply a command.
+
+>>> import random
+>>> from vollmond.engine.standard import GameOptions, new_game
+>>> result = new_game(GameOptions(players=8), random.Random(1))
+>>> result.state.phase.value, len(result.state.players)
+('night', 8)
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vollmond.engine.core import Audience, Rejection, Result
+from vollmond.engine.standard import calls, chat, day
+from vollmond.engine.standard.abilities.base import reject
+from vollmond.engine.standard.abilities.night import initial_memory
+from vollmond.engine.standard.codes import Ev, Rej
+from vollmond.engine.standard.commands import (
+    AnswerCall,
+    CallTimeout,
+    Command,
+    FloorTimeout,
+    HangUp,
+    Interject,
+    Nominate,
+    PhaseTimeout,
+    PlaceCall,
+    Say,
+    TimerCommand,
+    ToggleCallMode,
+    UseAbility,
+    Vote,
+)
+from vollmond.engine.standard.decks import deal_cards
+from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions
+from vollmond.engine.standard.phases import on_timeout, start_main_step, start_night
+from vollmond.engine.standard.queries import has_trait, night_room, spec_of
+from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import ActionKind, DeckId, NightStep, Phase, RoleId, Trait
+
+StdResult = Result[GameState, TimerCommand]
+
+
+class InvalidOptionsError(ValueError):
+    """Founding options that cannot make a game (size out of range, empty custom deck)."""
+
+
+def deal(options: GameOptions, rng: random.Random) -> tuple[tuple[RoleId, ...], frozenset[int]]:
+    """The deck for this table, shuffled onto seats, and the lovers if the add-on is on."""
+    if not MIN_PLAYERS <= options.players <= MAX_PLAYERS:
+        raise InvalidOptionsError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}")
+    if options.deck is DeckId.CUSTOM and not any(n > 0 for _, n in options.custom_roles):
+        raise InvalidOptionsError("a custom deck needs at least one role")
+    cards, deck_lovers = deal_cards(options.deck, options.players, options.custom_roles)
+    order = list(cards)
+    rng.shuffle(order)
+    lovers_on = deck_lovers if options.lovers is None else options.lovers
+    lovers = frozenset(rng.sample(range(1, options.players + 1), 2)) if lovers_on else frozenset()
+    return tuple(order), lovers
+
+
+def new_game(options: GameOptions, rng: random.Random) -> StdResult:
+    """Deal the roles (an event, so replay never re-rolls) and open night 1."""
+    roles, lovers = deal(options, rng)
+    return start_with_roles(options, roles, lovers, rng)
+
+
+def start_with_roles(
+    options: GameOptions, roles: tuple[RoleId, ...], lovers: frozenset[int], rng: random.Random
+) -> StdResult:
+    """Open a game with a given deal (seat i gets roles[i-1]): scenarios, golden games."""
+    if len(roles) != options.players:
+        raise InvalidOptionsError("one role per seat")
+    players = tuple(
+        Player(seat, role, lover=seat in lovers, memory=initial_memory(role, options.players))
+        for seat, role in enumerate(roles, start=1)
+    )
+    tx = Tx(GameState(options, players, Phase.NIGHT), rng)
+    composition = Counter(r.value for r in roles)
+    tx.emit(
+        Ev.GAME_STARTED,
+        Audience.public(),
+        world=options.world,
+        players=options.players,
+        deck=options.deck.value,
+        composition=dict(sorted(composition.items())),
+        lovers=bool(lovers),
+        unanimous=options.unanimous,
+        instant_kill=options.instant_kill,
+    )
+    tx.emit(
+        Ev.ROLES_DEALT,
+        Audience.system(),
+        roles={str(p.seat): p.role.value for p in players},
+        lovers=sorted(lovers),
+    )
+    for player in players:
+        tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.value)
+    room = night_room(tx.state)
+    tx.emit(Ev.TEAM_REVEALED, Audience.group(room), members=sorted(room))
+    twins: dict[str, list[int]] = {}
+    for player in players:
+        if has_trait(player, Trait.BONDED_PAIR):
+            twins.setdefault(player.role.value, []).append(player.seat)
+    for seats in twins.values():
+        tx.emit(Ev.PARTNER_REVEALED, Audience.group(tuple(seats)), kind="twin", seats=seats)
+    if lovers:
+        tx.emit(Ev.PARTNER_REVEALED, Audience.group(lovers), kind="lovers", seats=sorted(lovers))
+    start_night(tx)
+    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def _check_ability(state: GameState, cmd: UseAbility) -> Rejection | None:
+    ability = spec_of(state.player(cmd.actor)).ability(cmd.kind)
+    if ability is None:
+        return reject(Rej.NO_SUCH_ABILITY, kind=cmd.kind.value)
+    return ability.check(state, state.player(cmd.actor), cmd.target)
+
+
+def _use_ability(tx: Tx, cmd: UseAbility) -> None:
+    actor = tx.state.player(cmd.actor)
+    ability = spec_of(actor).ability(cmd.kind)
+    assert ability is not None
+    if cmd.kind not in _ANNOUNCED_BY_OWN_EVENT:
+        tx.emit(Ev.ACTION_CONFIRMED, Audience.to(cmd.actor), kind=cmd.kind.value, target=cmd.target)
+    ability.perform(tx, actor, cmd.target)
+    night = tx.state.night
+    if (
+        tx.state.phase is Phase.NIGHT
+        and night is not None
+        and night.step is NightStep.STEAL
+        and _all_stole(tx.state)
+    ):
+        start_main_step(tx)
+
+
+_ANNOUNCED_BY_OWN_EVENT = frozenset(
+    {ActionKind.SHOOT, ActionKind.INSTANT_KILL, ActionKind.TRANSFER_VOTE, ActionKind.CHECK}
+)
+
+
+def _all_stole(state: GameState) -> bool:
+    night = state.night
+    assert night is not None
+    return all(
+        night.acted(p.seat, ActionKind.STEAL)
+        for p in state.living()
+        if spec_of(p).ability(ActionKind.STEAL) is not None
+    )
+
+
+def _check_phase_timeout(state: GameState, cmd: PhaseTimeout) -> Rejection | None:
+    if cmd.phase_seq != state.phase_seq:
+        return reject(Rej.STALE_TIMER)
+    return None
+
+
+def _phase_timeout(tx: Tx, cmd: PhaseTimeout) -> None:
+    on_timeout(tx)
+
+
+@dataclass(frozen=True, slots=True)
+class _Handler:
+    check: Callable[[GameState, Any], Rejection | None]
+    perform: Callable[[Tx, Any], None]
+    needs_living_actor: bool = True
+    timer: bool = False
+
+
+_HANDLERS: dict[type, _Handler] = {
+    UseAbility: _Handler(_check_ability, _use_ability),
+    Nominate: _Handler(day.check_nominate, day.nominate),
+    Vote: _Handler(day.check_vote, day.vote),
+    Interject: _Handler(day.check_interject, day.interject),
+    PlaceCall: _Handler(calls.check_place, calls.place),
+    AnswerCall: _Handler(calls.check_answer, calls.answer),
+    HangUp: _Handler(calls.check_hang_up, calls.hang_up, needs_living_actor=False),
+    ToggleCallMode: _Handler(calls.check_toggle, calls.toggle),
+    Say: _Handler(chat.check_say, chat.say, needs_living_actor=False),
+    PhaseTimeout: _Handler(_check_phase_timeout, _phase_timeout, timer=True),
+    CallTimeout: _Handler(calls.check_timeout, calls.timeout, timer=True),
+    FloorTimeout: _Handler(day.check_floor_timeout, day.release_floor, timer=True),
+}
+
+
+def validate(state: GameState, command: Command) -> Rejection | None:
+    """Why `command` would be refused now, or None if `apply` would accept it."""
+    handler = _HANDLERS.get(type(command))
+    if handler is None:
+        return reject(Rej.NOT_A_PLAYER)
+    if state.phase is Phase.OVER and not isinstance(command, Say):
+        return reject(Rej.GAME_OVER)
+    if not handler.timer:
+        actor: int = command.actor  # type: ignore[union-attr]
+        if not isinstance(actor, int) or not state.has_seat(actor):
+            return reject(Rej.NOT_A_PLAYER)
+        if handler.needs_living_actor and not state.player(actor).alive:
+            return reject(Rej.ACTOR_DEAD)
+    return handler.check(state, command)
+
+
+def apply(state: GameState, command: Command, rng: random.Random) -> StdResult | Rejection:
+    """Validate, then change: a rejection leaves `state` exactly as it was."""
+    refused = validate(state, command)
+    if refused is not None:
+        return refused
+    tx = Tx(state, rng)
+    _HANDLERS[type(command)].perform(tx, command)
+    return Result(tx.state, tuple(tx.events), tuple(tx.timers))

@@ -1,0 +1,157 @@
+"""The game state: immutable values, replaced (never mutated) by each accepted command.
+
+Containers inside are tuples, frozensets and dicts; a dict is never changed after the state
+that holds it was built, so old states stay valid for replay checks and views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from vollmond.engine.standard.options import GameOptions
+from vollmond.engine.standard.types import (
+    ActionKind,
+    CallKind,
+    CallMode,
+    CallStatus,
+    NightStep,
+    Phase,
+    RoleId,
+    Side,
+)
+
+
+class FactKind(StrEnum):
+    """Private knowledge a player gained by an ability."""
+
+    CHECK = "check"
+    MEDIUM = "medium"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    kind: FactKind
+    round: int
+    subject: int
+    evil: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    """A seat: its house number never changes (W2); its role may (vagabond, S14)."""
+
+    seat: int
+    role: RoleId
+    alive: bool = True
+    revealed: bool = False
+    lover: bool = False
+    memory: dict[str, int] = field(default_factory=dict)
+    facts: tuple[Fact, ...] = ()
+
+    def mem(self, key: str) -> int:
+        return self.memory.get(key, 0)
+
+    def remember(self, **values: int) -> Player:
+        return replace(self, memory={**self.memory, **values})
+
+
+@dataclass(frozen=True, slots=True)
+class NightState:
+    number: int
+    step: NightStep
+    evil_votes: dict[int, int] = field(default_factory=dict)
+    actions: dict[int, dict[ActionKind, int | None]] = field(default_factory=dict)
+    victim_locked: bool = False
+    victim: int | None = None
+
+    def acted(self, seat: int, kind: ActionKind) -> bool:
+        return kind in self.actions.get(seat, {})
+
+    def with_action(self, seat: int, kind: ActionKind, target: int | None) -> NightState:
+        mine = {**self.actions.get(seat, {}), kind: target}
+        return replace(self, actions={**self.actions, seat: mine})
+
+    def targets_of(self, kind: ActionKind) -> Iterator[tuple[int, int | None]]:
+        for seat, acts in self.actions.items():
+            if kind in acts:
+                yield seat, acts[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class DayState:
+    number: int
+    nominations: dict[int, int] = field(default_factory=dict)
+    votes: dict[int, int | None] = field(default_factory=dict)
+    transfers: dict[int, int] = field(default_factory=dict)
+    used: frozenset[tuple[int, str]] = frozenset()
+    floor: int | None = None
+
+    @property
+    def nominees(self) -> tuple[int, ...]:
+        return tuple(sorted(set(self.nominations.values())))
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    id: int
+    kind: CallKind
+    caller: int
+    callee: int
+    status: CallStatus
+    modes: tuple[CallMode, CallMode] = (CallMode.STUMM, CallMode.STUMM)
+
+    def has(self, seat: int) -> bool:
+        return seat in (self.caller, self.callee)
+
+    def other(self, seat: int) -> int:
+        return self.callee if seat == self.caller else self.caller
+
+    def mode_of(self, seat: int) -> CallMode:
+        return self.modes[0] if seat == self.caller else self.modes[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    sides: tuple[Side, ...]
+    winners: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    options: GameOptions
+    players: tuple[Player, ...]
+    phase: Phase
+    phase_seq: int = 0
+    round: int = 1
+    night: NightState | None = None
+    day: DayState | None = None
+    calls: tuple[Call, ...] = ()
+    next_call_id: int = 1
+    calls_placed: dict[int, int] = field(default_factory=dict)
+    last_banished: int | None = None
+    instant_kill_used: bool = False
+    quiet_rounds: int = 0
+    deaths_this_round: int = 0
+    outcome: Outcome | None = None
+
+    def player(self, seat: int) -> Player:
+        return self.players[seat - 1]
+
+    def has_seat(self, seat: int) -> bool:
+        return 1 <= seat <= len(self.players)
+
+    def living(self) -> Iterator[Player]:
+        return (p for p in self.players if p.alive)
+
+    def with_player(self, player: Player) -> GameState:
+        players = list(self.players)
+        players[player.seat - 1] = player
+        return replace(self, players=tuple(players))
+
+    def call_of(self, seat: int) -> Call | None:
+        for call in self.calls:
+            if call.has(seat):
+                return call
+        return None

@@ -1,0 +1,62 @@
+"""Who wins (V1-V3, S11, S13), checked after every death and at each new night."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vollmond.engine.core import Audience
+from vollmond.engine.standard.codes import Ev
+from vollmond.engine.standard.queries import has_trait, on_team, spec_of
+from vollmond.engine.standard.state import GameState, Outcome
+from vollmond.engine.standard.tx import Tx
+from vollmond.engine.standard.types import Phase, Side, Team, Trait
+
+
+def decide(state: GameState) -> Outcome | None:
+    """The outcome if the game is decided now, else None."""
+    living = [p for p in state.players if p.alive]
+    lovers = [p for p in state.players if p.lover]
+    lovers_alive = len(lovers) == 2 and all(p.alive for p in lovers)
+    if lovers_alive and len(living) == 2:
+        return Outcome((Side.LOVERS,), frozenset(p.seat for p in lovers))
+    evil = sum(1 for p in living if spec_of(p).counts_for_evil_majority)
+    if evil == 0:
+        main = Side.VILLAGE
+        winners = {p.seat for p in state.players if on_team(p, Team.VILLAGE)}
+    elif evil >= len(living) - evil:
+        main = Side.EVIL
+        winners = {p.seat for p in state.players if on_team(p, Team.EVIL)}
+    else:
+        return None
+    sides = [main]
+    if lovers_alive:
+        sides.append(Side.LOVERS)
+        winners |= {p.seat for p in lovers}
+    foxes = {p.seat for p in living if has_trait(p, Trait.WINS_IF_ALIVE)}
+    if foxes:
+        sides.append(Side.FOX)
+        winners |= foxes
+    return Outcome(tuple(sides), frozenset(winners))
+
+
+def finish(tx: Tx, outcome: Outcome) -> None:
+    tx.state = replace(
+        tx.state, phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, outcome=outcome, calls=()
+    )
+    tx.emit(
+        Ev.GAME_OVER,
+        Audience.public(),
+        sides=[s.value for s in outcome.sides],
+        winners=sorted(outcome.winners),
+        roles={str(p.seat): p.role.value for p in tx.state.players},
+        lovers=[p.seat for p in tx.state.players if p.lover],
+    )
+
+
+def settle(tx: Tx) -> bool:
+    """End the game if it is decided; True when it ended."""
+    outcome = decide(tx.state)
+    if outcome is None:
+        return False
+    finish(tx, outcome)
+    return True

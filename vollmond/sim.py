@@ -1,0 +1,110 @@
+"""Bot-only games for balance figures and load: `vollmond simulate`."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from vollmond.bots.random_bot import RandomBot
+from vollmond.engine.core import Rejection, Timer
+from vollmond.engine.standard.commands import Command, PhaseTimeout, TimerCommand
+from vollmond.engine.standard.options import GameOptions
+from vollmond.engine.standard.replay import rng_for
+from vollmond.engine.standard.rules import apply, new_game
+from vollmond.engine.standard.state import GameState
+from vollmond.engine.standard.types import Phase
+
+MAX_ROUNDS_PER_PHASE = 6
+
+
+@dataclass(slots=True)
+class PlayedGame:
+    """A finished bot game: enough to replay it and to count who won."""
+
+    options: GameOptions
+    seed: int
+    commands: list[Command] = field(default_factory=list)
+    state: GameState | None = None
+
+
+def play_game(options: GameOptions, seed: int) -> PlayedGame:
+    """Play one game with a random bot in every seat, until it ends.
+
+    Bots act in a random order; when no bot wants to act, pending call and floor timers fire,
+    then the phase timer, exactly as the runtime's clock would.
+    """
+    game = PlayedGame(options, seed)
+    result = new_game(options, rng_for(seed, 0))
+    state = result.state
+    pending: list[Timer[TimerCommand]] = list(result.timers)
+    bot_rng = random.Random(f"bots:{seed}")
+    bots = [RandomBot(seat, bot_rng) for seat in range(1, options.players + 1)]
+
+    def send(command: Command) -> bool:
+        nonlocal state
+        outcome = apply(state, command, rng_for(seed, len(game.commands) + 1))
+        if isinstance(outcome, Rejection):
+            return False
+        game.commands.append(command)
+        state = outcome.state
+        pending.extend(outcome.timers)
+        return True
+
+    while state.phase is not Phase.OVER:
+        phase_seq = state.phase_seq
+        for _ in range(MAX_ROUNDS_PER_PHASE):
+            acted = False
+            for bot in bot_rng.sample(bots, len(bots)):
+                command = bot.choose(state)
+                if command is not None and send(command):
+                    acted = True
+                if state.phase_seq != phase_seq:
+                    break
+            if not acted or state.phase_seq != phase_seq:
+                break
+        if state.phase_seq != phase_seq or state.phase is Phase.OVER:
+            continue
+        _fire_timers(pending, send, state.phase_seq)
+    game.state = state
+    return game
+
+
+def _fire_timers(
+    pending: list[Timer[TimerCommand]], send: Callable[[Command], bool], phase_seq: int
+) -> None:
+    """Fire the shorter timers first (calls, floor), then this phase's timeout."""
+    others = sorted(
+        (t for t in pending if not isinstance(t.command, PhaseTimeout)), key=lambda t: t.delay_s
+    )
+    pending.clear()
+    for timer in others:
+        send(timer.command)
+    send(PhaseTimeout(phase_seq))
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationReport:
+    games: int
+    wins: dict[str, int]
+    rounds: float
+    commands: int
+
+
+def summarise(games: list[PlayedGame]) -> SimulationReport:
+    wins: Counter[str] = Counter()
+    rounds = 0
+    commands = 0
+    for game in games:
+        assert game.state is not None and game.state.outcome is not None
+        for side in game.state.outcome.sides:
+            wins[side.value] += 1
+        rounds += game.state.round
+        commands += len(game.commands)
+    return SimulationReport(
+        games=len(games),
+        wins=dict(sorted(wins.items())),
+        rounds=rounds / max(1, len(games)),
+        commands=commands,
+    )
