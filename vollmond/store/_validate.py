@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 REASON_MAX_LENGTH = 200
 
 
@@ -22,3 +24,10 @@ def check_amount(amount: int) -> int:
     if amount == 0:
         raise ValueError("amount must not be zero")
     return amount
+
+
+def check_aware(moment: datetime, what: str = "time") -> datetime:
+    """Naive datetimes are ambiguous between servers and backends, so the store refuses them."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{what} must be a timezone-aware datetime, got a naive one")
+    return moment

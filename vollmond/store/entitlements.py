@@ -11,7 +11,7 @@ from datetime import datetime
 
 from sqlalchemy import func, or_, select
 
-from vollmond.store._validate import check_reason
+from vollmond.store._validate import check_aware, check_reason
 from vollmond.store.db import Sessions
 from vollmond.store.errors import AccountNotFoundError, GrantNotFoundError
 from vollmond.store.models import AccountRow, GrantRow, PremiumRow
@@ -61,8 +61,8 @@ async def grant_premium(
     granted_by: int | None = None,
 ) -> PremiumPeriod:
     """Give premium from `now` until `until`."""
-    starts_at = now or utcnow()
-    if until <= starts_at:
+    starts_at = check_aware(now, "now") if now else utcnow()
+    if check_aware(until, "until") <= starts_at:
         raise ValueError("premium must end after it starts")
     row = PremiumRow(
         account_id=account_id,
@@ -87,6 +87,7 @@ async def grant_premium(
 
 async def premium_until(sessions: Sessions, account_id: int, now: datetime) -> datetime | None:
     """When the premium running at `now` ends, or None if there is none."""
+    check_aware(now, "now")
     async with sessions() as session:
         return await session.scalar(
             select(func.max(PremiumRow.expires_at)).where(
@@ -150,6 +151,7 @@ async def active_grants(
     sessions: Sessions, account_id: int, now: datetime, name: str | None = None
 ) -> list[Grant]:
     """Grants in force at `now`, optionally only those called `name`, oldest first."""
+    check_aware(now, "now")
     query = select(GrantRow).where(
         GrantRow.account_id == account_id,
         GrantRow.created_at <= now,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -40,12 +40,15 @@ def _upgrade(connection: Connection, revision: str) -> None:
     command.upgrade(config, revision)
 
 
-async def migrate(target: str | URL | AsyncEngine, revision: str = "head") -> None:
-    """Upgrade the database at `target` (a URL or an engine) to `revision`.
+def _downgrade(connection: Connection, revision: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.downgrade(config, revision)
 
-    An engine is accepted so callers with special connection settings (a PostgreSQL schema)
-    migrate exactly the database they will use; an engine built here is disposed here.
-    """
+
+async def _run_locked(
+    target: str | URL | AsyncEngine, step: Callable[[Connection, str], None], revision: str
+) -> None:
     engine = target if isinstance(target, AsyncEngine) else create_engine(target)
     try:
         async with engine.begin() as connection:
@@ -53,10 +56,25 @@ async def migrate(target: str | URL | AsyncEngine, revision: str = "head") -> No
                 await connection.execute(
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
                 )
-            await connection.run_sync(_upgrade, revision)
+            await connection.run_sync(step, revision)
     finally:
         if engine is not target:
             await engine.dispose()
+
+
+async def migrate(target: str | URL | AsyncEngine, revision: str = "head") -> None:
+    """Upgrade the database at `target` (a URL or an engine) to `revision`.
+
+    An engine is accepted so callers with special connection settings (a PostgreSQL schema)
+    migrate exactly the database they will use; an engine built here is disposed here.
+    On PostgreSQL the upgrade is one transaction, so a failed migration leaves nothing behind.
+    """
+    await _run_locked(target, _upgrade, revision)
+
+
+async def downgrade(target: str | URL | AsyncEngine, revision: str) -> None:
+    """Step the schema back to `revision` ("base" drops everything); for operators and tests."""
+    await _run_locked(target, _downgrade, revision)
 
 
 @asynccontextmanager
