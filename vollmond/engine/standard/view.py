@@ -11,9 +11,8 @@ from vollmond.engine.core import Event, Json, Viewer, ViewerKind
 from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.legal import legal_actions
 from vollmond.engine.standard.queries import bonded_partners, in_night_room, night_room, spec_of
-from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.state import DayState, GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase, Trait
-from vollmond.engine.standard.voting import eligible_voters
 
 
 def known_roles(state: GameState, viewer: Viewer) -> dict[int, str]:
@@ -118,6 +117,14 @@ def _witch_victim(state: GameState, player: Player) -> int | None:
     return night.victim
 
 
+def _waiting_for(state: GameState, day: DayState, my_seat: int | None) -> list[int]:
+    """Who has not voted yet. A vote-giver looks like anyone still to vote, except to the
+    two who know of the transfer (S15)."""
+    known = {g for g, to in day.transfers.items() if my_seat in (g, to)}
+    waiting = {p.seat for p in state.living() if p.seat not in known} - day.votes.keys()
+    return sorted(waiting)
+
+
 def _day(state: GameState, viewer: Viewer) -> Json:
     day = state.day
     if day is None:
@@ -128,9 +135,7 @@ def _day(state: GameState, viewer: Viewer) -> Json:
         "nominations": {str(by): n for by, n in sorted(day.nominations.items())},
         "nominees": list(day.nominees),
         "voted": sorted(day.votes),
-        "waiting_for": sorted(eligible_voters(state, day) - day.votes.keys())
-        if state.phase is Phase.VOTE
-        else [],
+        "waiting_for": _waiting_for(state, day, my_seat) if state.phase is Phase.VOTE else [],
         "floor": day.floor,
         "my_transfers": transfers,
     }
