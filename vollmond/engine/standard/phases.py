@@ -33,7 +33,9 @@ def _enter(tx: Tx, phase: Phase, seconds: float, **params: int | str | None) -> 
     day = tx.state.day
     if day is not None and day.floor is not None:
         day = replace(day, floor=None)
-    tx.state = replace(tx.state, phase=phase, phase_seq=seq, calls_placed={}, day=day)
+    # C8: the per-night call count spans the whole night (steal step and main step).
+    placed = tx.state.calls_placed if phase is tx.state.phase else {}
+    tx.state = replace(tx.state, phase=phase, phase_seq=seq, calls_placed=placed, day=day)
     tx.emit(
         Ev.PHASE_STARTED,
         Audience.public(),
