@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vollmond.bots.random_bot import RandomBot
-from vollmond.engine.core import Rejection, Timer
+from vollmond.engine.core import AudienceKind, Rejection, Timer
 from vollmond.engine.standard.commands import Command, PhaseTimeout, TimerCommand
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.replay import rng_for
@@ -32,8 +32,9 @@ class PlayedGame:
 def play_game(options: GameOptions, seed: int) -> PlayedGame:
     """Play one game with a random bot in every seat, until it ends.
 
-    Bots act in a random order; when no bot wants to act, pending call and floor timers fire,
-    then the phase timer, exactly as the runtime's clock would.
+    Bots act in a random order; a bot that wants nothing sleeps until an event addressed to
+    its seat arrives (a call, the witch's victim) or the phase changes. When every bot sleeps,
+    pending call and floor timers fire, then the phase timer, as the runtime's clock would.
     """
     game = PlayedGame(options, seed)
     result = new_game(options, rng_for(seed, 0))
@@ -41,6 +42,8 @@ def play_game(options: GameOptions, seed: int) -> PlayedGame:
     pending: list[Timer[TimerCommand]] = list(result.timers)
     bot_rng = random.Random(f"bots:{seed}")
     bots = [RandomBot(seat, bot_rng) for seat in range(1, options.players + 1)]
+
+    awake: set[int] = set()
 
     def send(command: Command) -> bool:
         nonlocal state
@@ -50,25 +53,37 @@ def play_game(options: GameOptions, seed: int) -> PlayedGame:
         game.commands.append(command)
         state = outcome.state
         pending.extend(outcome.timers)
+        for event in outcome.events:
+            if event.audience.kind is AudienceKind.SEATS:
+                awake.update(event.audience.seats)
         return True
 
-    while state.phase is not Phase.OVER:
+    def moved(since: int) -> bool:
+        return state.phase_seq != since
+
+    while not _is_over(state):
         phase_seq = state.phase_seq
+        awake.clear()
+        awake.update(range(1, options.players + 1))
         for _ in range(MAX_ROUNDS_PER_PHASE):
-            acted = False
-            for bot in bot_rng.sample(bots, len(bots)):
-                command = bot.choose(state)
-                if command is not None and send(command):
-                    acted = True
-                if state.phase_seq != phase_seq:
-                    break
-            if not acted or state.phase_seq != phase_seq:
+            if not awake:
                 break
-        if state.phase_seq != phase_seq or state.phase is Phase.OVER:
-            continue
-        _fire_timers(pending, send, state.phase_seq)
+            for seat in bot_rng.sample(sorted(awake), len(awake)):
+                command = bots[seat - 1].choose(state)
+                if command is None or not send(command):
+                    awake.discard(seat)
+                if moved(phase_seq):
+                    break
+            if moved(phase_seq):
+                break
+        if not moved(phase_seq):
+            _fire_timers(pending, send, state.phase_seq)
     game.state = state
     return game
+
+
+def _is_over(state: GameState) -> bool:
+    return state.phase is Phase.OVER
 
 
 def _fire_timers(

@@ -1,80 +1,65 @@
 """A bot that takes random legal actions, usable for every role and phase.
 
-It decides from `legal_actions` only, so it never learns more than its seat may know.
+It decides from the legal candidates of its own seat only, so it never learns more than its
+seat may know. It picks a kind of action first, then a valid target, so it does not have to
+validate every possible command at every step.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
-from vollmond.engine.standard.commands import (
-    AnswerCall,
-    Command,
-    HangUp,
-    Interject,
-    Nominate,
-    PlaceCall,
-    ToggleCallMode,
-    UseAbility,
-    Vote,
-)
-from vollmond.engine.standard.legal import legal_actions
+from vollmond.engine.standard.commands import Command
+from vollmond.engine.standard.legal import command_groups
+from vollmond.engine.standard.rules import validate
 from vollmond.engine.standard.state import GameState
+
+_DEFAULT_KEENNESS: Mapping[str, float] = MappingProxyType(
+    {
+        "nominate": 0.35,
+        "vote": 1.0,
+        "interject": 0.03,
+        "call": 0.05,
+        "answer": 1.0,
+        "hang_up": 0.4,
+        "toggle": 0.1,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Temperament:
-    """How keen the bot is on each kind of action (probability per opportunity)."""
+    """How keen the bot is on each kind of action (probability per opportunity); role
+    abilities use `ability`."""
 
     ability: float = 0.9
-    nominate: float = 0.35
-    vote: float = 1.0
-    interject: float = 0.03
-    call: float = 0.05
-    answer: float = 1.0
-    hang_up: float = 0.4
-    toggle: float = 0.1
+    keenness: Mapping[str, float] = field(default_factory=lambda: _DEFAULT_KEENNESS)
 
-
-def _keenness(cmd: Command, t: Temperament) -> float:
-    match cmd:
-        case UseAbility():
-            return t.ability
-        case Nominate():
-            return t.nominate
-        case Vote():
-            return t.vote
-        case Interject():
-            return t.interject
-        case PlaceCall():
-            return t.call
-        case AnswerCall():
-            return t.answer
-        case HangUp():
-            return t.hang_up
-        case ToggleCallMode():
-            return t.toggle
-        case _:
-            return 0.0
+    def for_kind(self, kind: str) -> float:
+        return self.keenness.get(kind, self.ability)
 
 
 class RandomBot:
-    def __init__(self, seat: int, rng: random.Random, temperament: Temperament | None = None):
+    def __init__(
+        self, seat: int, rng: random.Random, temperament: Temperament | None = None
+    ) -> None:
         self.seat = seat
         self.rng = rng
         self.temperament = temperament or Temperament()
 
     def choose(self, state: GameState) -> Command | None:
         """One command to give now, or None to wait for the phase to move on."""
-        options = legal_actions(state, self.seat)
-        if not options:
-            return None
-        kinds: dict[type, list[Command]] = {}
-        for cmd in options:
-            kinds.setdefault(type(cmd), []).append(cmd)
-        for kind in self.rng.sample(list(kinds), len(kinds)):
-            group = kinds[kind]
-            if self.rng.random() < _keenness(group[0], self.temperament):
-                return self.rng.choice(group)
+        groups = command_groups(state, self.seat)
+        self.rng.shuffle(groups)
+        for group in groups:
+            if self.rng.random() >= self.temperament.for_kind(group.kind):
+                continue
+            candidates = list(group.candidates())
+            self.rng.shuffle(candidates)
+            for command in candidates:
+                if validate(state, command) is None:
+                    return command
         return None

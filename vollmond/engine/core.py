@@ -10,10 +10,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 JsonScalar = str | int | float | bool | None
 Json = JsonScalar | Sequence["Json"] | Mapping[str, "Json"]
+
+
+T = TypeVar("T")
+
+
+class Rng(Protocol):
+    """The only source of chance the rules may use (a `random.Random` fits).
+
+    Passed into every call, never global, so a game replays exactly from its log.
+    """
+
+    def choice(self, seq: Sequence[T]) -> T: ...
+
+    def shuffle(self, x: list[Any]) -> None: ...
+
+    def sample(self, population: Sequence[T], k: int) -> list[T]: ...
 
 
 class ViewerKind(StrEnum):

@@ -4,8 +4,9 @@ derived from the seed and its index, so replaying from the log reproduces every 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from vollmond.engine.core import Event, Rejection
 from vollmond.engine.standard.commands import Command
@@ -13,10 +14,40 @@ from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.rules import apply, new_game
 from vollmond.engine.standard.state import GameState
 
+T = TypeVar("T")
 
-def rng_for(seed: int, index: int) -> random.Random:
+
+class DerivedRng:
+    """The random stream of one command, seeded only when the rules first draw from it.
+
+    Most commands draw nothing, and seeding a Mersenne Twister costs more than applying a
+    typical command.
+    """
+
+    __slots__ = ("_key", "_random")
+
+    def __init__(self, key: str) -> None:
+        self._key = key
+        self._random: random.Random | None = None
+
+    def _rng(self) -> random.Random:
+        if self._random is None:
+            self._random = random.Random(self._key)
+        return self._random
+
+    def choice(self, seq: Sequence[T]) -> T:
+        return self._rng().choice(seq)
+
+    def shuffle(self, x: list[Any]) -> None:
+        self._rng().shuffle(x)
+
+    def sample(self, population: Sequence[T], k: int) -> list[T]:
+        return self._rng().sample(population, k)
+
+
+def rng_for(seed: int, index: int) -> DerivedRng:
     """Index 0 deals; command i (from 1) gets stream i. Seeding with a string is stable."""
-    return random.Random(f"vollmond:{seed}:{index}")
+    return DerivedRng(f"vollmond:{seed}:{index}")
 
 
 class ReplayDivergedError(RuntimeError):

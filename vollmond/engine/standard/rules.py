@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vollmond.engine.core import Audience, Rejection, Result
+from vollmond.engine.core import Audience, Rejection, Result, Rng
 from vollmond.engine.standard import calls, chat, day
 from vollmond.engine.standard.abilities.base import reject
 from vollmond.engine.standard.abilities.night import initial_memory
@@ -51,7 +50,7 @@ class InvalidOptionsError(ValueError):
     """Founding options that cannot make a game (size out of range, empty custom deck)."""
 
 
-def deal(options: GameOptions, rng: random.Random) -> tuple[tuple[RoleId, ...], frozenset[int]]:
+def deal(options: GameOptions, rng: Rng) -> tuple[tuple[RoleId, ...], frozenset[int]]:
     """The deck for this table, shuffled onto seats, and the lovers if the add-on is on."""
     if not MIN_PLAYERS <= options.players <= MAX_PLAYERS:
         raise InvalidOptionsError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}")
@@ -65,14 +64,14 @@ def deal(options: GameOptions, rng: random.Random) -> tuple[tuple[RoleId, ...], 
     return tuple(order), lovers
 
 
-def new_game(options: GameOptions, rng: random.Random) -> StdResult:
+def new_game(options: GameOptions, rng: Rng) -> StdResult:
     """Deal the roles (an event, so replay never re-rolls) and open night 1."""
     roles, lovers = deal(options, rng)
     return start_with_roles(options, roles, lovers, rng)
 
 
 def start_with_roles(
-    options: GameOptions, roles: tuple[RoleId, ...], lovers: frozenset[int], rng: random.Random
+    options: GameOptions, roles: tuple[RoleId, ...], lovers: frozenset[int], rng: Rng
 ) -> StdResult:
     """Open a game with a given deal (seat i gets roles[i-1]): scenarios, golden games."""
     if len(roles) != options.players:
@@ -208,7 +207,7 @@ def validate(state: GameState, command: Command) -> Rejection | None:
     return handler.check(state, command)
 
 
-def apply(state: GameState, command: Command, rng: random.Random) -> StdResult | Rejection:
+def apply(state: GameState, command: Command, rng: Rng) -> StdResult | Rejection:
     """Validate, then change: a rejection leaves `state` exactly as it was."""
     refused = validate(state, command)
     if refused is not None:

@@ -6,10 +6,9 @@ original state handed to `apply` is never touched, so a rejection changes nothin
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
-from vollmond.engine.core import Audience, Event, Json, Timer
+from vollmond.engine.core import Audience, Event, Json, Rng, Timer
 from vollmond.engine.standard.commands import TimerCommand
 from vollmond.engine.standard.state import GameState
 
@@ -17,7 +16,7 @@ from vollmond.engine.standard.state import GameState
 @dataclass(slots=True)
 class Tx:
     state: GameState
-    rng: random.Random
+    rng: Rng
     events: list[Event] = field(default_factory=list)
     timers: list[Timer[TimerCommand]] = field(default_factory=list)
 

@@ -1,0 +1,94 @@
+"""Engine throughput: complete 12-player games per second and per-command `apply` time.
+
+    .venv/bin/python -m benchmarks.engine [--games 300] [--players 12]
+
+Three figures, side by side:
+- bot games/s: complete games where random bots choose every command (bot cost included);
+- replayed games/s: the same games' command logs applied by the engine alone;
+- per-command apply time (median, p99), against a baseline that does the least any immutable
+  update must do: one `dataclasses.replace` of the game state per command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import replace
+
+from vollmond.engine.core import Rejection
+from vollmond.engine.standard import GameOptions, apply, new_game
+from vollmond.engine.standard.replay import rng_for
+from vollmond.sim import PlayedGame, play_game
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(games: int, players: int) -> dict[str, float]:
+    options = GameOptions(players=players)
+    started = time.perf_counter()
+    played: list[PlayedGame] = [play_game(options, seed) for seed in range(games)]
+    bot_seconds = time.perf_counter() - started
+
+    apply_ns: list[float] = []
+    floor_ns: list[float] = []
+    replay_started = time.perf_counter()
+    for game in played:
+        state = new_game(options, rng_for(game.seed, 0)).state
+        for index, command in enumerate(game.commands, start=1):
+            t0 = time.perf_counter_ns()
+            outcome = apply(state, command, rng_for(game.seed, index))
+            t1 = time.perf_counter_ns()
+            assert not isinstance(outcome, Rejection)
+            replace(state, phase_seq=state.phase_seq)
+            t2 = time.perf_counter_ns()
+            apply_ns.append(t1 - t0)
+            floor_ns.append(t2 - t1)
+            state = outcome.state
+    replay_seconds = time.perf_counter() - replay_started
+    commands = len(apply_ns)
+    return {
+        "games": games,
+        "players": players,
+        "commands_per_game": commands / games,
+        "bot_games_per_second": games / bot_seconds,
+        "replayed_games_per_second": games / replay_seconds,
+        "apply_median_us": statistics.median(apply_ns) / 1000,
+        "apply_p99_us": percentile(apply_ns, 0.99) / 1000,
+        "baseline_replace_median_us": statistics.median(floor_ns) / 1000,
+        "apply_over_baseline": statistics.median(apply_ns) / max(1.0, statistics.median(floor_ns)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=300)
+    parser.add_argument("--players", type=int, default=12)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    figures = measure(args.games, args.players)
+    if args.json:
+        print(json.dumps(figures, sort_keys=True))
+        return
+    print(
+        f"{figures['games']:.0f} games of {figures['players']:.0f} players, "
+        f"{figures['commands_per_game']:.1f} commands per game"
+    )
+    print(f"  bot-driven complete games   {figures['bot_games_per_second']:8.1f} /s")
+    print(f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s")
+    print(
+        f"  apply per command           median {figures['apply_median_us']:.1f} µs, "
+        f"p99 {figures['apply_p99_us']:.1f} µs"
+    )
+    print(
+        f"  baseline (one state replace) median {figures['baseline_replace_median_us']:.1f} µs"
+        f"  → apply = {figures['apply_over_baseline']:.1f}× baseline"
+    )
+
+
+if __name__ == "__main__":
+    main()

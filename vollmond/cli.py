@@ -1,0 +1,92 @@
+"""The `vollmond` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from vollmond.engine.standard import DeckId, GameOptions
+from vollmond.sim import PlayedGame, play_game, summarise
+from vollmond.worlds import get_world, world_ids
+
+app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
+
+
+@app.callback()
+def main() -> None:
+    """Vollmond command line."""
+
+
+@app.command()
+def simulate(
+    world: Annotated[str, typer.Option(help="World id, e.g. werwolf, vampir, mafia.")] = "werwolf",
+    players: Annotated[int, typer.Option(min=4, max=60, help="Seats per game.")] = 12,
+    deck: Annotated[DeckId, typer.Option(help="Role deck.")] = DeckId.AUTO,
+    games: Annotated[int, typer.Option(min=1, help="How many games to play.")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed of the first game; game i uses seed+i.")] = 1,
+    unanimous: Annotated[bool, typer.Option(help="Option 'einstimmig'.")] = False,
+    instant_kill: Annotated[bool, typer.Option(help="Option 'Sofort-Mord'.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Play complete bot games and report win rates per side and games per second."""
+    if world not in world_ids():
+        raise typer.BadParameter(f"unknown world {world!r}; known: {', '.join(world_ids())}")
+    if deck is DeckId.CUSTOM:
+        raise typer.BadParameter("the custom deck is founded on the web, not simulated here")
+    options = GameOptions(
+        players=players, world=world, deck=deck, unanimous=unanimous, instant_kill=instant_kill
+    )
+    err = Console(stderr=True)
+    played: list[PlayedGame] = []
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("[bold]simulating"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=as_json or not err.is_terminal,
+    ) as progress:
+        task = progress.add_task("games", total=games)
+        for i in range(games):
+            played.append(play_game(options, seed + i))
+            progress.advance(task)
+    elapsed = time.perf_counter() - started
+    report = summarise(played)
+    per_second = report.games / elapsed if elapsed > 0 else 0.0
+    if as_json:
+        out = {
+            "world": world,
+            "players": players,
+            "deck": deck.value,
+            "seed": seed,
+            "games": report.games,
+            "wins": report.wins,
+            "win_rates": {k: v / report.games for k, v in report.wins.items()},
+            "average_rounds": report.rounds,
+            "commands": report.commands,
+            "games_per_second": per_second,
+        }
+        sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
+        return
+    names = get_world(world).names_in("en")
+    table = Table(title=f"{report.games} games · {names.world} · {players} players · {deck.value}")
+    table.add_column("side")
+    table.add_column("wins", justify="right")
+    table.add_column("rate", justify="right")
+    for side, wins in report.wins.items():
+        table.add_row(side, str(wins), f"{wins / report.games:.1%}")
+    console = Console()
+    console.print(table)
+    console.print(
+        f"average rounds {report.rounds:.2f} · {report.commands} commands · "
+        f"{per_second:.1f} games/s"
+    )
