@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vollmond.bots.random_bot import RandomBot
+from vollmond.bots.random_bot import RandomBot, Temperament
 from vollmond.engine.core import AudienceKind, Rejection, Timer
 from vollmond.engine.standard.commands import Command, PhaseTimeout, TimerCommand
 from vollmond.engine.standard.options import GameOptions
@@ -29,19 +29,28 @@ class PlayedGame:
     state: GameState | None = None
 
 
-def play_game(options: GameOptions, seed: int) -> PlayedGame:
+def play_game(
+    options: GameOptions,
+    seed: int,
+    *,
+    temperament: Temperament | None = None,
+    max_commands: int | None = None,
+) -> PlayedGame:
     """Play one game with a random bot in every seat, until it ends.
 
     Bots act in a random order; a bot that wants nothing sleeps until an event addressed to
     its seat arrives (a call, the witch's victim) or the phase changes. When every bot sleeps,
     pending call and floor timers fire, then the phase timer, as the runtime's clock would.
+    Every bot gets `temperament` (the default one when None). With `max_commands`, play stops
+    at the first phase boundary after that many accepted commands, ended or not (tests use it
+    to bound a game that would never end).
     """
     game = PlayedGame(options, seed)
     result = new_game(options, rng_for(seed, 0))
     state = result.state
     pending: list[Timer[TimerCommand]] = list(result.timers)
     bot_rng = random.Random(f"bots:{seed}")
-    bots = [RandomBot(seat, bot_rng) for seat in range(1, options.players + 1)]
+    bots = [RandomBot(seat, bot_rng, temperament) for seat in range(1, options.players + 1)]
 
     awake: set[int] = set()
 
@@ -61,7 +70,7 @@ def play_game(options: GameOptions, seed: int) -> PlayedGame:
     def moved(since: int) -> bool:
         return state.phase_seq != since
 
-    while not _is_over(state):
+    while not _is_over(state) and (max_commands is None or len(game.commands) < max_commands):
         phase_seq = state.phase_seq
         awake.clear()
         awake.update(range(1, options.players + 1))
