@@ -1,0 +1,183 @@
+"""Per-call RTP endpoint: sends 20 ms G.711 frames on an absolute schedule and receives audio
+and telephone-events.
+
+The endpoint knows nothing about SIP; the user agent creates one per call, tells it where to
+send and which payload types were negotiated, and gets decoded frames and digits back through
+two callbacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+import numpy.typing as npt
+
+from vollmond.phone.dtmf import DtmfParseError, DtmfReceiver, InbandDtmfDetector
+from vollmond.phone.g711 import G711Codec
+from vollmond.phone.rtp import RtpClock, RtpParseError, RtpSender, parse_rtp
+
+log = logging.getLogger(__name__)
+
+FRAME_SAMPLES = 160
+FRAME_SECONDS = 0.020
+
+Int16Array = npt.NDArray[np.int16]
+#: Called every 20 ms for the next frame: 160 int16 samples, or None for silence.
+AudioSource = Callable[[], Int16Array | None]
+
+
+@dataclass(frozen=True, slots=True)
+class MediaParams:
+    """What signalling negotiated for the stream."""
+
+    remote: tuple[str, int]
+    codec: G711Codec
+    audio_pt: int
+    dtmf_pt: int | None
+    send: bool = True
+
+
+def _fit_frame(frame: Int16Array) -> Int16Array:
+    """Pad or cut a source frame to exactly 160 samples so a sloppy source cannot break RTP."""
+    if frame.shape == (FRAME_SAMPLES,):
+        return frame
+    flat = np.ravel(frame)[:FRAME_SAMPLES]
+    return np.pad(flat, (0, FRAME_SAMPLES - len(flat))).astype(np.int16)
+
+
+class RtpEndpoint(asyncio.DatagramProtocol):
+    """One call's media socket."""
+
+    def __init__(
+        self,
+        params: MediaParams,
+        on_audio: Callable[[Int16Array], None],
+        on_digit: Callable[[str], None],
+    ) -> None:
+        self._params = params
+        self._on_audio = on_audio
+        self._on_digit = on_digit
+        self._transport: asyncio.DatagramTransport | None = None
+        self._source: AudioSource | None = None
+        self._sender = RtpSender(
+            ssrc=secrets.randbits(32), payload_type=params.audio_pt, sequence=secrets.randbits(16)
+        )
+        self._ts_base = secrets.randbits(32)
+        self._dtmf = DtmfReceiver()
+        self._inband = InbandDtmfDetector() if params.dtmf_pt is None else None
+        self._send_task: asyncio.Task[None] | None = None
+        self.last_received = asyncio.get_running_loop().time()
+        self.packets_sent = 0
+        self.packets_received = 0
+        self.packets_dropped = 0
+
+    @classmethod
+    async def open(
+        cls,
+        host: str,
+        params: MediaParams,
+        on_audio: Callable[[Int16Array], None],
+        on_digit: Callable[[str], None],
+    ) -> RtpEndpoint:
+        """Bind a fresh UDP port on ``host`` (the OS picks a free one)."""
+        loop = asyncio.get_running_loop()
+        _, endpoint = await loop.create_datagram_endpoint(
+            lambda: cls(params, on_audio, on_digit), local_addr=(host, 0)
+        )
+        return endpoint
+
+    @property
+    def local_port(self) -> int:
+        """The bound port, to put in the SDP answer."""
+        if self._transport is None:
+            raise RuntimeError("endpoint is not open")
+        port: int = self._transport.get_extra_info("sockname")[1]
+        return port
+
+    @property
+    def params(self) -> MediaParams:
+        """The current negotiated parameters."""
+        return self._params
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # Datagram endpoints always get a datagram transport (not a subclass in CPython 3.11).
+        self._transport = cast(asyncio.DatagramTransport, transport)
+
+    def update(self, params: MediaParams) -> None:
+        """Apply a re-negotiation (re-INVITE): new address, codec or hold state."""
+        self._params = params
+        self._sender.payload_type = params.audio_pt
+        self._inband = (self._inband or InbandDtmfDetector()) if params.dtmf_pt is None else None
+        self.last_received = asyncio.get_running_loop().time()
+
+    def set_source(self, source: AudioSource | None) -> None:
+        """Where outgoing audio comes from; None sends silence."""
+        self._source = source
+
+    def start(self) -> None:
+        """Begin sending frames; the schedule starts now."""
+        if self._send_task is None:
+            self._send_task = asyncio.get_running_loop().create_task(self._send_loop())
+
+    def close(self) -> None:
+        """Stop sending and release the port."""
+        if self._send_task is not None:
+            self._send_task.cancel()
+            self._send_task = None
+        if self._transport is not None:
+            self._transport.close()
+
+    async def _send_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        clock = RtpClock(start=loop.time(), period=FRAME_SECONDS, samples_per_frame=FRAME_SAMPLES)
+        while True:
+            await asyncio.sleep(clock.delay(loop.time()))
+            index = clock.advance(loop.time())
+            frame = self._source() if self._source is not None else None
+            if not self._params.send or self._transport is None:
+                continue
+            codec = self._params.codec
+            payload = (
+                bytes([codec.silence]) * FRAME_SAMPLES
+                if frame is None
+                else codec.encode(_fit_frame(frame))
+            )
+            packet = self._sender.packet(payload, clock.timestamp_of(index, self._ts_base))
+            self._transport.sendto(packet.build(), self._params.remote)
+            self.packets_sent += 1
+
+    def datagram_received(self, data: bytes, addr: tuple[str | object, int]) -> None:
+        try:
+            packet = parse_rtp(data)
+        except RtpParseError as exc:
+            self.packets_dropped += 1
+            log.debug("dropping malformed RTP from %s: %s", addr, exc)
+            return
+        self.packets_received += 1
+        self.last_received = asyncio.get_running_loop().time()
+        params = self._params
+        if packet.payload_type == params.audio_pt:
+            samples = params.codec.decode(packet.payload)
+            self._on_audio(samples)
+            if self._inband is not None:
+                for digit in self._inband.feed(samples):
+                    self._on_digit(digit)
+        elif params.dtmf_pt is not None and packet.payload_type == params.dtmf_pt:
+            try:
+                event_digit = self._dtmf.feed(packet.ssrc, packet.timestamp, packet.payload)
+            except DtmfParseError as exc:
+                self.packets_dropped += 1
+                log.debug("dropping bad telephone-event from %s: %s", addr, exc)
+                return
+            if event_digit is not None:
+                self._on_digit(event_digit)
+
+    def error_received(self, exc: Exception) -> None:
+        # ICMP port unreachable while the peer is not yet listening is normal on UDP.
+        log.debug("RTP socket error: %s", exc)
