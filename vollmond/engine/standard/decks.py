@@ -91,10 +91,11 @@ def fit(cards: tuple[RoleId, ...], players: int) -> tuple[RoleId, ...]:
     """W8: fill with the filler role or cut from the back; keep one evil; twins in pairs."""
     fitted = list(cards[:players])
     fitted += [R.FILLER] * (players - len(fitted))
-    if sum(1 for c in fitted if c is R.TWIN) % 2:
-        fitted[max(i for i, c in enumerate(fitted) if c is R.TWIN)] = R.FILLER
     if not any(spec(c).counts_for_evil_majority for c in fitted):
         fitted[_last_replaceable(fitted)] = R.EVIL
+    # After the evil card: a deck of only twins gives one up to evil and must pair up again.
+    if sum(1 for c in fitted if c is R.TWIN) % 2:
+        fitted[max(i for i, c in enumerate(fitted) if c is R.TWIN)] = R.FILLER
     return tuple(fitted)
 
 
