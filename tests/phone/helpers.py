@@ -7,7 +7,10 @@ import secrets
 from dataclasses import dataclass, field
 from typing import cast
 
-from vollmond.phone.media import Int16Array
+import numpy as np
+import numpy.typing as npt
+
+from vollmond.phone.media import AudioSource, Int16Array
 from vollmond.phone.sip.message import SipMessage, SipRequest, SipResponse, parse_message
 from vollmond.phone.sip.uas import Call, EndReason
 
@@ -21,9 +24,12 @@ class RecordingHandler:
     frames: list[Int16Array] = field(default_factory=list)
     ended: list[tuple[Call, EndReason]] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    source: AudioSource | None = None
 
     def on_call_started(self, call: Call) -> None:
         self.started.append(call)
+        if self.source is not None:
+            call.set_source(self.source)
         self.changed.set()
 
     def on_dtmf(self, call: Call, digit: str) -> None:
@@ -45,6 +51,27 @@ class RecordingHandler:
             while not predicate():
                 self.changed.clear()
                 await self.changed.wait()
+
+
+class ToneSource:
+    """An audio source playing a continuous sine, frame after frame, without phase jumps."""
+
+    def __init__(self, freq: float, amplitude: float = 8000.0) -> None:
+        self.freq = freq
+        self.amplitude = amplitude
+        self.frames = 0
+
+    def __call__(self) -> Int16Array:
+        n = np.arange(self.frames * 160, (self.frames + 1) * 160)
+        self.frames += 1
+        return (self.amplitude * np.sin(2 * np.pi * self.freq * n / 8000)).astype(np.int16)
+
+
+def dominant_frequency(samples: npt.NDArray[np.int16] | npt.NDArray[np.float64]) -> float:
+    """The strongest frequency in a stretch of 8 kHz audio, in Hz."""
+    x = samples.astype(np.float64)
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    return float(np.argmax(spectrum) * 8000 / len(x))
 
 
 class UdpPeer(asyncio.DatagramProtocol):

@@ -11,7 +11,7 @@ import pytest
 
 from tests.phone.helpers import Dialog, RecordingHandler, UdpPeer, sdp_offer
 from vollmond.phone.dtmf import TelephoneEvent
-from vollmond.phone.g711 import ALAW
+from vollmond.phone.g711 import ALAW, ULAW
 from vollmond.phone.rtp import RtpPacket, parse_rtp
 from vollmond.phone.sdp import negotiate, parse_sdp
 from vollmond.phone.sip.message import SipResponse, header_params
@@ -383,3 +383,28 @@ async def test_rtp_schedule_holds_50_frames_per_second(rig: Rig) -> None:
     elapsed = loop.time() - t0
     assert count == pytest.approx(elapsed / 0.02, abs=3)
     assert (last.timestamp - first.timestamp) % 2**32 == count * 160
+
+
+async def test_inband_dtmf_when_no_telephone_event_negotiated(rig: Rig) -> None:
+    dialog = rig.dialog()
+    dialog.invite(rig.rtp.port, formats="0")
+    statuses = [(await rig.sip.response()).status for _ in range(3)]
+    assert statuses == [100, 180, 200]
+    resp_to_tag = rig.uas.calls[0].local_tag
+    dialog.to_tag = resp_to_tag
+    dialog.ack()
+    await rig.handler.wait_for(lambda: rig.handler.started)
+    call = rig.handler.started[0]
+    assert call.negotiated.dtmf_pt is None
+    media = (call.negotiated.remote_address, call.media.local_port)
+    # Key "9" (852 + 1477 Hz) for 100 ms, then silence, as PCMU frames.
+    n = np.arange(800 + 1600)
+    signal = 6000 * (np.sin(2 * np.pi * 852 * n / 8000) + np.sin(2 * np.pi * 1477 * n / 8000))
+    signal[800:] = 0
+    pcm = signal.astype(np.int16)
+    for i in range(0, len(pcm), 160):
+        payload = ULAW.encode(pcm[i : i + 160])
+        rig.rtp.send(RtpPacket(0, i // 160, i, 9, payload).build(), media)
+    await rig.handler.wait_for(lambda: rig.handler.digits)
+    await asyncio.sleep(0.1)
+    assert rig.handler.digits == ["9"]
