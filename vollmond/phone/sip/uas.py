@@ -649,17 +649,23 @@ class SipUas(asyncio.DatagramProtocol):
         if call.state is CallState.ENDED:
             return
         started = call.state is CallState.CONFIRMED
+        answered = call.state in (CallState.ANSWERED, CallState.CONFIRMED)
         call.state = CallState.ENDED
         self._calls.pop((call.call_id, call.local_tag), None)
         for timer in call._timers:
             timer.cancel()
         for txn in list(self._transactions.values()):
-            if txn.call is call:
-                self._stop_retransmit(txn)
+            if txn.call is not call:
+                continue
+            self._stop_retransmit(txn)
+            if txn.request.method == "INVITE" and not txn.final_sent:
+                # Ended while still ringing (early BYE, shutdown): finish the INVITE too.
+                self._respond_final(txn, 487, call.local_tag)
+                txn.call = None
         call.media.close()
         if started:
             self.handler.on_call_ended(call, reason)
-        if send_bye:
+        if send_bye and answered:
             with contextlib.suppress(TimeoutError):
                 await self._send_bye(call)
 
