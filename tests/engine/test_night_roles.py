@@ -7,7 +7,7 @@ import pytest
 
 from tests.scenario import Scenario
 from vollmond.engine.core import Viewer
-from vollmond.engine.standard import ActionKind, Phase, RoleId
+from vollmond.engine.standard import ActionKind, CallSettings, Phase, RoleId
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.legal import ability_targets
 from vollmond.engine.standard.routing import routing
@@ -605,9 +605,9 @@ def test_vagabond_stealing_an_evil_role_moves_into_the_night_room() -> None:
     g = Scenario(VAGABOND_TABLE)
     g.run("steal 3 -> 1")
     assert g.role(3) is RoleId.EVIL and g.role(1) is RoleId.FILLER
-    changed = g.last(Ev.TEAM_CHANGED)
-    assert changed.params["members"] == [2, 3]
-    assert changed.audience.seats == {2, 3}
+    revealed = g.last(Ev.TEAM_REVEALED)
+    assert revealed.params["members"] == [2, 3]
+    assert revealed.audience.seats == {2, 3}
     assert [r.source for r in routing(g.state)[3]] == [2]
     assert routing(g.state)[1] == ()
     assert g.refused("evil 1 -> 6") == Rej.NO_SUCH_ABILITY
@@ -619,6 +619,70 @@ def test_vagabond_stealing_an_evil_role_moves_into_the_night_room() -> None:
     g.run("timeout")
     assert g.dead == {1}
     assert g.last(Ev.MORNING_REPORT).params["dead"] == [{"seat": 1, "role": "filler"}]
+
+
+@pytest.mark.rule("S14", "N1")
+def test_the_night_room_stays_closed_while_the_vagabond_steals() -> None:
+    g = Scenario(VAGABOND_TABLE)
+    assert g.events_for(1, Ev.TEAM_REVEALED) == []
+    assert g.refused("say 1: who are you?") == Rej.NOBODY_HEARS
+    assert routing(g.state)[1] == () and routing(g.state)[2] == ()
+    assert g.view(1)["night_room"] is None
+    assert [s["role"] for s in g.view(1)["seats"]][:2] == ["evil", None]
+    g.run("steal 3 -> 4")
+    assert [e.params["members"] for e in g.events_for(1, Ev.TEAM_REVEALED)] == [[1, 2]]
+    assert [r.source for r in routing(g.state)[1]] == [2]
+    assert [s["role"] for s in g.view(1)["seats"]][:2] == ["evil", "evil"]
+    g.run("say 1: now we talk")
+    assert g.last(Ev.CHAT).audience.seats == {1, 2}
+
+
+@pytest.mark.rule("S14", "N1")
+def test_a_robbed_evil_player_never_learns_the_team() -> None:
+    g = Scenario(VAGABOND_TABLE)
+    g.run("steal 3 -> 2")
+    assert g.role(2) is RoleId.FILLER
+    assert g.events_for(2, Ev.TEAM_REVEALED) == []
+    assert g.view(2)["night_room"] is None
+    assert [s["role"] for s in g.view(2)["seats"]][:3] == [None, "filler", None]
+    assert [e.params["members"] for e in g.events_for(3, Ev.TEAM_REVEALED)] == [[1, 3]]
+
+
+@pytest.mark.rule("S14", "S10")
+def test_a_vagabond_who_steals_a_twin_learns_the_partner_and_the_robbed_does_not() -> None:
+    g = Scenario("evil evil vagabond twin twin seer filler filler")
+    assert g.events_for(4, Ev.PARTNER_REVEALED) == []
+    assert g.view(4)["me"]["partners"] == []
+    g.run("steal 3 -> 4")
+    assert g.events_for(4, Ev.PARTNER_REVEALED) == []
+    twins = g.last(Ev.PARTNER_REVEALED)
+    assert twins.params == {"kind": "twin", "seats": [3, 5]}
+    assert twins.audience.seats == {3, 5}
+    assert g.view(3)["me"]["partners"] == [5]
+    g.run("evil 1,2 -> 5; timeout")
+    assert g.dead == {3, 5}
+
+
+@pytest.mark.rule("S14", "S10", "C1")
+def test_twins_call_each_other_without_calls_only_after_the_steal_step() -> None:
+    g = Scenario(
+        "evil evil vagabond twin twin seer filler filler", calls=CallSettings(enabled=False)
+    )
+    # With calls off, a call going through would tell a twin who the other one is.
+    assert g.refused("call 4 -> 5") == Rej.CALLS_DISABLED
+    g.run("steal 3 -> 6")
+    g.run("call 4 -> 5; accept 5")
+    assert g.last(Ev.CALL_CONNECTED).audience.seats == {4, 5}
+
+
+@pytest.mark.rule("S14", "S11")
+def test_lovers_know_each_other_from_the_deal_even_with_a_vagabond() -> None:
+    g = Scenario(VAGABOND_TABLE, lovers=(4, 6), calls=CallSettings(enabled=False))
+    assert [e.params["seats"] for e in g.events_for(4, Ev.PARTNER_REVEALED)] == [[4, 6]]
+    assert g.view(4)["me"]["partners"] == [6]
+    assert g.refused("call 4 -> 5") == Rej.CALLS_DISABLED
+    g.run("call 4 -> 6; accept 6")
+    assert g.last(Ev.CALL_CONNECTED).audience.seats == {4, 6}
 
 
 @pytest.mark.rule("S14")

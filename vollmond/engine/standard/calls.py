@@ -19,7 +19,7 @@ from vollmond.engine.standard.commands import (
     ToggleCallMode,
 )
 from vollmond.engine.standard.deaths import end_calls_of
-from vollmond.engine.standard.queries import bonded_partners, in_night_room
+from vollmond.engine.standard.queries import bonded_partners, bonds_known, in_night_room
 from vollmond.engine.standard.state import Call, GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (
@@ -35,8 +35,13 @@ DAY_CALL_PHASES = (Phase.MORNING, Phase.DAY)
 
 
 def is_partner_call(state: GameState, caller: int, callee: int) -> bool:
-    """Twins (S10) and lovers (S11) may always talk at night, whatever the call setting."""
-    return state.phase is Phase.NIGHT and callee in bonded_partners(state, state.player(caller))
+    """Twins (S10) and lovers (S11) may always talk at night, whatever the call setting;
+    twins only once they know each other, after the vagabond's steal step (S14)."""
+    if state.phase is not Phase.NIGHT or callee == caller:
+        return False
+    if state.player(caller).lover and state.player(callee).lover:
+        return True
+    return bonds_known(state) and callee in bonded_partners(state, state.player(caller))
 
 
 def check_place(state: GameState, cmd: PlaceCall) -> Rejection | None:

@@ -7,7 +7,7 @@ from vollmond.engine.standard.abilities.base import reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import Say
 from vollmond.engine.standard.options import MAX_CHAT_CHARS
-from vollmond.engine.standard.queries import in_night_room, night_room
+from vollmond.engine.standard.queries import bonds_known, in_night_room, night_room
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import CallMode, CallStatus, Phase
@@ -22,7 +22,7 @@ def room_of(state: GameState, seat: int) -> tuple[str, Audience] | None:
     if state.phase is Phase.OVER:
         return "market", Audience.public()
     if state.phase is Phase.NIGHT:
-        if player.alive and in_night_room(player):
+        if player.alive and in_night_room(player) and bonds_known(state):
             return "night_room", Audience.group(night_room(state))
         return None
     if not player.alive:

@@ -12,7 +12,7 @@ from vollmond.engine.core import Audience
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
-from vollmond.engine.standard.queries import has_trait, seen_as_evil, spec_of
+from vollmond.engine.standard.queries import has_trait, night_room, seen_as_evil, spec_of
 from vollmond.engine.standard.resolution import resolve_night
 from vollmond.engine.standard.state import DayState, Fact, FactKind, NightState, Outcome
 from vollmond.engine.standard.tx import Tx
@@ -64,11 +64,25 @@ def start_night(tx: Tx) -> None:
     _tell_mediums(tx)
 
 
+def reveal_bonds(tx: Tx) -> None:
+    """The night room learns its members (N1), twins each other (S10): at the deal, or with
+    a vagabond only after his steal step (S14), so the robbed never learn a team."""
+    room = night_room(tx.state)
+    tx.emit(Ev.TEAM_REVEALED, Audience.group(room), members=sorted(room))
+    twins: dict[str, list[int]] = {}
+    for player in tx.state.players:
+        if has_trait(player, Trait.BONDED_PAIR):
+            twins.setdefault(player.role.value, []).append(player.seat)
+    for seats in twins.values():
+        tx.emit(Ev.PARTNER_REVEALED, Audience.group(tuple(seats)), kind="twin", seats=seats)
+
+
 def start_main_step(tx: Tx) -> None:
     night = tx.state.night
     assert night is not None
     tx.state = replace(tx.state, night=replace(night, step=NightStep.MAIN))
     _enter(tx, Phase.NIGHT, tx.state.options.durations.night_s, step=NightStep.MAIN.value)
+    reveal_bonds(tx)
     _tell_mediums(tx)
 
 

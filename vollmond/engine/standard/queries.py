@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from vollmond.engine.standard.state import GameState, Player
-from vollmond.engine.standard.types import Phase, RoleId, Team, Trait
+from vollmond.engine.standard.types import NightStep, Phase, RoleId, Team, Trait
 
 if TYPE_CHECKING:
     from vollmond.engine.standard.roles.base import RoleSpec
@@ -38,6 +38,13 @@ def night_room(state: GameState, *, living_only: bool = True) -> frozenset[int]:
     return frozenset(
         p.seat for p in state.players if spec_of(p).night_room and (p.alive or not living_only)
     )
+
+
+def bonds_known(state: GameState) -> bool:
+    """S14: the vagabond is woken first, before anyone else. While he steals, the night room
+    is closed and teams and twins do not know each other yet, so a robbed player never
+    learns who his former team was."""
+    return state.night is None or state.night.step is not NightStep.STEAL
 
 
 def seen_as_evil(player: Player) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from vollmond.engine.standard.chat import is_on_market
-from vollmond.engine.standard.queries import night_room
+from vollmond.engine.standard.queries import bonds_known, night_room
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import CallMode, CallStatus, Phase
 
@@ -61,7 +61,7 @@ def routing(state: GameState) -> RoutingTable:
                 table[player.seat].extend(r for r in market if r.source != player.seat)
         table[SPECTATORS].extend(market)
     else:
-        room = night_room(state)
+        room = night_room(state) if bonds_known(state) else frozenset()
         for seat in room - in_call:
             table[seat].extend(
                 Route(other, FULL) for other in sorted(room - in_call) if other != seat

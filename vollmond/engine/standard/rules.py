@@ -37,11 +37,17 @@ from vollmond.engine.standard.commands import (
 )
 from vollmond.engine.standard.decks import deal_cards
 from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions
-from vollmond.engine.standard.phases import on_timeout, start_main_step, start_night
-from vollmond.engine.standard.queries import has_trait, night_room, spec_of
+from vollmond.engine.standard.phases import (
+    has_vagabond,
+    on_timeout,
+    reveal_bonds,
+    start_main_step,
+    start_night,
+)
+from vollmond.engine.standard.queries import spec_of
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
-from vollmond.engine.standard.types import ActionKind, DeckId, NightStep, Phase, RoleId, Trait
+from vollmond.engine.standard.types import ActionKind, DeckId, NightStep, Phase, RoleId
 
 StdResult = Result[GameState, TimerCommand]
 
@@ -101,14 +107,9 @@ def start_with_roles(
     )
     for player in players:
         tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.value)
-    room = night_room(tx.state)
-    tx.emit(Ev.TEAM_REVEALED, Audience.group(room), members=sorted(room))
-    twins: dict[str, list[int]] = {}
-    for player in players:
-        if has_trait(player, Trait.BONDED_PAIR):
-            twins.setdefault(player.role.value, []).append(player.seat)
-    for seats in twins.values():
-        tx.emit(Ev.PARTNER_REVEALED, Audience.group(tuple(seats)), kind="twin", seats=seats)
+    if not has_vagabond(tx):
+        # S14: with a vagabond, teams and twins learn each other only after his steal step.
+        reveal_bonds(tx)
     if lovers:
         tx.emit(Ev.PARTNER_REVEALED, Audience.group(lovers), kind="lovers", seats=sorted(lovers))
     start_night(tx)

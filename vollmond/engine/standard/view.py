@@ -10,7 +10,13 @@ from collections.abc import Iterable
 from vollmond.engine.core import Event, Json, Viewer, ViewerKind
 from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.legal import legal_actions
-from vollmond.engine.standard.queries import bonded_partners, in_night_room, night_room, spec_of
+from vollmond.engine.standard.queries import (
+    bonded_partners,
+    bonds_known,
+    in_night_room,
+    night_room,
+    spec_of,
+)
 from vollmond.engine.standard.state import DayState, GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase, Trait
 
@@ -23,6 +29,8 @@ def known_roles(state: GameState, viewer: Viewer) -> dict[int, str]:
         return known
     me = state.player(viewer.seat)
     known[me.seat] = me.role.value
+    if not bonds_known(state):
+        return known
     if in_night_room(me):
         for seat in night_room(state, living_only=False):
             known[seat] = state.player(seat).role.value
@@ -61,6 +69,8 @@ def _seats(state: GameState, viewer: Viewer) -> list[Json]:
 
 def _me(state: GameState, player: Player) -> dict[str, Json]:
     partners = bonded_partners(state, player)
+    if not bonds_known(state):
+        partners = frozenset(s for s in partners if player.lover and state.player(s).lover)
     call = state.call_of(player.seat)
     me: dict[str, Json] = {
         "seat": player.seat,
@@ -99,7 +109,7 @@ def _describe(cmd: object) -> Json:
 
 def _night_room(state: GameState, player: Player) -> Json:
     night = state.night
-    if night is None or not in_night_room(player) or not player.alive:
+    if night is None or not in_night_room(player) or not player.alive or not bonds_known(state):
         return None
     return {
         "members": sorted(night_room(state)),

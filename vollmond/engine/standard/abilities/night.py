@@ -10,7 +10,6 @@ from vollmond.engine.core import Audience, Rejection
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.queries import (
-    has_trait,
     in_night_room,
     night_room,
     seen_as_evil,
@@ -25,7 +24,6 @@ from vollmond.engine.standard.types import (
     CallStatus,
     NightStep,
     RoleId,
-    Trait,
 )
 
 
@@ -124,13 +122,7 @@ class Steal(Ability):
         )
         tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.value, source=target)
         tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=RoleId.FILLER.value)
-        new_holder = tx.state.player(actor.seat)
-        if spec(taken).night_room:
-            members = night_room(tx.state)
-            tx.emit(Ev.TEAM_CHANGED, Audience.group(members), members=sorted(members))
-        if has_trait(new_holder, Trait.BONDED_PAIR):
-            twins = sorted(p.seat for p in tx.state.players if p.role is taken)
-            tx.emit(Ev.PARTNER_REVEALED, Audience.group(tuple(twins)), kind="twin", seats=twins)
+        # The night room and the twins learn each other when the steal step is over.
 
 
 def initial_memory(role: RoleId, players: int) -> dict[str, int]:
