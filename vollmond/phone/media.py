@@ -51,6 +51,46 @@ def _fit_frame(frame: Int16Array) -> Int16Array:
     return np.pad(flat, (0, FRAME_SAMPLES - len(flat))).astype(np.int16)
 
 
+class MediaTicker:
+    """One 20 ms clock that sends the next frame of every registered endpoint.
+
+    A sleeping task per call would mean 50 wake-ups per second per call; with hundreds of calls
+    the event loop spends its time on timers and falls behind. One tick for all calls costs 50
+    wake-ups per second in total, and every call inherits the same absolute, drift-free
+    schedule (:class:`RtpClock`).
+    """
+
+    def __init__(self) -> None:
+        self._endpoints: dict[RtpEndpoint, None] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._clock: RtpClock | None = None
+
+    def add(self, endpoint: RtpEndpoint) -> None:
+        """Start sending for ``endpoint`` from the next tick."""
+        self._endpoints[endpoint] = None
+        if self._task is None or self._task.done():
+            loop = asyncio.get_running_loop()
+            self._clock = RtpClock(
+                start=loop.time(), period=FRAME_SECONDS, samples_per_frame=FRAME_SAMPLES
+            )
+            self._task = loop.create_task(self._run(self._clock))
+
+    def remove(self, endpoint: RtpEndpoint) -> None:
+        """Stop sending for ``endpoint``; the clock stops when nobody is left."""
+        self._endpoints.pop(endpoint, None)
+        if not self._endpoints and self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _run(self, clock: RtpClock) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(clock.delay(loop.time()))
+            index = clock.advance(loop.time())
+            for endpoint in list(self._endpoints):
+                endpoint.send_frame(index)
+
+
 class RtpEndpoint(asyncio.DatagramProtocol):
     """One call's media socket."""
 
@@ -71,7 +111,8 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._ts_base = secrets.randbits(32)
         self._dtmf = DtmfReceiver()
         self._inband = InbandDtmfDetector() if params.dtmf_pt is None else None
-        self._send_task: asyncio.Task[None] | None = None
+        self._ticker: MediaTicker | None = None
+        self._first_index: int | None = None
         self.last_received = asyncio.get_running_loop().time()
         self.packets_sent = 0
         self.packets_received = 0
@@ -120,37 +161,37 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         """Where outgoing audio comes from; None sends silence."""
         self._source = source
 
-    def start(self) -> None:
-        """Begin sending frames; the schedule starts now."""
-        if self._send_task is None:
-            self._send_task = asyncio.get_running_loop().create_task(self._send_loop())
+    def start(self, ticker: MediaTicker | None = None) -> None:
+        """Begin sending a frame on every tick of ``ticker`` (a private one if None)."""
+        if self._ticker is None:
+            self._ticker = ticker or MediaTicker()
+            self._ticker.add(self)
 
     def close(self) -> None:
         """Stop sending and release the port."""
-        if self._send_task is not None:
-            self._send_task.cancel()
-            self._send_task = None
+        if self._ticker is not None:
+            self._ticker.remove(self)
+            self._ticker = None
         if self._transport is not None:
             self._transport.close()
 
-    async def _send_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        clock = RtpClock(start=loop.time(), period=FRAME_SECONDS, samples_per_frame=FRAME_SAMPLES)
-        while True:
-            await asyncio.sleep(clock.delay(loop.time()))
-            index = clock.advance(loop.time())
-            frame = self._source() if self._source is not None else None
-            if not self._params.send or self._transport is None:
-                continue
-            codec = self._params.codec
-            payload = (
-                bytes([codec.silence]) * FRAME_SAMPLES
-                if frame is None
-                else codec.encode(_fit_frame(frame))
-            )
-            packet = self._sender.packet(payload, clock.timestamp_of(index, self._ts_base))
-            self._transport.sendto(packet.build(), self._params.remote)
-            self.packets_sent += 1
+    def send_frame(self, index: int) -> None:
+        """Pull one frame from the source and send it; ``index`` is the ticker's frame number,
+        so frames the ticker skipped after a stall still advance the RTP timestamp."""
+        if self._first_index is None:
+            self._first_index = index
+        frame = self._source() if self._source is not None else None
+        if not self._params.send or self._transport is None:
+            return
+        codec = self._params.codec
+        payload = (
+            bytes([codec.silence]) * FRAME_SAMPLES
+            if frame is None
+            else codec.encode(_fit_frame(frame))
+        )
+        timestamp = (self._ts_base + (index - self._first_index) * FRAME_SAMPLES) & 0xFFFFFFFF
+        self._transport.sendto(self._sender.packet(payload, timestamp).build(), self._params.remote)
+        self.packets_sent += 1
 
     def datagram_received(self, data: bytes, addr: tuple[str | object, int]) -> None:
         try:

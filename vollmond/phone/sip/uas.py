@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, cast
 
 from vollmond.phone.dtmf import DtmfParseError, parse_info_dtmf
-from vollmond.phone.media import AudioSource, Int16Array, MediaParams, RtpEndpoint
+from vollmond.phone.media import AudioSource, Int16Array, MediaParams, MediaTicker, RtpEndpoint
 from vollmond.phone.sdp import (
     Negotiated,
     SdpError,
@@ -214,6 +214,7 @@ class SipUas(asyncio.DatagramProtocol):
         self._calls: dict[tuple[str, str], Call] = {}
         self._client: dict[str, asyncio.Future[SipResponse]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._ticker = MediaTicker()
         self.dropped = 0
 
     @classmethod
@@ -462,7 +463,7 @@ class SipUas(asyncio.DatagramProtocol):
             extra=(self._contact(), _ALLOW, ("Content-Type", "application/sdp")),
             body=answer,
         )
-        call.media.start()
+        call.media.start(self._ticker)
 
     def _respond_final(
         self,
