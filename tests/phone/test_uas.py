@@ -15,7 +15,7 @@ from vollmond.phone.g711 import ALAW, ULAW
 from vollmond.phone.rtp import RtpPacket, parse_rtp
 from vollmond.phone.sdp import negotiate, parse_sdp
 from vollmond.phone.sip.message import SipResponse, header_params
-from vollmond.phone.sip.uas import EndReason, SipUas, UasConfig
+from vollmond.phone.sip.uas import Call, EndReason, SipUas, UasConfig
 
 FAST = UasConfig(host="127.0.0.1", port=0, t1=0.05, t2=0.4, rtp_timeout=10.0)
 
@@ -421,5 +421,38 @@ async def test_shutdown_while_ringing_answers_487_and_sends_no_bye() -> None:
         assert (final.status, final.get("CSeq")) == (487, "1 INVITE")
         assert r.handler.ended == []
     finally:
+        r.sip.close()
+        r.rtp.close()
+
+
+class _FaultyHandler(RecordingHandler):
+    """An application with bugs in its callbacks."""
+
+    def on_call_started(self, call: Call) -> None:
+        super().on_call_started(call)
+        raise RuntimeError("application bug")
+
+    def on_dtmf(self, call: Call, digit: str) -> None:
+        super().on_dtmf(call, digit)
+        raise KeyError(digit)
+
+
+async def test_application_errors_do_not_break_signalling(caplog: pytest.LogCaptureFixture) -> None:
+    handler = _FaultyHandler()
+    uas = await SipUas.start(FAST, handler)
+    r = Rig(uas, handler, await UdpPeer.open(), await UdpPeer.open())
+    try:
+        dialog = r.dialog()
+        await r.establish(dialog)
+        dialog.next("INFO", body=b"Signal=1\r\n", content_type="application/dtmf-relay")
+        assert (await r.sip.response()).status == 200
+        dialog.next("BYE")
+        assert (await r.sip.response()).status == 200
+        await handler.wait_for(lambda: handler.ended)
+        assert handler.digits == ["1"]
+        failures = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert failures == ["call handler on_call_started failed", "call handler on_dtmf failed"]
+    finally:
+        await uas.close(bye_timeout=0.1)
         r.sip.close()
         r.rtp.close()

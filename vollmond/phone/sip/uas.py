@@ -256,6 +256,14 @@ class SipUas(asyncio.DatagramProtocol):
         if self._transport is not None:
             self._transport.close()
 
+    @staticmethod
+    def _notify(callback: Callable[..., None], *args: object) -> None:
+        """Call the application; its bugs are logged, never allowed to corrupt SIP state."""
+        try:
+            callback(*args)
+        except Exception:
+            log.exception("call handler %s failed", getattr(callback, "__name__", callback))
+
     # --- transport -------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -397,15 +405,21 @@ class SipUas(asyncio.DatagramProtocol):
 
         def on_audio(samples: Int16Array) -> None:
             if call_holder and call_holder[0].state is CallState.CONFIRMED:
-                self.handler.on_audio(call_holder[0], samples)
+                self._notify(self.handler.on_audio, call_holder[0], samples)
 
         def on_digit(digit: str) -> None:
             if call_holder and call_holder[0].state is CallState.CONFIRMED:
-                self.handler.on_dtmf(call_holder[0], digit)
+                self._notify(self.handler.on_dtmf, call_holder[0], digit)
 
-        media = await RtpEndpoint.open(
-            self.config.host, self._media_params(chosen), on_audio, on_digit
-        )
+        try:
+            media = await RtpEndpoint.open(
+                self.config.host, self._media_params(chosen), on_audio, on_digit
+            )
+        except OSError as exc:
+            log.error("no RTP port for call %s: %s", request.get("Call-ID"), exc)
+            if not txn.final_sent:
+                self._respond_final(txn, 503, local_tag)
+            return
         if txn.final_sent:  # CANCELled while the port was being opened
             media.close()
             return
@@ -528,7 +542,7 @@ class SipUas(asyncio.DatagramProtocol):
         if call.state is CallState.ANSWERED:
             call.state = CallState.CONFIRMED
             self._arm_call_timers(call)
-            self.handler.on_call_started(call)
+            self._notify(self.handler.on_call_started, call)
 
     def _on_reinvite(self, txn: _ServerTransaction) -> None:
         call = self._dialog_of(txn.request)
@@ -616,7 +630,7 @@ class SipUas(asyncio.DatagramProtocol):
             return
         self._respond(txn, 200)
         if call.state is CallState.CONFIRMED:
-            self.handler.on_dtmf(call, digit)
+            self._notify(self.handler.on_dtmf, call, digit)
 
     # --- call lifetime ---------------------------------------------------------------------
 
@@ -665,7 +679,7 @@ class SipUas(asyncio.DatagramProtocol):
                 txn.call = None
         call.media.close()
         if started:
-            self.handler.on_call_ended(call, reason)
+            self._notify(self.handler.on_call_ended, call, reason)
         if send_bye and answered:
             with contextlib.suppress(TimeoutError):
                 await self._send_bye(call)
