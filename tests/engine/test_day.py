@@ -15,6 +15,7 @@ from vollmond.engine.standard.types import Phase
 
 # Seats: 1, 2 evil; 3 seer; 4 doctor; 5, 6 filler.
 TABLE = "evil evil seer doctor filler filler"
+INSTANT_TABLE_7 = "evil evil seer doctor filler filler filler"
 
 
 def at(g: Scenario, phase: Phase) -> bool:
@@ -99,6 +100,29 @@ def test_nominate_only_in_the_day_phase() -> None:
     g.run("timeout; nominate 3 -> 1; timeout")
     assert at(g, Phase.VOTE)
     assert g.refused("nominate 4 -> 2") == Rej.WRONG_PHASE
+
+
+@pytest.mark.rule("D2", "D6", "S5")
+def test_a_nominee_who_dies_by_day_is_off_the_ballot_and_the_nominator_used_his_turn() -> None:
+    g = Scenario("evil evil evil hunter seer filler filler filler filler filler")
+    g.run("timeout; timeout; nominate 5 -> 1; nominate 6 -> 7; shoot 4 -> 1")
+    assert g.dead == {1}
+    assert g.refused("nominate 5 -> 2") == Rej.ALREADY_ACTED
+    g.run("timeout")
+    assert g.last(Ev.VOTING_STARTED).params["nominees"] == [7]
+    assert g.refused("vote 2 -> 1") == Rej.NOT_NOMINATED
+    g.run("vote 2,3 -> 0; vote 4 -> 7; timeout")
+    result = g.last(Ev.VOTE_RESULT)
+    assert result.params["banished"] == 7 and result.params["tally"] == {"7": 1}
+    assert g.state.last_banished == 7
+
+
+@pytest.mark.rule("D2", "D4", "S18")
+def test_when_every_nominee_died_by_day_there_is_no_vote() -> None:
+    g = Scenario(INSTANT_TABLE_7, instant_kill=True)
+    g.run("timeout; timeout; nominate 1 -> 4; instant 2 -> 4; timeout")
+    assert g.last(Ev.NO_NOMINATIONS).params == {"round": 1}
+    assert at(g, Phase.NIGHT) and g.state.last_banished is None
 
 
 # --- D3: the evening vote ----------------------------------------------------------------

@@ -15,6 +15,7 @@ from vollmond.engine.standard.types import Phase
 from vollmond.engine.standard.voting import eligible_voters
 
 INTERJECT = "interject"
+NOMINATE = "nominate"
 
 
 def _day(state: GameState) -> DayState:
@@ -31,7 +32,7 @@ def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
     if refused is not None:
         return refused
     day = _day(state)
-    if cmd.actor in day.nominations:
+    if cmd.actor in day.nominations or (cmd.actor, NOMINATE) in day.used:
         return reject(Rej.ALREADY_ACTED)
     if cmd.target in day.nominations.values():
         return reject(Rej.ALREADY_NOMINATED, target=cmd.target)
@@ -40,9 +41,9 @@ def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
 
 def nominate(tx: Tx, cmd: Nominate) -> None:
     day = _day(tx.state)
-    tx.state = replace(
-        tx.state, day=replace(day, nominations={**day.nominations, cmd.actor: cmd.target})
-    )
+    nominations = {**day.nominations, cmd.actor: cmd.target}
+    used = day.used | {(cmd.actor, NOMINATE)}  # once, even if the nominee dies (D2)
+    tx.state = replace(tx.state, day=replace(day, nominations=nominations, used=used))
     tx.emit(Ev.NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
 
 

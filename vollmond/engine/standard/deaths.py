@@ -28,7 +28,17 @@ def kill(tx: Tx, seats: Iterable[int]) -> list[int]:
     if dead:
         tx.state = replace(tx.state, deaths_this_round=tx.state.deaths_this_round + len(dead))
         end_calls_of(tx, set(dead), CallEndReason.DEATH)
+        _drop_dead_nominees(tx, set(dead))
     return dead
+
+
+def _drop_dead_nominees(tx: Tx, dead: set[int]) -> None:
+    """Someone shot or killed by day is no longer up for the vote (D3, D6)."""
+    day = tx.state.day
+    if day is None or not dead & set(day.nominations.values()):
+        return
+    kept = {by: nominee for by, nominee in day.nominations.items() if nominee not in dead}
+    tx.state = replace(tx.state, day=replace(day, nominations=kept))
 
 
 def end_calls_of(tx: Tx, seats: set[int] | None, reason: CallEndReason) -> None:
