@@ -10,6 +10,7 @@ from vollmond.phone.sdp import (
     SdpError,
     SdpParseError,
     build_answer,
+    build_offer,
     negotiate,
     parse_sdp,
 )
@@ -139,3 +140,13 @@ def test_malformed_sdp(body: bytes) -> None:
 def test_missing_connection_address() -> None:
     with pytest.raises(SdpParseError, match="connection"):
         negotiate(parse_sdp("v=0\r\no=- 1 1 IN IP4 h\r\nm=audio 1 RTP/AVP 0\r\n"))
+
+
+def test_offer_for_late_offer_calls_negotiates_with_an_answer() -> None:
+    offer = build_offer(local_address="127.0.0.1", local_port=4000, session_id=1, version=1)
+    parsed = parse_sdp(offer)
+    assert parsed.media[0].formats == ("0", "8", "101")
+    answer = OFFER.replace("9 8 0 96 101", "8 101").encode()
+    chosen = negotiate(parse_sdp(answer))
+    assert (chosen.codec, chosen.dtmf_pt) == (ALAW, 101)
+    assert negotiate(parsed).codec is ULAW

@@ -247,7 +247,7 @@ async def test_no_common_codec_gives_488(rig: Rig) -> None:
     dialog.ack(branch=header_params(resp.require("Via"))["branch"])
     dialog.cseq += 1
     dialog.to_tag = ""
-    dialog.request("INVITE")  # no SDP at all
+    dialog.request("INVITE", body=b"hello", content_type="text/plain")  # not SDP
     assert [(await rig.sip.response()).status for _ in range(2)] == [100, 488]
     assert rig.uas.calls == []
 
@@ -456,3 +456,45 @@ async def test_application_errors_do_not_break_signalling(caplog: pytest.LogCapt
         await uas.close(bye_timeout=0.1)
         r.sip.close()
         r.rtp.close()
+
+
+async def test_late_offer_answer_in_ack(rig: Rig) -> None:
+    dialog = rig.dialog()
+    dialog.request("INVITE")  # no SDP: we offer in the 200, the caller answers in the ACK
+    assert [(await rig.sip.response()).status for _ in range(2)] == [100, 180]
+    ok = await rig.sip.response()
+    assert ok.status == 200
+    assert parse_sdp(ok.body).media[0].formats == ("0", "8", "101")
+    dialog.to_tag = header_params(ok.require("To"))["tag"]
+    dialog.request(
+        "ACK",
+        body=sdp_offer(rig.rtp.port, formats="8 101"),
+        content_type="application/sdp",
+    )
+    await rig.handler.wait_for(lambda: rig.handler.started)
+    call = rig.handler.started[0]
+    assert (call.negotiated.codec, call.negotiated.dtmf_pt) == (ALAW, 101)
+    assert parse_rtp(await rig.rtp.recv_raw()).payload_type == 8
+    # A re-INVITE without SDP: again we offer, and the ACK's answer switches to PCMU.
+    dialog.next("INVITE")
+    reoffer = await rig.sip.response()
+    assert reoffer.status == 200
+    assert _sdp_version(reoffer) == _sdp_version(ok) + 1
+    dialog.request("ACK", body=sdp_offer(rig.rtp.port, formats="0"), content_type="application/sdp")
+    await asyncio.sleep(0.1)
+    while not rig.rtp.queue.empty():
+        rig.rtp.queue.get_nowait()
+    assert parse_rtp(await rig.rtp.recv_raw()).payload_type == 0
+    assert call.negotiated.dtmf_pt is None
+
+
+async def test_late_offer_without_answer_is_hung_up(rig: Rig) -> None:
+    dialog = rig.dialog()
+    dialog.request("INVITE")
+    statuses = [(await rig.sip.response()).status for _ in range(3)]
+    assert statuses == [100, 180, 200]
+    dialog.to_tag = rig.uas.calls[0].local_tag
+    dialog.ack()  # no SDP answer: the session cannot work
+    bye = await rig.sip.request()
+    assert bye.method == "BYE"
+    assert rig.handler.started == []

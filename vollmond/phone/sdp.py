@@ -279,3 +279,26 @@ def build_answer(
         lines.append("a=ptime:20")
         lines.append(f"a={_ANSWER_DIRECTION[chosen.direction]}")
     return ("\r\n".join(lines) + "\r\n").encode("ascii")
+
+
+#: Payload types we use when we make the offer (late offer: INVITE or re-INVITE without SDP).
+OFFER_DTMF_PT: Final = 101
+
+
+def build_offer(*, local_address: str, local_port: int, session_id: int, version: int) -> bytes:
+    """Our own offer, for an INVITE that came without SDP: PCMU, PCMA and telephone-event."""
+    lines = [
+        "v=0",
+        f"o=vollmond {session_id} {version} IN IP4 {local_address}",
+        "s=vollmond",
+        f"c=IN IP4 {local_address}",
+        "t=0 0",
+        f"m=audio {local_port} RTP/AVP 0 8 {OFFER_DTMF_PT}",
+        "a=rtpmap:0 PCMU/8000",
+        "a=rtpmap:8 PCMA/8000",
+        f"a=rtpmap:{OFFER_DTMF_PT} telephone-event/8000",
+        f"a=fmtp:{OFFER_DTMF_PT} 0-15",
+        "a=ptime:20",
+        "a=sendrecv",
+    ]
+    return ("\r\n".join(lines) + "\r\n").encode("ascii")

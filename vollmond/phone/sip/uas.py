@@ -22,12 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, cast
 
 from vollmond.phone.dtmf import DtmfParseError, parse_info_dtmf
+from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import AudioSource, Int16Array, MediaParams, MediaTicker, RtpEndpoint
 from vollmond.phone.sdp import (
+    OFFER_DTMF_PT,
     Negotiated,
     SdpError,
     SessionDescription,
     build_answer,
+    build_offer,
     negotiate,
     parse_sdp,
 )
@@ -53,6 +56,16 @@ KNOWN_UNSUPPORTED: Final = frozenset(
 )
 _REQUIRED: Final = ("Via", "From", "To", "Call-ID", "CSeq")
 _ALLOW: Final = ("Allow", ", ".join(ALLOWED_METHODS))
+#: Media state of a late-offer call until the ACK brings the answer: nothing is sent.
+_LATE_OFFER: Final = Negotiated(
+    media_index=0,
+    remote_address="0.0.0.0",
+    remote_port=9,
+    codec=ULAW,
+    audio_pt=0,
+    dtmf_pt=OFFER_DTMF_PT,
+    direction="inactive",
+)
 
 
 class EndReason(enum.StrEnum):
@@ -129,6 +142,8 @@ class Call:
     sdp_version: int = 1
     local_cseq: int = field(default_factory=lambda: secrets.randbelow(10_000) + 1)
     invite_cseq: int = 0
+    #: We sent the offer (INVITE or re-INVITE without SDP); the answer comes in the ACK.
+    awaiting_answer: bool = False
     _hangup: Callable[[Call], None] | None = field(default=None, repr=False)
     _timers: list[asyncio.TimerHandle | asyncio.Task[None]] = field(
         default_factory=list, repr=False
@@ -378,11 +393,11 @@ class SipUas(asyncio.DatagramProtocol):
             return
         self._respond(txn, 100)
         offer = self._offer_of(request)
-        if offer is None:
-            self._respond_final(txn, 488, _new_tag(), extra=(("Warning", '399 - "SDP offer"'),))
+        if offer is None and request.body:
+            self._respond_final(txn, 488, _new_tag(), extra=(("Warning", '399 - "not SDP"'),))
             return
         try:
-            chosen = negotiate(offer)
+            chosen = negotiate(offer) if offer is not None else _LATE_OFFER
         except SdpError as exc:
             log.info("rejecting call %s: %s", request.get("Call-ID"), exc)
             self._respond_final(txn, 488, _new_tag(), extra=(("Warning", f'304 - "{exc}"'),))
@@ -397,7 +412,11 @@ class SipUas(asyncio.DatagramProtocol):
         return parse_sdp(request.body)
 
     async def _setup_call(
-        self, txn: _ServerTransaction, key: str, offer: SessionDescription, chosen: Negotiated
+        self,
+        txn: _ServerTransaction,
+        key: str,
+        offer: SessionDescription | None,
+        chosen: Negotiated,
     ) -> None:
         request = txn.request
         local_tag = _new_tag()
@@ -436,6 +455,7 @@ class SipUas(asyncio.DatagramProtocol):
             negotiated=chosen,
             media=media,
             invite_cseq=parse_cseq(request.require("CSeq"))[0],
+            awaiting_answer=offer is None,
             _hangup=self._hangup,
         )
         call_holder.append(call)
@@ -455,7 +475,15 @@ class SipUas(asyncio.DatagramProtocol):
             send=not chosen.on_hold,
         )
 
-    def _answer(self, call: Call, offer: SessionDescription) -> bytes:
+    def _answer(self, call: Call, offer: SessionDescription | None) -> bytes:
+        """Our SDP for the 200: an answer to the caller's offer, or our own offer if none."""
+        if offer is None:
+            return build_offer(
+                local_address=self.config.contact_host,
+                local_port=call.media.local_port,
+                session_id=int(call.local_tag, 16) % 10**9,
+                version=call.sdp_version,
+            )
         return build_answer(
             offer,
             call.negotiated,
@@ -539,10 +567,28 @@ class SipUas(asyncio.DatagramProtocol):
                     asyncio.get_running_loop().call_later(
                         64 * self.config.t1, self._forget, pending
                     )
+        if call.awaiting_answer and not self._take_answer(call, ack):
+            self._spawn(self._end_call(call, EndReason.LOCAL_HANGUP, send_bye=True))
+            return
         if call.state is CallState.ANSWERED:
             call.state = CallState.CONFIRMED
             self._arm_call_timers(call)
             self._notify(self.handler.on_call_started, call)
+
+    def _take_answer(self, call: Call, ack: SipRequest) -> bool:
+        """Apply the SDP answer carried by an ACK; False if there is none we can use."""
+        call.awaiting_answer = False
+        try:
+            answer = self._offer_of(ack)
+            if answer is None:
+                log.warning("ACK for call %s carries no SDP answer", call.call_id)
+                return False
+            call.negotiated = negotiate(answer)
+        except SdpError as exc:
+            log.warning("unusable SDP answer in ACK for call %s: %s", call.call_id, exc)
+            return False
+        call.media.update(self._media_params(call.negotiated))
+        return True
 
     def _on_reinvite(self, txn: _ServerTransaction) -> None:
         call = self._dialog_of(txn.request)
@@ -559,28 +605,15 @@ class SipUas(asyncio.DatagramProtocol):
             self._respond_final(txn, 488, call.local_tag, extra=(("Warning", f'304 - "{exc}"'),))
             return
         call.sdp_version += 1
+        call.awaiting_answer = offer is None
         call.remote_target = header_uri(txn.request.get("Contact") or f"<{call.remote_target}>")
-        body = self._answer(call, offer or self._own_offer(call))
+        body = self._answer(call, offer)
         self._respond_final(
             txn,
             200,
             call.local_tag,
             extra=(self._contact(), _ALLOW, ("Content-Type", "application/sdp")),
             body=body,
-        )
-
-    @staticmethod
-    def _own_offer(call: Call) -> SessionDescription:
-        """For a re-INVITE without SDP: describe the current session as if re-offered."""
-        n = call.negotiated
-        pts = f"{n.audio_pt}" + (f" {n.dtmf_pt}" if n.dtmf_pt is not None else "")
-        rtpmap = f"a=rtpmap:{n.audio_pt} {n.codec.name}/8000\r\n"
-        if n.dtmf_pt is not None:
-            rtpmap += f"a=rtpmap:{n.dtmf_pt} telephone-event/8000\r\n"
-        return parse_sdp(
-            f"v=0\r\no=- 0 0 IN IP4 {n.remote_address}\r\ns=-\r\n"
-            f"c=IN IP4 {n.remote_address}\r\nt=0 0\r\n"
-            f"m=audio {n.remote_port} RTP/AVP {pts}\r\n{rtpmap}"
         )
 
     # --- CANCEL, BYE, INFO -----------------------------------------------------------------
