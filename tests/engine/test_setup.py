@@ -383,11 +383,12 @@ def test_deck_is_filled_with_the_filler_role() -> None:
 @pytest.mark.rule("W8", "S10")
 def test_deck_is_cut_from_the_back_and_twins_stay_in_pairs() -> None:
     # Starter: evil, evil, seer, knight, twin, twin, vote-giver.
+    # A cut keeps evil at most max(1, (players - 1) // 3): one evil card at 5 and 6 players.
     six = Table(GameOptions(players=6, deck=DeckId.STARTER))
-    assert roles_of(six.state) == counts(evil=2, seer=1, knight=1, twin=2)
+    assert roles_of(six.state) == counts(evil=1, seer=1, knight=1, twin=2, filler=1)
     five = Table(GameOptions(players=5, deck=DeckId.STARTER))
     # Cut to five, one twin would be left alone: he becomes a filler.
-    assert roles_of(five.state) == counts(evil=2, seer=1, knight=1, filler=1)
+    assert roles_of(five.state) == counts(evil=1, seer=1, knight=1, filler=2)
     cauldron = Table(GameOptions(players=7, deck=DeckId.CAULDRON))
     assert roles_of(cauldron.state) == counts(
         evil=2, seer=1, witch=1, defector=1, doctor=1, filler=1
@@ -430,7 +431,21 @@ def test_custom_deck_is_filled_and_cut_too() -> None:
     assert roles_of(table.state) == counts(evil=1, seer=1, filler=5)
     long = ((R.EVIL, 2), (R.SEER, 1), (R.WITCH, 1), (R.HUNTER, 1), (R.FOX, 1))
     table = Table(GameOptions(players=4, deck=DeckId.CUSTOM, custom_roles=long))
+    assert roles_of(table.state) == counts(evil=1, seer=1, witch=1, filler=1)
+    # Not cut, the founder's choice stands, however many evil it lists.
+    exact = ((R.EVIL, 2), (R.SEER, 1), (R.WITCH, 1))
+    table = Table(GameOptions(players=4, deck=DeckId.CUSTOM, custom_roles=exact))
     assert roles_of(table.state) == counts(evil=2, seer=1, witch=1)
+
+
+@pytest.mark.rule("W8")
+@pytest.mark.parametrize("deck", [d for d in DeckId if d not in (DeckId.AUTO, DeckId.CUSTOM)])
+def test_a_cut_deck_never_hands_evil_a_majority(deck: DeckId) -> None:
+    for players in range(4, 13):
+        table = Table(GameOptions(players=players, deck=deck))
+        evil = roles_of(table.state)["evil"]
+        assert 1 <= evil
+        assert evil * 2 < players, (deck, players, evil)
 
 
 # --- Options that cannot make a game ------------------------------------------------------

@@ -46,6 +46,7 @@ class Ev(StrEnum):
     CALL_MODE_CHANGED = "call_mode_changed"
     SEANCE_OPENED = "seance_opened"
     CHAT = "chat"
+    PLAYER_LEFT = "player_left"
     GAME_OVER = "game_over"
 
 

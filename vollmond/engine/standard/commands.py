@@ -69,6 +69,13 @@ class Say:
 
 
 @dataclass(frozen=True, slots=True)
+class Leave:
+    """A player leaves the game for good (or the service removes an idle one)."""
+
+    actor: int
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseTimeout:
     """Sent by the runtime's timer; stale timers (older phase) are refused."""
 

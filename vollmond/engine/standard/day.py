@@ -8,11 +8,10 @@ from vollmond.engine.core import Audience, Rejection
 from vollmond.engine.standard.abilities.base import living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import FloorTimeout, Interject, Nominate, Vote
-from vollmond.engine.standard.phases import end_vote
+from vollmond.engine.standard.progress import advance_if_complete
 from vollmond.engine.standard.state import DayState, GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase
-from vollmond.engine.standard.voting import eligible_voters
 
 INTERJECT = "interject"
 NOMINATE = "nominate"
@@ -66,8 +65,7 @@ def vote(tx: Tx, cmd: Vote) -> None:
     day = replace(day, votes={**day.votes, cmd.actor: cmd.target})
     tx.state = replace(tx.state, day=day)
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
-    if eligible_voters(tx.state, day) <= day.votes.keys():
-        end_vote(tx)
+    advance_if_complete(tx)
 
 
 def check_interject(state: GameState, cmd: Interject) -> Rejection | None:

@@ -91,12 +91,25 @@ def fit(cards: tuple[RoleId, ...], players: int) -> tuple[RoleId, ...]:
     """W8: fill with the filler role or cut from the back; keep one evil; twins in pairs."""
     fitted = list(cards[:players])
     fitted += [R.FILLER] * (players - len(fitted))
+    if len(cards) > players:
+        _cap_evil(fitted, max_evil_after_cut(players))
     if not any(spec(c).counts_for_evil_majority for c in fitted):
         fitted[_last_replaceable(fitted)] = R.EVIL
     # After the evil card: a deck of only twins gives one up to evil and must pair up again.
     if sum(1 for c in fitted if c is R.TWIN) % 2:
         fitted[max(i for i, c in enumerate(fitted) if c is R.TWIN)] = R.FILLER
     return tuple(fitted)
+
+
+def max_evil_after_cut(players: int) -> int:
+    """A cut deck keeps the evil team well short of a majority (see docs/decisions.md)."""
+    return max(1, (players - 1) // 3)
+
+
+def _cap_evil(cards: list[RoleId], limit: int) -> None:
+    evil = [i for i, c in enumerate(cards) if spec(c).counts_for_evil_majority]
+    for i in evil[limit:]:
+        cards[i] = R.FILLER
 
 
 def _last_replaceable(cards: list[RoleId]) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vollmond.engine.core import Audience, Rejection, Result, Rng
-from vollmond.engine.standard import calls, chat, day
+from vollmond.engine.standard import calls, chat, day, leaving
 from vollmond.engine.standard.abilities.base import reject
 from vollmond.engine.standard.abilities.night import initial_memory
 from vollmond.engine.standard.codes import Ev, Rej
@@ -26,6 +26,7 @@ from vollmond.engine.standard.commands import (
     FloorTimeout,
     HangUp,
     Interject,
+    Leave,
     Nominate,
     PhaseTimeout,
     PlaceCall,
@@ -37,17 +38,12 @@ from vollmond.engine.standard.commands import (
 )
 from vollmond.engine.standard.decks import deal_cards
 from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions
-from vollmond.engine.standard.phases import (
-    has_vagabond,
-    on_timeout,
-    reveal_bonds,
-    start_main_step,
-    start_night,
-)
+from vollmond.engine.standard.phases import has_vagabond, on_timeout, reveal_bonds, start_night
+from vollmond.engine.standard.progress import advance_if_complete
 from vollmond.engine.standard.queries import spec_of
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
-from vollmond.engine.standard.types import ActionKind, DeckId, NightStep, Phase, RoleId
+from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
 
 StdResult = Result[GameState, TimerCommand]
 
@@ -133,29 +129,13 @@ def _use_ability(tx: Tx, cmd: UseAbility) -> None:
     if cmd.kind not in _ANNOUNCED_BY_OWN_EVENT:
         tx.emit(Ev.ACTION_CONFIRMED, Audience.to(cmd.actor), kind=cmd.kind.value, target=cmd.target)
     ability.perform(tx, actor, cmd.target)
-    night = tx.state.night
-    if (
-        tx.state.phase is Phase.NIGHT
-        and night is not None
-        and night.step is NightStep.STEAL
-        and _all_stole(tx.state)
-    ):
-        start_main_step(tx)
+    if cmd.kind is ActionKind.STEAL:
+        advance_if_complete(tx)
 
 
 _ANNOUNCED_BY_OWN_EVENT = frozenset(
     {ActionKind.SHOOT, ActionKind.INSTANT_KILL, ActionKind.TRANSFER_VOTE, ActionKind.CHECK}
 )
-
-
-def _all_stole(state: GameState) -> bool:
-    night = state.night
-    assert night is not None
-    return all(
-        night.acted(p.seat, ActionKind.STEAL)
-        for p in state.living()
-        if spec_of(p).ability(ActionKind.STEAL) is not None
-    )
 
 
 def _check_phase_timeout(state: GameState, cmd: PhaseTimeout) -> Rejection | None:
@@ -186,6 +166,7 @@ _HANDLERS: dict[type, _Handler] = {
     HangUp: _Handler(calls.check_hang_up, calls.hang_up, needs_living_actor=False),
     ToggleCallMode: _Handler(calls.check_toggle, calls.toggle),
     Say: _Handler(chat.check_say, chat.say, needs_living_actor=False),
+    Leave: _Handler(leaving.check_leave, leaving.leave),
     PhaseTimeout: _Handler(_check_phase_timeout, _phase_timeout, timer=True),
     CallTimeout: _Handler(calls.check_timeout, calls.timeout, timer=True),
     FloorTimeout: _Handler(day.check_floor_timeout, day.release_floor, timer=True),

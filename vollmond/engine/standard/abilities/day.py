@@ -8,13 +8,12 @@ from vollmond.engine.core import Audience, Rejection
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.deaths import death_list, kill
-from vollmond.engine.standard.phases import end_vote
+from vollmond.engine.standard.progress import advance_if_complete
 from vollmond.engine.standard.queries import in_night_room
 from vollmond.engine.standard.state import DayState, GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Phase
 from vollmond.engine.standard.victory import settle
-from vollmond.engine.standard.voting import eligible_voters
 
 HUNTER_TWO_BULLETS_FROM = 12
 
@@ -125,6 +124,4 @@ class TransferVote(_DayAbility):
         )
         tx.emit(Ev.VOTE_TRANSFERRED, Audience.to(actor.seat, target), giver=actor.seat, to=target)
         # A giver who hands his vote over during the vote was the last one it waited for.
-        day = _day(tx.state)
-        if tx.state.phase is Phase.VOTE and eligible_voters(tx.state, day) <= day.votes.keys():
-            end_vote(tx)
+        advance_if_complete(tx)
