@@ -106,6 +106,7 @@ PlayerCommand = (
     | HangUp
     | ToggleCallMode
     | Say
+    | Leave
 )
 TimerCommand = PhaseTimeout | CallTimeout | FloorTimeout
 Command = PlayerCommand | TimerCommand
