@@ -2,8 +2,12 @@
 
 It answers INVITE with 100/180/200 and an SDP answer, retransmits final INVITE responses with
 T1 doubling until the ACK arrives (Timers G/H), keeps non-INVITE responses for retransmitted
-requests (Timer J), and handles ACK, BYE, CANCEL (200 + 487), OPTIONS, INFO (DTMF) and
-re-INVITE. It has no game logic: an application implements :class:`CallHandler`.
+requests (Timer J), and handles ACK, BYE, CANCEL (200 + 487), OPTIONS, INFO (DTMF),
+re-INVITE and late offers (no SDP in the INVITE: we offer, the ACK answers). It has no game
+logic: an application implements :class:`CallHandler`.
+
+In-dialog requests we send (BYE) go to the first Record-Route entry or the Contact when those
+name an IP address, else back to where the INVITE came from: behind Kamailio that is the proxy.
 
 A datagram that does not parse, or lacks the headers a response needs, is logged and dropped;
 every call's state lives in its own :class:`Call`, so one bad packet cannot affect others.
