@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,6 +18,8 @@ from vollmond.sim import PlayedGame, play_game, summarise
 from vollmond.worlds import get_world, world_ids
 
 app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
+admin = typer.Typer(help="Operator tasks.")
+app.add_typer(admin, name="admin")
 
 
 @app.callback()
@@ -90,3 +93,53 @@ def simulate(
         f"average rounds {report.rounds:.2f} · {report.commands} commands · "
         f"{per_second:.1f} games/s"
     )
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to bind [VOLLMOND_HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port [VOLLMOND_PORT].")] = None,
+    sip_port: Annotated[int | None, typer.Option(help="SIP/UDP port [VOLLMOND_SIP_PORT].")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Data directory, SQLite by default [VOLLMOND_DATA_DIR].")
+    ] = None,
+) -> None:
+    """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
+    import uvicorn  # noqa: PLC0415 - only the server needs it
+
+    from vollmond.service.config import Settings  # noqa: PLC0415
+    from vollmond.service.logs import configure_logging  # noqa: PLC0415
+    from vollmond.service.web.app import create_app  # noqa: PLC0415
+
+    settings = Settings.from_env(host=host, port=port, sip_port=sip_port, data_dir=data_dir)
+    configure_logging()
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        ws_max_size=8192,
+    )
+
+
+@admin.command("create-admin")
+def create_admin_command(
+    name: Annotated[str, typer.Argument(help="Account name.")],
+    password: Annotated[str, typer.Option(prompt=True, hide_input=True)],
+    data_dir: Annotated[Path | None, typer.Option(help="Data directory.")] = None,
+) -> None:
+    """Create the first admin account (or another one)."""
+    import asyncio  # noqa: PLC0415
+
+    from vollmond.service.config import Settings  # noqa: PLC0415
+    from vollmond.store import create_admin, open_store  # noqa: PLC0415
+
+    settings = Settings.from_env(data_dir=data_dir)
+
+    async def run() -> int:
+        async with open_store(settings.database()) as sessions:
+            account = await create_admin(sessions, name, password)
+            return account.id
+
+    account_id = asyncio.run(run())
+    Console().print(f"admin {name!r} created (account {account_id})")

@@ -5,6 +5,7 @@ from vollmond.store.models.base import Base
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
+from vollmond.store.models.seats import SeatRow
 
 __all__ = [
     "AccountRow",
@@ -19,4 +20,5 @@ __all__ = [
     "PhoneIdentityRow",
     "PremiumRow",
     "Role",
+    "SeatRow",
 ]

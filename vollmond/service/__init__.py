@@ -1,0 +1,1 @@
+"""The running service: game actors, the hub, the web app and (later) the telephone."""

@@ -1,0 +1,271 @@
+"""One asyncio task per running game (DESIGN §3).
+
+The actor owns the game's state. Commands queue up and are applied one at a time; each
+accepted command is appended to the command log, its events to the event log, and only then
+are the events sent to the subscribers whose audience includes them. Timers are persisted
+with absolute deadlines in the command log, so a restarted server resumes every game with
+the same state and the same timers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+
+from vollmond.engine.core import Audience, AudienceKind, Event, Rejection, Timer, Viewer
+from vollmond.engine.standard import GameOptions, GameState, apply, new_game, validate
+from vollmond.engine.standard.commands import Command, TimerCommand
+from vollmond.engine.standard.replay import rng_for
+from vollmond.engine.standard.types import Phase
+from vollmond.engine.standard.view import view
+from vollmond.service.codec import decode_command, encode_command
+from vollmond.store import (
+    NewEvent,
+    Sessions,
+    append_commands,
+    append_events,
+    next_event_seq,
+    read_commands,
+    read_events,
+)
+
+log = structlog.get_logger(__name__)
+
+Clock = Callable[[], float]
+
+
+class Subscriber(Protocol):
+    """A connected client of one game (browser socket, phone line, bot)."""
+
+    viewer: Viewer
+
+    def deliver(self, seq: int, event: Event) -> None:
+        """Called with every event the viewer may receive, in log order; must not block."""
+
+    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+        """Called after each accepted command, so the client may refresh its view."""
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    first_seq: int
+    events: tuple[Event, ...]
+
+
+class GameClosedError(RuntimeError):
+    """The game's actor has stopped (the game ended, or the server is shutting down)."""
+
+
+def _entry(command: Command | None, timers: Sequence[Timer[TimerCommand]], now: float) -> Any:
+    return {
+        "command": encode_command(command) if command is not None else None,
+        "timers": [
+            {"due": now + timer.delay_s, "command": encode_command(timer.command)}
+            for timer in timers
+        ],
+    }
+
+
+def _event_row(event: Event) -> NewEvent:
+    return NewEvent(event.code, dict(event.params), event.audience.to_json())
+
+
+class GameActor:
+    def __init__(
+        self,
+        game_id: str,
+        options: GameOptions,
+        seed: int,
+        sessions: Sessions,
+        *,
+        clock: Clock = time.time,
+    ) -> None:
+        self.game_id = game_id
+        self.options = options
+        self.seed = seed
+        self.sessions = sessions
+        self.clock = clock
+        self.state: GameState | None = None
+        self.commands_applied = 0
+        self.next_event_seq = 1
+        self.subscribers: set[Subscriber] = set()
+        self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Rejection | Accepted]]] = (
+            asyncio.Queue()
+        )
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self.finished = asyncio.Event()
+
+    # -- life cycle ------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Deal and open night 1 of a new game."""
+        result = new_game(self.options, rng_for(self.seed, 0))
+        now = self.clock()
+        await append_commands(self.sessions, self.game_id, 1, [_entry(None, result.timers, now)])
+        await append_events(self.sessions, self.game_id, 1, [_event_row(e) for e in result.events])
+        self.state = result.state
+        self.next_event_seq = 1 + len(result.events)
+        self._schedule([(now + t.delay_s, t.command) for t in result.timers])
+        self._launch()
+
+    async def resume(self) -> None:
+        """Rebuild the state from the command log; repair an event log cut short by a crash."""
+        entries = await read_commands(self.sessions, self.game_id)
+        if not entries:
+            await self.start()
+            return
+        result = new_game(self.options, rng_for(self.seed, 0))
+        state = result.state
+        events: list[Event] = list(result.events)
+        timers: list[tuple[float, TimerCommand]] = []
+        for index, entry in enumerate(entries):
+            data = entry.command
+            assert isinstance(data, dict)
+            raw = data.get("command")
+            if raw is not None:
+                command = decode_command(raw)
+                outcome = apply(state, command, rng_for(self.seed, index))
+                if isinstance(outcome, Rejection):
+                    raise RuntimeError(f"log of {self.game_id} diverges at {entry.seq}")
+                state = outcome.state
+                events.extend(outcome.events)
+            for timer in data.get("timers", []):
+                decoded = decode_command(timer["command"])
+                timers.append((float(timer["due"]), decoded))  # type: ignore[arg-type]
+        self.commands_applied = len(entries) - 1
+        stored = await next_event_seq(self.sessions, self.game_id) - 1
+        if stored < len(events):
+            missing = events[stored:]
+            await append_events(
+                self.sessions, self.game_id, stored + 1, [_event_row(e) for e in missing]
+            )
+            log.warning("event_log_repaired", game=self.game_id, events=len(missing))
+        self.state = state
+        self.next_event_seq = len(events) + 1
+        live = [(due, cmd) for due, cmd in timers if validate(state, cmd) is None]
+        self._schedule(live)
+        self._launch()
+
+    def _launch(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"game:{self.game_id}")
+        if self.state is not None and self.state.phase is Phase.OVER:
+            self.finished.set()
+
+    async def stop(self) -> None:
+        self._closed = True
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        while not self._queue.empty():
+            _, future = self._queue.get_nowait()
+            if not future.done():
+                future.set_exception(GameClosedError(self.game_id))
+
+    # -- commands --------------------------------------------------------------------------
+    async def submit(self, command: Command) -> Rejection | Accepted:
+        """Queue a command; resolves once it was applied, persisted and sent out."""
+        if self._closed:
+            raise GameClosedError(self.game_id)
+        future: asyncio.Future[Rejection | Accepted] = asyncio.get_running_loop().create_future()
+        await self._queue.put((command, future))
+        return await future
+
+    async def _run(self) -> None:
+        while True:
+            command, future = await self._queue.get()
+            try:
+                outcome = await self._apply(command)
+            except Exception as exc:  # a store failure must not kill the game's task silently
+                log.exception("command_failed", game=self.game_id)
+                if not future.done():
+                    future.set_exception(exc)
+                continue
+            if not future.done():
+                future.set_result(outcome)
+
+    async def _apply(self, command: Command) -> Rejection | Accepted:
+        state = self.state
+        assert state is not None
+        index = self.commands_applied + 1
+        outcome = apply(state, command, rng_for(self.seed, index))
+        if isinstance(outcome, Rejection):
+            return outcome
+        now = self.clock()
+        await append_commands(
+            self.sessions, self.game_id, index + 1, [_entry(command, outcome.timers, now)]
+        )
+        first = self.next_event_seq
+        await append_events(
+            self.sessions, self.game_id, first, [_event_row(e) for e in outcome.events]
+        )
+        self.commands_applied = index
+        self.next_event_seq = first + len(outcome.events)
+        self.state = outcome.state
+        self._schedule([(now + t.delay_s, t.command) for t in outcome.timers])
+        self._fan_out(
+            first, outcome.events, phase_changed=state.phase_seq != outcome.state.phase_seq
+        )
+        if outcome.state.phase is Phase.OVER:
+            self.finished.set()
+        return Accepted(first, outcome.events)
+
+    # -- timers ----------------------------------------------------------------------------
+    def _schedule(self, timers: Iterable[tuple[float, TimerCommand]]) -> None:
+        loop = asyncio.get_running_loop()
+        now = self.clock()
+        for due, command in sorted(timers, key=lambda t: t[0]):
+            handle = loop.call_later(max(0.0, due - now), self._fire, command)
+            self._timers.add(handle)
+
+    def _fire(self, command: TimerCommand) -> None:
+        if self._closed:
+            return
+        self._timers = {h for h in self._timers if not h.cancelled() and h.when() > 0}
+        asyncio.get_running_loop().create_task(self._fire_async(command))
+
+    async def _fire_async(self, command: TimerCommand) -> None:
+        with contextlib.suppress(GameClosedError):
+            await self.submit(command)
+
+    # -- fan-out ---------------------------------------------------------------------------
+    def _fan_out(self, first_seq: int, events: Sequence[Event], *, phase_changed: bool) -> None:
+        state = self.state
+        assert state is not None
+        for subscriber in list(self.subscribers):
+            for offset, event in enumerate(events):
+                if event.audience.includes(subscriber.viewer):
+                    subscriber.deliver(first_seq + offset, event)
+            subscriber.state_changed(state, phase_changed)
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.add(subscriber)
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.discard(subscriber)
+
+    def view_for(self, viewer: Viewer) -> dict[str, Any]:
+        assert self.state is not None
+        return dict(view(self.state, viewer))
+
+    async def history_for(self, viewer: Viewer, after_seq: int = 0) -> list[tuple[int, Event]]:
+        """Events the viewer may see since `after_seq`, read from the log (for reconnects)."""
+        out: list[tuple[int, Event]] = []
+        for stored in await read_events(self.sessions, self.game_id, after_seq):
+            raw = stored.audience
+            assert isinstance(raw, dict)
+            audience = Audience(AudienceKind(raw["kind"]), frozenset(raw.get("seats", ())))
+            if audience.includes(viewer):
+                payload = stored.payload if isinstance(stored.payload, dict) else {}
+                out.append((stored.seq, Event(stored.kind, audience, payload)))
+        return out

@@ -1,0 +1,48 @@
+"""Service settings: command-line options override environment variables override defaults."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vollmond.service.policy import Policy
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    sip_port: int = 5060
+    data_dir: Path = Path("data")
+    database_url: str | None = None
+    policy: Policy = field(default_factory=Policy)
+
+    @staticmethod
+    def from_env(**overrides: object) -> Settings:
+        env = os.environ
+        values: dict[str, object] = {
+            "host": env.get("VOLLMOND_HOST", "127.0.0.1"),
+            "port": int(env.get("VOLLMOND_PORT", "8080")),
+            "sip_port": int(env.get("VOLLMOND_SIP_PORT", "5060")),
+            "data_dir": Path(env.get("VOLLMOND_DATA_DIR", "data")),
+            "database_url": env.get("DATABASE_URL") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return Settings(**values)  # type: ignore[arg-type]
+
+    def secret_key(self) -> str:
+        """The key that signs session cookies; made once and kept in the data directory."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        path = self.data_dir / "secret.key"
+        if not path.exists():
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def database(self) -> str:
+        if self.database_url:
+            return self.database_url
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'vollmond.sqlite3').resolve()}"

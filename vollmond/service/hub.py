@@ -1,0 +1,320 @@
+"""The hub: every game on this node — founding, the lobby, starting, and the running actors.
+
+Channels (web, phone, bots) talk to the hub; the hub talks to the store and the actors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from vollmond.engine.core import Rejection
+from vollmond.engine.standard import Command, GameOptions, Leave
+from vollmond.engine.standard.options import MIN_PLAYERS
+from vollmond.engine.standard.types import DeckId, Phase
+from vollmond.service.actor import Accepted, GameActor
+from vollmond.service.codec import options_from_json
+from vollmond.service.policy import Policy, SizeNotAllowedError, Standing, unlock_private_size
+from vollmond.store import (
+    Game,
+    Sessions,
+    create_game,
+    credit_balance,
+    credit_change,
+    get_game,
+    has_premium,
+    karma_total,
+    list_games,
+    set_game_status,
+)
+from vollmond.store.games import SEED_MAX
+from vollmond.store.models import GameStatus
+from vollmond.store.seats import (
+    Seat,
+    add_seat,
+    list_seats,
+    number_houses,
+    remove_seat,
+    seat_by_token,
+)
+from vollmond.worlds import world_ids
+
+log = structlog.get_logger(__name__)
+
+INVITATION_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+INVITATION_LENGTH = 10
+
+
+class LobbyError(Exception):
+    """A lobby request that cannot be granted; `code` is shown to the user."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(message or code)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Founded:
+    game: Game
+    invitation_code: str | None
+    seat: Seat | None
+    token: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    game_id: str
+    seat: Seat
+    token: str
+    started: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    game: Game
+    size: int
+    seats: list[Seat]
+    phase: str | None
+
+    def to_json(self, *, include_names: bool = True) -> dict[str, Any]:
+        return {
+            "id": self.game.id,
+            "world": self.game.world,
+            "status": self.game.status.value,
+            "private": self.game.private,
+            "size": self.size,
+            "taken": len(self.seats),
+            "free": max(0, self.size - len(self.seats)),
+            "phase": self.phase,
+            "deck": self.game.options.get("engine", {}).get("deck"),
+            "players": [
+                {"name": s.name, "channel": s.channel, "house": s.house} for s in self.seats
+            ]
+            if include_names
+            else [],
+        }
+
+
+def new_invitation_code() -> str:
+    """Unguessable: 10 symbols of 32 = 50 bits, and attempts are rate-limited."""
+    return "".join(secrets.choice(INVITATION_ALPHABET) for _ in range(INVITATION_LENGTH))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Hub:
+    def __init__(self, sessions: Sessions, policy: Policy | None = None) -> None:
+        self.sessions = sessions
+        self.policy = policy or Policy()
+        self.actors: dict[str, GameActor] = {}
+        self._lock = asyncio.Lock()
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    # -- start and stop --------------------------------------------------------------------
+    async def boot(self) -> None:
+        """Resume every running game from its log (after a restart or a crash)."""
+        for game in await list_games(self.sessions, statuses=(GameStatus.RUNNING,)):
+            actor = GameActor(game.id, self.engine_options(game), game.seed, self.sessions)
+            await actor.resume()
+            self._adopt(actor)
+            log.info("game_resumed", game=game.id, phase=actor.state and actor.state.phase.value)
+
+    async def close(self) -> None:
+        for task in self._watchers:
+            task.cancel()
+        for actor in list(self.actors.values()):
+            await actor.stop()
+        self.actors.clear()
+
+    def _adopt(self, actor: GameActor) -> None:
+        self.actors[actor.game_id] = actor
+        task = asyncio.create_task(self._watch(actor))
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+
+    async def _watch(self, actor: GameActor) -> None:
+        await actor.finished.wait()
+        await set_game_status(self.sessions, actor.game_id, GameStatus.FINISHED)
+        log.info("game_finished", game=actor.game_id)
+
+    # -- founding --------------------------------------------------------------------------
+    @staticmethod
+    def engine_options(game: Game) -> GameOptions:
+        return options_from_json(game.options["engine"])
+
+    async def found(
+        self,
+        options: GameOptions,
+        *,
+        private: bool,
+        host_account_id: int | None,
+        host_name: str | None = None,
+        channel: str = "web",
+    ) -> Founded:
+        """W3/P1/P2: check the founding options against the operators' bounds, charge credit
+        for a large private round, store the game and seat the host."""
+        if options.world not in world_ids():
+            raise LobbyError("unknown_world")
+        if not self.policy.min_players <= options.players <= self.policy.max_players:
+            raise LobbyError("size_out_of_range")
+        if options.deck is DeckId.CUSTOM and channel != "web":
+            raise LobbyError("custom_deck_web_only")
+        bounds = self.policy.calls
+        if (
+            options.calls.max_duration_s > bounds.max_duration_s
+            or options.calls.per_night > bounds.max_per_night
+        ):
+            raise LobbyError("call_settings_out_of_bounds")
+        charge = 0
+        if private:
+            standing = await self._standing(host_account_id)
+            try:
+                unlock = unlock_private_size(self.policy, options.players, standing)
+            except SizeNotAllowedError as exc:
+                raise LobbyError("private_size_locked", str(exc)) from exc
+            charge = unlock.charge
+        code = new_invitation_code() if private else None
+        game = await create_game(
+            self.sessions,
+            world=options.world,
+            options={"engine": dict(options.to_json()), "size": options.players, "charge": charge},
+            seed=secrets.randbelow(SEED_MAX),
+            invitation_code=code,
+            host_account_id=host_account_id,
+        )
+        if charge and host_account_id is not None:
+            await credit_change(
+                self.sessions,
+                host_account_id,
+                -charge,
+                f"large private round ({options.players} seats)",
+                game_id=game.id,
+            )
+        seat = token = None
+        if host_name is not None:
+            joined = await self.join(
+                game.id, account_id=host_account_id, name=host_name, channel=channel
+            )
+            seat, token = joined.seat, joined.token
+        return Founded(game, code, seat, token)
+
+    async def _standing(self, account_id: int | None) -> Standing:
+        if account_id is None:
+            return Standing(premium=False, karma=0, credit=0)
+        return Standing(
+            premium=await has_premium(self.sessions, account_id, _now()),
+            karma=await karma_total(self.sessions, account_id),
+            credit=await credit_balance(self.sessions, account_id),
+        )
+
+    # -- lobby -----------------------------------------------------------------------------
+    async def table(self, game_id: str) -> TableInfo:
+        game = await get_game(self.sessions, game_id)
+        seats = await list_seats(self.sessions, game_id)
+        actor = self.actors.get(game_id)
+        phase = actor.state.phase.value if actor is not None and actor.state else None
+        return TableInfo(game, int(game.options.get("size", len(seats))), seats, phase)
+
+    async def public_tables(self, world: str | None = None) -> list[TableInfo]:
+        games = await list_games(
+            self.sessions,
+            statuses=(GameStatus.LOBBY, GameStatus.RUNNING),
+            world=world,
+            include_private=False,
+        )
+        return [await self.table(g.id) for g in games]
+
+    async def join(
+        self, game_id: str, *, account_id: int | None, name: str, channel: str = "web"
+    ) -> Joined:
+        async with self._lock:
+            table = await self.table(game_id)
+            if table.game.status is not GameStatus.LOBBY:
+                raise LobbyError("already_started")
+            if account_id is not None and any(s.account_id == account_id for s in table.seats):
+                raise LobbyError("already_seated")
+            if len(table.seats) >= table.size:
+                raise LobbyError("table_full")
+            token = secrets.token_urlsafe(24)
+            seat = await add_seat(
+                self.sessions,
+                game_id,
+                account_id=account_id,
+                name=name,
+                channel=channel,
+                token=token,
+            )
+            full = len(table.seats) + 1 >= table.size
+        started = False
+        if full:
+            await self.start(game_id, by_account_id=None)
+            started = True
+            seat = next(s for s in await list_seats(self.sessions, game_id) if s.id == seat.id)
+        return Joined(game_id, seat, token, started)
+
+    async def leave_lobby(self, game_id: str, token: str) -> None:
+        seat = await seat_by_token(self.sessions, game_id, token)
+        if seat is None:
+            raise LobbyError("not_seated")
+        game = await get_game(self.sessions, game_id)
+        if game.status is GameStatus.LOBBY:
+            await remove_seat(self.sessions, seat.id)
+            return
+        actor = self.actors.get(game_id)
+        if actor is not None and seat.house is not None:
+            await actor.submit(Leave(seat.house))
+
+    async def start(self, game_id: str, *, by_account_id: int | None) -> GameActor:
+        """The host starts the game, or it starts when the table is full."""
+        game = await get_game(self.sessions, game_id)
+        if game.status is not GameStatus.LOBBY:
+            raise LobbyError("already_started")
+        if by_account_id is not None and game.host_account_id != by_account_id:
+            raise LobbyError("only_host_starts")
+        seats = await number_houses(self.sessions, game_id)
+        if len(seats) < MIN_PLAYERS:
+            raise LobbyError("too_few_players")
+        options = replace(self.engine_options(game), players=len(seats))
+        await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
+        actor = GameActor(game_id, options, game.seed, self.sessions)
+        await actor.start()
+        self._adopt(actor)
+        log.info("game_started", game=game_id, players=len(seats))
+        return actor
+
+    async def abort(self, game_id: str) -> None:
+        """A round that never starts: refund the founding charge (P2)."""
+        game = await get_game(self.sessions, game_id)
+        if game.status is not GameStatus.LOBBY:
+            raise LobbyError("already_started")
+        await set_game_status(self.sessions, game_id, GameStatus.ABORTED)
+        charge = int(game.options.get("charge", 0))
+        if charge and game.host_account_id is not None:
+            await credit_change(
+                self.sessions,
+                game.host_account_id,
+                charge,
+                "refund: round never started",
+                game_id=game.id,
+            )
+
+    # -- play ------------------------------------------------------------------------------
+    async def seat_for(self, game_id: str, token: str) -> Seat | None:
+        return await seat_by_token(self.sessions, game_id, token)
+
+    async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
+        actor = self.actors.get(game_id)
+        if actor is None:
+            raise LobbyError("not_running")
+        return await actor.submit(command)
+
+    def running_phase(self, game_id: str) -> Phase | None:
+        actor = self.actors.get(game_id)
+        return actor.state.phase if actor is not None and actor.state is not None else None

@@ -1,0 +1,111 @@
+"""What the operators allow (RULES glossary: "Spielleitung" = the service's operators).
+
+Founders choose within these bounds. Values come from configuration, never from a founder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS
+
+
+@dataclass(frozen=True, slots=True)
+class UnlockPath:
+    """One way to found a private round larger than the default limit (P2)."""
+
+    enabled: bool
+    max_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class CreditPath(UnlockPath):
+    cost: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class KarmaPath(UnlockPath):
+    threshold: int = 500
+
+
+@dataclass(frozen=True, slots=True)
+class CallBounds:
+    """The operators' bounds for the founder's call settings (C8)."""
+
+    max_duration_s: float = 600.0
+    max_per_night: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    private_default_max: int = 9
+    premium: UnlockPath = field(default_factory=lambda: UnlockPath(enabled=True, max_size=30))
+    credit: CreditPath = field(default_factory=lambda: CreditPath(enabled=True, max_size=20))
+    karma: KarmaPath = field(default_factory=lambda: KarmaPath(enabled=True, max_size=15))
+    calls: CallBounds = field(default_factory=CallBounds)
+    min_players: int = MIN_PLAYERS
+    max_players: int = MAX_PLAYERS
+    invitation_attempts_per_minute: int = 10
+    login_attempts_per_minute: int = 10
+    grace_s: float = 120.0
+    idle_phases_before_removal: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What the founder brings: premium or a personal grant, karma, credit."""
+
+    premium: bool
+    karma: int
+    credit: int
+
+
+class SizeNotAllowedError(ValueError):
+    """A private round larger than the founder may found."""
+
+    def __init__(self, size: int, allowed: int) -> None:
+        super().__init__(f"private rounds up to {allowed} seats; asked for {size}")
+        self.size = size
+        self.allowed = allowed
+
+
+@dataclass(frozen=True, slots=True)
+class Unlock:
+    """How a private round's size was allowed; `charge` is credit to book at founding."""
+
+    path: str
+    charge: int = 0
+
+
+def unlock_private_size(policy: Policy, size: int, standing: Standing) -> Unlock:
+    """P1/P2: up to the default size for everyone; beyond it by premium, karma, then credit
+    (the free paths first, so nobody pays who need not)."""
+    if size <= policy.private_default_max:
+        return Unlock("default")
+    if policy.premium.enabled and standing.premium and size <= policy.premium.max_size:
+        return Unlock("premium")
+    if (
+        policy.karma.enabled
+        and standing.karma >= policy.karma.threshold
+        and size <= policy.karma.max_size
+    ):
+        return Unlock("karma")
+    if (
+        policy.credit.enabled
+        and standing.credit >= policy.credit.cost
+        and size <= policy.credit.max_size
+    ):
+        return Unlock("credit", charge=policy.credit.cost)
+    allowed = max(
+        [policy.private_default_max]
+        + [
+            path.max_size
+            for path, ok in (
+                (policy.premium, standing.premium),
+                (policy.karma, standing.karma >= policy.karma.threshold),
+                (policy.credit, standing.credit >= policy.credit.cost),
+            )
+            if path.enabled and ok
+        ]
+    )
+    raise SizeNotAllowedError(size, allowed)

@@ -1,0 +1,65 @@
+"""The WebSocket protocol, version 1 (documented in docs/protocol.md).
+
+Client messages are typed msgspec structs, decoded strictly: anything malformed becomes a
+`ProtocolError` with a code, answered to that client only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE_BYTES = 4096
+
+
+class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
+    game: str
+    v: int = PROTOCOL_VERSION
+    token: str | None = None
+    spectate: bool = False
+    lang: Literal["de", "en"] = "de"
+    after: int = 0
+
+
+class CommandMessage(msgspec.Struct, tag="command", forbid_unknown_fields=True):
+    command: dict[str, Any]
+    id: int | None = None
+
+
+class Sync(msgspec.Struct, tag="sync", forbid_unknown_fields=True):
+    pass
+
+
+class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
+    pass
+
+
+ClientMessage = Hello | CommandMessage | Sync | Ping
+
+_decoder: msgspec.json.Decoder[ClientMessage] = msgspec.json.Decoder(ClientMessage)
+
+
+class ProtocolError(ValueError):
+    """A client message we cannot accept; `code` goes back to the client."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def decode_client(raw: str | bytes) -> ClientMessage:
+    data = raw.encode() if isinstance(raw, str) else raw
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ProtocolError("too_large", f"messages are limited to {MAX_MESSAGE_BYTES} bytes")
+    try:
+        return _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise ProtocolError("invalid_message", str(exc)) from exc
+    except msgspec.DecodeError as exc:
+        raise ProtocolError("malformed_json", str(exc)) from exc
+
+
+def encode(message: dict[str, Any]) -> str:
+    return msgspec.json.encode(message).decode()

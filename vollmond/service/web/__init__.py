@@ -1,0 +1,1 @@
+"""The web channel: JSON API, WebSocket, and the browser client's static files."""

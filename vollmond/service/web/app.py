@@ -1,0 +1,325 @@
+"""The ASGI application: JSON API, WebSocket, health, metrics, and the browser client."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket
+
+from vollmond.service.codec import options_from_json
+from vollmond.service.config import Settings
+from vollmond.service.hub import Hub, LobbyError
+from vollmond.service.metrics import Metrics
+from vollmond.service.web.auth import CSRF_COOKIE, Sessions
+from vollmond.service.web.connection import Connection
+from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.store import (
+    GameNotFoundError,
+    InvalidAccountNameError,
+    NameTakenError,
+    StoreError,
+    WeakPasswordError,
+    create_account,
+    get_account,
+    open_store,
+    verify_password,
+)
+from vollmond.store.games import find_game_by_invitation
+from vollmond.worlds import LANGUAGES, load_worlds
+
+log = structlog.get_logger(__name__)
+MAX_BODY_BYTES = 16 * 1024
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class Credentials(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    password: str
+
+
+class JoinByCode(msgspec.Struct, forbid_unknown_fields=True):
+    code: str
+
+
+class SeatToken(msgspec.Struct, forbid_unknown_fields=True):
+    token: str
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str = "") -> None:
+        super().__init__(message or code)
+        self.status = status
+        self.code = code
+
+
+def error_response(status: int, code: str, message: str = "") -> JSONResponse:
+    return JSONResponse({"error": code, "message": message or code}, status_code=status)
+
+
+async def read_json(request: Request, kind: type[Any]) -> Any:
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise ApiError(413, "too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes")
+    try:
+        return msgspec.json.decode(body, type=kind)
+    except msgspec.DecodeError as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from exc
+
+
+class Api:
+    """The JSON endpoints; state lives in the hub and the store, never here."""
+
+    def __init__(self, hub: Hub, sessions: Sessions, metrics: Metrics, settings: Settings) -> None:
+        self.hub = hub
+        self.sessions = sessions
+        self.metrics = metrics
+        policy = settings.policy
+        self.login_limit = RateLimiter(policy.login_attempts_per_minute, 60.0)
+        self.code_limit = RateLimiter(policy.invitation_attempts_per_minute, 60.0)
+
+    def routes(self) -> list[Route]:
+        r = self._guard
+        return [
+            Route("/api/me", r(self.me, csrf=False)),
+            Route("/api/worlds", r(self.worlds, csrf=False)),
+            Route("/api/signup", r(self.signup), methods=["POST"]),
+            Route("/api/login", r(self.login), methods=["POST"]),
+            Route("/api/logout", r(self.logout), methods=["POST"]),
+            Route("/api/games", r(self.list_games, csrf=False), methods=["GET"]),
+            Route("/api/games", r(self.found_game), methods=["POST"]),
+            Route("/api/games/{game_id}", r(self.game, csrf=False), methods=["GET"]),
+            Route("/api/games/{game_id}/join", r(self.join), methods=["POST"]),
+            Route("/api/games/{game_id}/start", r(self.start), methods=["POST"]),
+            Route("/api/games/{game_id}/leave", r(self.leave), methods=["POST"]),
+            Route("/api/join", r(self.join_by_code), methods=["POST"]),
+        ]
+
+    def _guard(self, handler: Handler, *, csrf: bool = True) -> Handler:
+        async def guarded(request: Request) -> Response:
+            if csrf and request.method == "POST" and not self.sessions.csrf_ok(request):
+                return error_response(403, "csrf", "missing or wrong X-CSRF-Token header")
+            try:
+                response = await handler(request)
+            except ApiError as exc:
+                response = error_response(exc.status, exc.code, str(exc))
+            except LobbyError as exc:
+                response = error_response(409, exc.code, str(exc))
+            except GameNotFoundError:
+                response = error_response(404, "no_such_game")
+            except StoreError as exc:
+                response = error_response(400, type(exc).__name__, str(exc))
+            self.sessions.ensure_csrf(response, request.cookies.get(CSRF_COOKIE))
+            return response
+
+        return guarded
+
+    async def _account_id(self, request: Request) -> int:
+        account_id = self.sessions.account_id(request)
+        if account_id is None:
+            raise ApiError(401, "login_required", "please sign in")
+        return account_id
+
+    def _client(self, request: Request) -> str:
+        return request.client.host if request.client else "unknown"
+
+    # -- accounts --------------------------------------------------------------------------
+    async def me(self, request: Request) -> Response:
+        account_id = self.sessions.account_id(request)
+        if account_id is None:
+            return JSONResponse({"account": None})
+        account = await get_account(self.hub.sessions, account_id)
+        return JSONResponse(
+            {"account": {"id": account.id, "name": account.name, "role": account.role.value}}
+        )
+
+    async def worlds(self, request: Request) -> Response:
+        out = []
+        for world in load_worlds().values():
+            out.append(
+                {
+                    "id": world.id,
+                    "colors": {
+                        "primary": world.colors.primary,
+                        "accent": world.colors.accent,
+                        "background": world.colors.background,
+                    },
+                    "names": {
+                        lang: {
+                            "world": world.names_in(lang).world,
+                            "place": world.names_in(lang).place,
+                            "tagline": world.names_in(lang).tagline,
+                            "roles": dict(world.names_in(lang).roles),
+                            "decks": dict(world.names_in(lang).decks),
+                        }
+                        for lang in LANGUAGES
+                    },
+                }
+            )
+        return JSONResponse({"worlds": out})
+
+    async def signup(self, request: Request) -> Response:
+        if not self.login_limit.allow("signup:" + self._client(request)):
+            raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
+        creds = await read_json(request, Credentials)
+        try:
+            account = await create_account(self.hub.sessions, creds.name, creds.password)
+        except NameTakenError as exc:
+            raise ApiError(409, "name_taken", "this name is taken") from exc
+        except (InvalidAccountNameError, WeakPasswordError) as exc:
+            raise ApiError(400, type(exc).__name__, str(exc)) from exc
+        response = JSONResponse({"account": {"id": account.id, "name": account.name}})
+        self.sessions.login(response, account.id)
+        return response
+
+    async def login(self, request: Request) -> Response:
+        if not self.login_limit.allow("login:" + self._client(request)):
+            raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
+        creds = await read_json(request, Credentials)
+        account = await verify_password(self.hub.sessions, creds.name, creds.password)
+        if account is None:
+            raise ApiError(401, "bad_credentials", "name or password is wrong")
+        response = JSONResponse({"account": {"id": account.id, "name": account.name}})
+        self.sessions.login(response, account.id)
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        response = JSONResponse({"ok": True})
+        self.sessions.logout(response)
+        return response
+
+    # -- lobby -----------------------------------------------------------------------------
+    async def list_games(self, request: Request) -> Response:
+        world = request.query_params.get("world")
+        tables = await self.hub.public_tables(world)
+        return JSONResponse({"games": [t.to_json(include_names=False) for t in tables]})
+
+    async def found_game(self, request: Request) -> Response:
+        account_id = await self._account_id(request)
+        account = await get_account(self.hub.sessions, account_id)
+        data = await read_json(request, dict[str, Any])
+        private = bool(data.pop("private", False))
+        join = bool(data.pop("join", True))
+        size = data.pop("size", None)
+        if not isinstance(size, int):
+            raise ApiError(400, "size_required", "size must be a whole number")
+        try:
+            options = options_from_json({**data, "players": size})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ApiError(400, "invalid_options", str(exc)) from exc
+        founded = await self.hub.found(
+            options,
+            private=private,
+            host_account_id=account_id,
+            host_name=account.name if join else None,
+        )
+        return JSONResponse(
+            {
+                "game": founded.game.id,
+                "invitation_code": founded.invitation_code,
+                "token": founded.token,
+            },
+            status_code=201,
+        )
+
+    async def game(self, request: Request) -> Response:
+        table = await self.hub.table(request.path_params["game_id"])
+        account_id = self.sessions.account_id(request)
+        seated = any(s.account_id == account_id for s in table.seats) if account_id else False
+        if table.game.private and not seated:
+            raise ApiError(404, "no_such_game")
+        return JSONResponse({"game": table.to_json()})
+
+    async def join(self, request: Request) -> Response:
+        account_id = await self._account_id(request)
+        game_id = request.path_params["game_id"]
+        table = await self.hub.table(game_id)
+        if table.game.private:
+            raise ApiError(404, "no_such_game")
+        return await self._join(game_id, account_id)
+
+    async def _join(self, game_id: str, account_id: int) -> Response:
+        account = await get_account(self.hub.sessions, account_id)
+        joined = await self.hub.join(game_id, account_id=account_id, name=account.name)
+        return JSONResponse(
+            {"game": game_id, "token": joined.token, "started": joined.started}, status_code=201
+        )
+
+    async def join_by_code(self, request: Request) -> Response:
+        if not self.code_limit.allow("code:" + self._client(request)):
+            raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
+        account_id = await self._account_id(request)
+        body = await read_json(request, JoinByCode)
+        game = await find_game_by_invitation(self.hub.sessions, body.code)
+        if game is None:
+            raise ApiError(404, "bad_code", "no round with this invitation code")
+        return await self._join(game.id, account_id)
+
+    async def start(self, request: Request) -> Response:
+        account_id = await self._account_id(request)
+        await self.hub.start(request.path_params["game_id"], by_account_id=account_id)
+        return JSONResponse({"ok": True})
+
+    async def leave(self, request: Request) -> Response:
+        await self._account_id(request)
+        body = await read_json(request, SeatToken)
+        await self.hub.leave_lobby(request.path_params["game_id"], body.token)
+        return JSONResponse({"ok": True})
+
+
+def create_app(settings: Settings) -> Starlette:
+    metrics = Metrics()
+    state: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with open_store(settings.database()) as store_sessions:
+            hub = Hub(store_sessions, settings.policy)
+            state["hub"] = hub
+            api = Api(hub, cookie_sessions, metrics, settings)
+            for route in api.routes():
+                app.router.routes.insert(0, route)
+            await hub.boot()
+            state["ready"] = True
+            log.info("service_ready", port=settings.port)
+            try:
+                yield
+            finally:
+                state["ready"] = False
+                await hub.close()
+
+    cookie_sessions = Sessions(settings.secret_key())
+
+    async def healthz(request: Request) -> Response:
+        if state.get("ready"):
+            return PlainTextResponse("ok")
+        return PlainTextResponse("starting", status_code=503)
+
+    async def metrics_endpoint(request: Request) -> Response:
+        hub: Hub | None = state.get("hub")
+        if hub is not None:
+            metrics.games_running.set(len(hub.actors))
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    async def websocket(ws: WebSocket) -> None:
+        await Connection(ws, state["hub"], metrics).run()
+
+    routes: list[Route | WebSocketRoute | Mount] = [
+        Route("/healthz", healthz),
+        Route("/metrics", metrics_endpoint),
+        WebSocketRoute("/ws", websocket),
+    ]
+    if STATIC_DIR.is_dir():
+        routes.append(Mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static"))
+    return Starlette(routes=routes, lifespan=lifespan)

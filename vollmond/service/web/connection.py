@@ -1,0 +1,205 @@
+"""One browser WebSocket: it subscribes to one game as a player (by seat token) or spectator.
+
+Events arrive in log order through `deliver`; views are recomputed lazily, at most once per
+burst of commands, when the outbox has drained. Everything sent comes from `view` or from
+events whose audience includes this viewer — the connection never decides secrecy itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import structlog
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from vollmond.engine.core import Event, Rejection, Viewer
+from vollmond.engine.standard import GameState
+from vollmond.i18n import render_event, render_rejection
+from vollmond.service.actor import GameActor, GameClosedError
+from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
+from vollmond.service.hub import Hub
+from vollmond.service.metrics import Metrics
+from vollmond.service.protocol import (
+    PROTOCOL_VERSION,
+    CommandMessage,
+    Hello,
+    Ping,
+    ProtocolError,
+    Sync,
+    decode_client,
+    encode,
+)
+from vollmond.worlds import World, get_world
+
+log = structlog.get_logger(__name__)
+OUTBOX_LIMIT = 1000
+
+
+class Connection:
+    def __init__(self, websocket: WebSocket, hub: Hub, metrics: Metrics) -> None:
+        self.ws = websocket
+        self.hub = hub
+        self.metrics = metrics
+        self.viewer = Viewer.spectator()
+        self.lang = "de"
+        self.world: World | None = None
+        self.actor: GameActor | None = None
+        self.seat: int | None = None
+        self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
+        self._view_dirty = asyncio.Event()
+        self._overflowed = False
+
+    # -- Subscriber ------------------------------------------------------------------------
+    def deliver(self, seq: int, event: Event) -> None:
+        assert self.world is not None
+        self._put(
+            {
+                "type": "event",
+                "seq": seq,
+                "code": event.code,
+                "params": dict(event.params),
+                "text": render_event(event, self.lang, self.world),
+            }
+        )
+
+    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+        self._view_dirty.set()
+
+    def _put(self, message: dict[str, Any]) -> None:
+        try:
+            self._outbox.put_nowait(encode(message))
+        except asyncio.QueueFull:
+            # A client too slow to read is dropped rather than slowing the game down.
+            self._overflowed = True
+
+    # -- life ------------------------------------------------------------------------------
+    async def run(self) -> None:
+        await self.ws.accept()
+        self.metrics.connected.inc()
+        writer = asyncio.create_task(self._write())
+        try:
+            while True:
+                raw = await self.ws.receive_text()
+                self.metrics.messages.inc()
+                await self._handle(raw)
+                if self._overflowed:
+                    await self.ws.close(code=1013)
+                    break
+        except WebSocketDisconnect:
+            pass
+        finally:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+            if self.actor is not None:
+                self.actor.unsubscribe(self)
+            self.metrics.connected.dec()
+
+    async def _write(self) -> None:
+        while True:
+            if self._outbox.empty() and self._view_dirty.is_set():
+                self._view_dirty.clear()
+                if self.actor is not None and self.actor.state is not None:
+                    await self.ws.send_text(
+                        encode({"type": "view", "view": self.actor.view_for(self.viewer)})
+                    )
+                continue
+            getter = asyncio.create_task(self._outbox.get())
+            dirty = asyncio.create_task(self._view_dirty.wait())
+            done, _ = await asyncio.wait({getter, dirty}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                dirty.cancel()
+                await self.ws.send_text(getter.result())
+            else:
+                getter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    leftover = await getter
+                    await self.ws.send_text(leftover)
+
+    def error(self, code: str, message: str, request_id: int | None = None) -> None:
+        self.metrics.errors.labels(code=code).inc()
+        self._put({"type": "error", "id": request_id, "code": code, "message": message})
+
+    # -- messages --------------------------------------------------------------------------
+    async def _handle(self, raw: str) -> None:
+        try:
+            message = decode_client(raw)
+        except ProtocolError as exc:
+            self.error(exc.code, str(exc))
+            return
+        if isinstance(message, Ping):
+            self._put({"type": "pong"})
+        elif isinstance(message, Hello):
+            await self._hello(message)
+        elif self.actor is None:
+            self.error("hello_first", "send hello before anything else")
+        elif isinstance(message, Sync):
+            self._view_dirty.set()
+        elif isinstance(message, CommandMessage):
+            await self._command(message)
+
+    async def _hello(self, hello: Hello) -> None:
+        if self.actor is not None:
+            self.error("already_joined", "this connection already follows a game")
+            return
+        if hello.v != PROTOCOL_VERSION:
+            self.error("version", f"this server speaks protocol version {PROTOCOL_VERSION}")
+            return
+        actor = self.hub.actors.get(hello.game)
+        if actor is None or actor.state is None:
+            self.error("not_running", "this game is not running")
+            return
+        if hello.token is not None:
+            seat = await self.hub.seat_for(hello.game, hello.token)
+            if seat is None or seat.house is None:
+                self.error("bad_token", "this seat token is not valid for this game")
+                return
+            self.seat = seat.house
+            self.viewer = Viewer.player(seat.house)
+        elif not hello.spectate:
+            self.error("token_or_spectate", "send a seat token, or spectate")
+            return
+        self.lang = hello.lang
+        self.world = get_world(actor.options.world)
+        self.actor = actor
+        self._put(
+            {
+                "type": "welcome",
+                "v": PROTOCOL_VERSION,
+                "game": hello.game,
+                "seat": self.seat,
+                "view": actor.view_for(self.viewer),
+            }
+        )
+        for seq, event in await actor.history_for(self.viewer, hello.after):
+            self.deliver(seq, event)
+        actor.subscribe(self)
+
+    async def _command(self, message: CommandMessage) -> None:
+        assert self.actor is not None and self.world is not None
+        if self.seat is None:
+            self.error("spectator", "spectators watch; they cannot act", message.id)
+            return
+        payload = dict(message.command)
+        if payload.get("actor", self.seat) != self.seat:
+            self.error("not_your_seat", "you can only act for your own seat", message.id)
+            return
+        payload["actor"] = self.seat
+        try:
+            command = decode_command(payload, allowed=PLAYER_COMMAND_TYPES)
+        except CommandDecodeError as exc:
+            self.error("bad_command", str(exc), message.id)
+            return
+        try:
+            outcome = await self.actor.submit(command)
+        except GameClosedError:
+            self.error("not_running", "this game is not running", message.id)
+            return
+        self.metrics.commands.inc()
+        if isinstance(outcome, Rejection):
+            self.error(outcome.code, render_rejection(outcome, self.lang, self.world), message.id)
+            self._view_dirty.set()
+            return
+        self._put({"type": "ack", "id": message.id, "seq": outcome.first_seq})

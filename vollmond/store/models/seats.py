@@ -1,0 +1,30 @@
+"""Who sits where: the lobby's seats and, once a game runs, its house numbers (W2)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from vollmond.store.models.base import Base
+from vollmond.store.types import BigId, UTCDateTime, utcnow
+
+
+class SeatRow(Base):
+    """A place at a table. `house` is set when the game starts and never changes after."""
+
+    __tablename__ = "game_seats"
+    __table_args__ = (
+        UniqueConstraint("game_id", "token_hash", name="token_unique"),
+        UniqueConstraint("game_id", "house", name="house_unique"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(String(32), ForeignKey("games.id"), index=True)
+    account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"))
+    name: Mapped[str] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(16))
+    token_hash: Mapped[str] = mapped_column(String(64))
+    house: Mapped[int | None] = mapped_column(Integer)
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
