@@ -16,6 +16,7 @@ from vollmond.engine.standard.queries import (
     spec,
     spec_of,
 )
+from vollmond.engine.standard.roles import filler
 from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (
@@ -25,6 +26,9 @@ from vollmond.engine.standard.types import (
     NightStep,
     RoleId,
 )
+
+FILLER: RoleId = filler.ROLE.id
+"""What a robbed player, or a vagabond who steals nothing, becomes (S14): the plain role."""
 
 
 def confirm(tx: Tx, actor: Player, kind: ActionKind, target: int | None) -> None:
@@ -106,22 +110,22 @@ class Steal(Ability):
         if target is None:
             new_self = replace(
                 tx.state.player(actor.seat),
-                role=RoleId.FILLER,
-                memory=initial_memory(RoleId.FILLER, players),
+                role=FILLER,
+                memory=initial_memory(FILLER, players),
             )
             tx.state = tx.state.with_player(new_self)
-            tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=RoleId.FILLER.value, source=None)
+            tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=FILLER.value, source=None)
             return
         robbed = tx.state.player(target)
         taken = robbed.role
         tx.state = tx.state.with_player(
-            replace(robbed, role=RoleId.FILLER, memory=initial_memory(RoleId.FILLER, players))
+            replace(robbed, role=FILLER, memory=initial_memory(FILLER, players))
         )
         tx.state = tx.state.with_player(
             replace(tx.state.player(actor.seat), role=taken, memory=robbed.memory)
         )
         tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.value, source=target)
-        tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=RoleId.FILLER.value)
+        tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=FILLER.value)
         # The night room and the twins learn each other when the steal step is over.
 
 

@@ -1,0 +1,261 @@
+"""The engine stays pure (DESIGN §1, §6): an AST scan of every module under vollmond/engine.
+
+Forbidden in engine code, each failure naming file and line:
+
+- importing any module in FORBIDDEN_IMPORTS (I/O, clocks, threads, the store, the channels);
+- hidden chance: `from random import <function>`, `random.<function>(...)` on the module (a
+  `random.Random` instance passed in is the only allowed source), and `random.Random()` without
+  a seed (seeded from the operating system);
+- naming role ids: `RoleId.X` (or an alias such as `R = RoleId`) anywhere outside the role
+  modules, the deck lists and the enum itself (ROLE_ID_HOMES), and comparing anything with a
+  role id's string value ("evil", "seer", ...). Rules ask role *properties*, never names.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from vollmond.engine.standard.types import RoleId
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "vollmond" / "engine"
+
+FORBIDDEN_IMPORTS = (
+    "asyncio",
+    "socket",
+    "selectors",
+    "ssl",
+    "http",
+    "urllib",
+    "subprocess",
+    "multiprocessing",
+    "concurrent",
+    "threading",
+    "datetime",
+    "time",
+    "secrets",
+    "uuid",
+    "sqlalchemy",
+    "alembic",
+    "aiosqlite",
+    "asyncpg",
+    "starlette",
+    "uvicorn",
+    "vollmond.store",
+    "vollmond.phone",
+    "vollmond.web",
+    "vollmond.service",
+    "vollmond.bots",
+    "vollmond.sim",
+    "vollmond.cli",
+)
+RANDOM_ALLOWED = frozenset({"Random"})
+"""From the `random` module only the class may be named; its instances come in as arguments."""
+
+ROLE_ID_HOMES = ("vollmond/engine/standard/roles/", "vollmond/engine/standard/decks.py")
+ROLE_ID_ENUM = "vollmond/engine/standard/types.py"
+ROLE_VALUES = frozenset(r.value for r in RoleId)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    path: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.what}"
+
+
+def engine_modules() -> list[Path]:
+    return sorted(ENGINE.rglob("*.py"))
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _forbidden(module: str) -> str | None:
+    for name in FORBIDDEN_IMPORTS:
+        if module == name or module.startswith(name + "."):
+            return name
+    return None
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = path.relative_to(ROOT).with_suffix("").parts[: -node.level]
+    return ".".join((*package, *([node.module] if node.module else [])))
+
+
+def import_violations(path: Path, tree: ast.AST) -> Iterator[Violation]:
+    rel = _rel(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _forbidden(alias.name):
+                    yield Violation(rel, node.lineno, f"imports {alias.name}")
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(path, node)
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                if _forbidden(module) or _forbidden(full):
+                    yield Violation(rel, node.lineno, f"imports {full}")
+                if module == "random" and alias.name not in RANDOM_ALLOWED:
+                    yield Violation(
+                        rel, node.lineno, f"imports random.{alias.name} (hidden chance)"
+                    )
+
+
+def random_violations(path: Path, tree: ast.AST) -> Iterator[Violation]:
+    rel = _rel(path)
+    names = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name == "random"
+    }
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in names
+            and node.attr not in RANDOM_ALLOWED
+        ):
+            yield Violation(rel, node.lineno, f"uses random.{node.attr} (the global generator)")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in names
+            and node.func.attr == "Random"
+            and not node.args
+            and not node.keywords
+        ):
+            yield Violation(rel, node.lineno, "random.Random() without a seed")
+
+
+def _role_id_aliases(tree: ast.AST) -> set[str]:
+    """`RoleId`, names it is imported as, and names assigned from those (`R = RoleId`)."""
+    aliases = {"RoleId"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            aliases |= {a.asname for a in node.names if a.name == "RoleId" and a.asname}
+    assigns = [
+        (node.targets, node.value.id)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+    ]
+    grown = True
+    while grown:
+        before = len(aliases)
+        for targets, source in assigns:
+            if source in aliases:
+                aliases |= {t.id for t in targets if isinstance(t, ast.Name)}
+        grown = len(aliases) > before
+    return aliases
+
+
+def role_id_violations(path: Path, tree: ast.AST) -> Iterator[Violation]:
+    rel = _rel(path)
+    if rel == ROLE_ID_ENUM:
+        return
+    at_home = any(rel.startswith(home) for home in ROLE_ID_HOMES)
+    aliases = _role_id_aliases(tree)
+    for node in ast.walk(tree):
+        if (
+            not at_home
+            and isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.isupper()
+        ):
+            yield Violation(rel, node.lineno, f"names role {node.value.id}.{node.attr}")
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                if isinstance(operand, ast.Constant) and operand.value in ROLE_VALUES:
+                    yield Violation(rel, node.lineno, f"compares with role name {operand.value!r}")
+        if (
+            isinstance(node, ast.MatchValue)
+            and isinstance(node.value, ast.Constant)
+            and node.value.value in ROLE_VALUES
+        ):
+            yield Violation(rel, node.lineno, f"matches role name {node.value.value!r}")
+
+
+def scan(path: Path) -> list[Violation]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        *import_violations(path, tree),
+        *random_violations(path, tree),
+        *role_id_violations(path, tree),
+    ]
+
+
+def test_the_scan_covers_the_engine() -> None:
+    modules = {_rel(p) for p in engine_modules()}
+    assert "vollmond/engine/core.py" in modules
+    assert "vollmond/engine/standard/rules.py" in modules
+    assert any(m.startswith("vollmond/engine/standard/roles/") for m in modules)
+
+
+@pytest.mark.parametrize("path", engine_modules(), ids=_rel)
+def test_engine_module_is_pure(path: Path) -> None:
+    violations = sorted(scan(path), key=lambda v: v.line)
+    assert not violations, "engine purity (DESIGN §1):\n" + "\n".join(map(str, violations))
+
+
+BAD_MODULE = """
+import asyncio
+import random as rnd
+from datetime import datetime
+from random import choice
+from vollmond.store import db
+from vollmond import phone
+from vollmond.engine.standard.types import RoleId as Roles
+
+Q = Roles
+
+def pick(xs, rng):
+    rnd.shuffle(xs)
+    fresh = rnd.Random()
+    seeded = rnd.Random("key")
+    if xs[0].role is Q.SEER or xs[0].role.value == "witch":
+        return choice(xs)
+    match xs[1].role.value:
+        case "hunter":
+            return None
+    return rng.choice(xs)
+"""
+
+
+def test_the_scan_finds_every_kind_of_violation(tmp_path: Path) -> None:
+    """The checks can fail: a module breaking each rule is reported line by line."""
+    bad = ENGINE / "standard" / "_architecture_probe.py"
+    tree = ast.parse(BAD_MODULE)
+    found = [
+        *import_violations(bad, tree),
+        *random_violations(bad, tree),
+        *role_id_violations(bad, tree),
+    ]
+    lines = sorted({(v.line, v.what) for v in found})
+    assert lines == [
+        (2, "imports asyncio"),
+        (4, "imports datetime.datetime"),
+        (5, "imports random.choice (hidden chance)"),
+        (6, "imports vollmond.store.db"),
+        (7, "imports vollmond.phone"),
+        (13, "uses random.shuffle (the global generator)"),
+        (14, "random.Random() without a seed"),
+        (16, "compares with role name 'witch'"),
+        (16, "names role Q.SEER"),
+        (19, "matches role name 'hunter'"),
+    ]
+    assert str(found[0]).startswith("vollmond/engine/standard/_architecture_probe.py:2: ")
