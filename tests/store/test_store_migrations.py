@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from vollmond.store import create_engine, migrate, normalize_url, resolve_database_url
 from vollmond.store.migrate import alembic_config, downgrade
 from vollmond.store.models import Base
+
+from .support import Target
 
 EXPECTED_TABLES = {
     "accounts",
@@ -57,6 +60,18 @@ async def test_migrations_apply_on_empty_database(engine: AsyncEngine) -> None:
 async def test_migrate_twice_is_a_no_op(engine: AsyncEngine) -> None:
     await migrate(engine)
     await migrate(engine)
+    assert await _revision(engine) == _head()
+
+
+async def test_concurrent_starts_migrate_once(target: Target, engine: AsyncEngine) -> None:
+    """Several service nodes starting together must not trip over each other's migration."""
+    others = [create_engine(target.url, schema=target.schema) for _ in range(3)]
+    try:
+        await asyncio.gather(migrate(engine), *(migrate(other) for other in others))
+    finally:
+        for other in others:
+            await other.dispose()
+    assert await _tables(engine) == EXPECTED_TABLES
     assert await _revision(engine) == _head()
 
 

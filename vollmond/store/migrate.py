@@ -56,6 +56,11 @@ async def _run_locked(
                 await connection.execute(
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
                 )
+            elif connection.dialect.name == "sqlite":
+                # The sqlite3 module would otherwise run DDL outside any transaction: a failed
+                # migration would be left half done and two processes could race. An explicit
+                # write transaction makes the upgrade atomic there too.
+                await connection.exec_driver_sql("BEGIN IMMEDIATE")
             await connection.run_sync(step, revision)
     finally:
         if engine is not target:
@@ -67,7 +72,8 @@ async def migrate(target: str | URL | AsyncEngine, revision: str = "head") -> No
 
     An engine is accepted so callers with special connection settings (a PostgreSQL schema)
     migrate exactly the database they will use; an engine built here is disposed here.
-    On PostgreSQL the upgrade is one transaction, so a failed migration leaves nothing behind.
+    The upgrade runs as one transaction holding a lock (an advisory lock on PostgreSQL, the
+    write lock on SQLite), so concurrent starts migrate once and a failure leaves nothing behind.
     """
     await _run_locked(target, _upgrade, revision)
 
