@@ -58,6 +58,7 @@ from vollmond.engine.standard import (
     validate,
 )
 from vollmond.engine.standard.codes import Ev
+from vollmond.engine.standard.commands import Leave
 from vollmond.engine.standard.legal import legal_actions
 from vollmond.engine.standard.options import MAX_CHAT_CHARS
 from vollmond.engine.standard.queries import has_trait, night_room, seen_as_evil, spec_of
@@ -140,7 +141,7 @@ def command_bound(options: GameOptions) -> int:
 
 # --- the secrecy model --------------------------------------------------------------------------
 
-PLAYER_LEFT = "player_left"  # a seat abandoned for good: revealed like a death
+PLAYER_LEFT = Ev.PLAYER_LEFT  # a seat abandoned for good: revealed like a death
 PUBLIC_CODES = frozenset(
     {
         Ev.GAME_STARTED,
@@ -724,6 +725,7 @@ def commands_against(state: GameState) -> st.SearchStrategy[Command]:
         st.builds(HangUp, seats),
         st.builds(ToggleCallMode, seats),
         st.builds(Say, seats, texts),
+        st.builds(Leave, seats),
         st.builds(PhaseTimeout, phase_seqs),
         st.builds(CallTimeout, call_ids, st.booleans()),
         st.builds(FloorTimeout, seats, phase_seqs),
