@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(python3-venv python3-dev espeak-ng sox)
+# espeak-ng: German prompts; sox: audio checks; sip-tester (sipp), baresip: real SIP peers in
+# the tests; chromium: the real browser for the browser tests; postgresql-client: psql checks.
+APT_PACKAGES=(python3-venv python3-dev espeak-ng sox sip-tester baresip chromium fonts-dejavu-core)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -13,7 +15,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     echo "setup: installing Debian packages: ${missing[*]}"
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
 fi
 
 PY="${PYTHON:-python3}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
 import socket
 import subprocess
 import wave
@@ -19,14 +18,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.needs import need
 from tests.phone.helpers import RecordingHandler, ToneSource, dominant_frequency
 from tests.phone.test_sipp import free_udp_port
 from vollmond.phone.sip.uas import EndReason, SipUas, UasConfig
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("baresip") is None or shutil.which("sox") is None,
-    reason="needs Debian packages baresip and sox",
-)
+
+@pytest.fixture(autouse=True)
+def _programs() -> None:
+    need("baresip", "sox")
+
 
 MODULES = Path("/usr/lib/baresip/modules")
 

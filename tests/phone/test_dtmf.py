@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.needs import need
 from vollmond.phone.dtmf import (
     EVENT_DIGITS,
     DtmfParseError,
@@ -283,11 +283,8 @@ def _espeak(text: str, voice: str) -> npt.NDArray[np.float64]:
     return np.frombuffer(raw, dtype="<i2").astype(np.float64)
 
 
-@pytest.mark.skipif(
-    shutil.which("espeak-ng") is None or shutil.which("sox") is None,
-    reason="needs Debian packages espeak-ng and sox",
-)
 def test_espeak_speech_gives_no_digits() -> None:
+    need("espeak-ng", "sox")
     texts = [
         (
             "de",
@@ -304,11 +301,8 @@ def test_espeak_speech_gives_no_digits() -> None:
         assert _detect(speech * gain) == []
 
 
-@pytest.mark.skipif(
-    shutil.which("espeak-ng") is None or shutil.which("sox") is None,
-    reason="needs Debian packages espeak-ng and sox",
-)
 def test_digits_detected_over_speech_in_the_background() -> None:
+    need("espeak-ng", "sox")
     rng = np.random.default_rng(11)
     digits = "1590#*"
     tones = _sequence(digits, rng, snr_db=30)

@@ -8,21 +8,22 @@ the application handler saw.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from tests.needs import need
 from tests.phone.helpers import RecordingHandler
 from vollmond.phone.sip.uas import EndReason, SipUas, UasConfig
 
 SCENARIOS = Path(__file__).parent / "sipp"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("sipp") is None, reason="needs sipp (Debian package sip-tester)"
-)
+
+@pytest.fixture(autouse=True)
+def _programs() -> None:
+    need("sipp")
 
 
 def free_udp_port() -> int:
