@@ -21,6 +21,7 @@ from vollmond.service.config import Settings
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
 from vollmond.service.web.auth import CSRF_COOKIE, Sessions
+from vollmond.service.web.client_api import ClientApi
 from vollmond.service.web.connection import Connection
 from vollmond.service.web.ratelimit import RateLimiter
 from vollmond.store import (
@@ -289,6 +290,8 @@ def create_app(settings: Settings) -> Starlette:
             state["hub"] = hub
             api = Api(hub, cookie_sessions, metrics, settings)
             for route in api.routes():
+                app.router.routes.insert(0, route)
+            for route in ClientApi(hub, cookie_sessions).routes(api._guard):
                 app.router.routes.insert(0, route)
             await hub.boot()
             state["ready"] = True

@@ -1,0 +1,227 @@
+"""Small JSON endpoints the browser client needs beyond the lobby API.
+
+- ``GET /api/worlds/{world}/text?lang=de``: role explanations and room names of one world.
+- ``GET /api/games/{id}/clock``: the running phase and the seconds left on its timer.
+- ``POST /api/games/{id}/history`` ``{token?, lang}``: the events this seat may see (or the
+  public ones, without a token), rendered in the language — the per-player replay.
+- ``POST /api/games/{id}/operator`` ``{token, reason?, player?}``: the web's operator button
+  (O1). There is no moderation queue yet: the alarm is logged and kept in memory.
+- ``GET/POST /api/phone``: link a phone number and PIN to the signed-in account.
+
+Secrecy stays where it is: history goes through ``actor.history_for`` (event audiences),
+never through a filter of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+import structlog
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from vollmond.engine.core import Viewer
+from vollmond.i18n import render_event, role_explanation
+from vollmond.service.hub import Hub
+from vollmond.service.web.auth import Sessions
+from vollmond.store import read_commands
+from vollmond.store.errors import PhoneNumberTakenError
+from vollmond.store.phone import link_phone
+from vollmond.worlds import LANGUAGES, ROLE_KEYS, UnknownWorldError, get_world
+
+log = structlog.get_logger(__name__)
+
+Handler = Callable[[Request], Awaitable[Response]]
+MAX_BODY_BYTES = 4096
+OPERATOR_REASONS = (1, 2, 3, 4)
+
+
+class Guard(Protocol):
+    def __call__(self, handler: Handler, *, csrf: bool = True) -> Handler: ...
+
+
+class HistoryRequest(msgspec.Struct, forbid_unknown_fields=True):
+    token: str | None = None
+    lang: str = "de"
+
+
+class OperatorRequest(msgspec.Struct, forbid_unknown_fields=True):
+    token: str
+    reason: int | None = None
+    player: int | None = None
+
+
+class PhoneRequest(msgspec.Struct, forbid_unknown_fields=True):
+    number: str | None = None
+    pin: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorAlarm:
+    game_id: str
+    seat: int
+    reason: int | None
+    player: int | None
+    at: float
+
+
+def _error(status: int, code: str, message: str = "") -> JSONResponse:
+    return JSONResponse({"error": code, "message": message or code}, status_code=status)
+
+
+async def _body(request: Request, kind: type[Any]) -> Any:
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        return None
+    try:
+        return msgspec.json.decode(body or b"{}", type=kind)
+    except msgspec.DecodeError:
+        return None
+
+
+def _lang(value: str | None) -> str:
+    return value if value in LANGUAGES else "de"
+
+
+class ClientApi:
+    """Routes for the browser client; guarded (CSRF, error mapping) by the main API's guard."""
+
+    def __init__(self, hub: Hub, sessions: Sessions) -> None:
+        self.hub = hub
+        self.sessions = sessions
+        self.alarms: list[OperatorAlarm] = []
+
+    def routes(self, guard: Guard) -> list[Route]:
+        return [
+            Route("/api/worlds/{world_id}/text", guard(self.world_text, csrf=False)),
+            Route("/api/games/{game_id}/clock", guard(self.clock, csrf=False)),
+            Route("/api/games/{game_id}/history", guard(self.history), methods=["POST"]),
+            Route("/api/games/{game_id}/operator", guard(self.operator), methods=["POST"]),
+            Route("/api/phone", guard(self.phone), methods=["GET", "POST"]),
+        ]
+
+    async def world_text(self, request: Request) -> Response:
+        try:
+            world = get_world(request.path_params["world_id"])
+        except UnknownWorldError:
+            return _error(404, "unknown_world")
+        lang = _lang(request.query_params.get("lang"))
+        names = world.names_in(lang)
+        return JSONResponse(
+            {
+                "world": world.id,
+                "lang": lang,
+                "night_room": names.night_room,
+                "evil_group": names.evil_group,
+                "village": names.village,
+                "roles": {key: names.roles.get(key, key) for key in ROLE_KEYS},
+                "help": {key: role_explanation(key, lang, world) for key in ROLE_KEYS},
+            }
+        )
+
+    async def clock(self, request: Request) -> Response:
+        """Seconds left in the current phase, from the persisted timer deadlines."""
+        actor = self.hub.actors.get(request.path_params["game_id"])
+        if actor is None or actor.state is None:
+            return _error(404, "not_running")
+        state = actor.state
+        due: float | None = None
+        for entry in await read_commands(self.hub.sessions, actor.game_id):
+            data = entry.command
+            if not isinstance(data, dict):
+                continue
+            for timer in data.get("timers", []):
+                command = timer.get("command", {})
+                if (
+                    command.get("type") == "PhaseTimeout"
+                    and command.get("phase_seq") == state.phase_seq
+                ):
+                    due = float(timer["due"])
+        remaining = None if due is None else max(0.0, due - actor.clock())
+        return JSONResponse(
+            {"phase": state.phase.value, "phase_seq": state.phase_seq, "remaining": remaining}
+        )
+
+    async def _seat(self, game_id: str, token: str | None) -> int | None:
+        if token is None:
+            return None
+        seat = await self.hub.seat_for(game_id, token)
+        return None if seat is None else seat.house
+
+    async def history(self, request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        body = await _body(request, HistoryRequest)
+        if body is None:
+            return _error(400, "invalid_request")
+        actor = self.hub.actors.get(game_id)
+        if actor is None or actor.state is None:
+            return _error(404, "not_running")
+        viewer = Viewer.spectator()
+        if body.token is not None:
+            house = await self._seat(game_id, body.token)
+            if house is None:
+                return _error(403, "bad_token")
+            viewer = Viewer.player(house)
+        lang = _lang(body.lang)
+        world = get_world(actor.options.world)
+        events = [
+            {
+                "seq": seq,
+                "code": event.code,
+                "params": dict(event.params),
+                "text": render_event(event, lang, world),
+            }
+            for seq, event in await actor.history_for(viewer, 0)
+        ]
+        return JSONResponse({"game": game_id, "seat": viewer.seat, "events": events})
+
+    async def operator(self, request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        body = await _body(request, OperatorRequest)
+        if body is None:
+            return _error(400, "invalid_request")
+        house = await self._seat(game_id, body.token)
+        if house is None:
+            return _error(403, "bad_token")
+        if body.reason is not None and body.reason not in OPERATOR_REASONS:
+            return _error(400, "bad_reason")
+        actor = self.hub.actors.get(game_id)
+        if body.player is not None and (
+            actor is None or actor.state is None or not actor.state.has_seat(body.player)
+        ):
+            return _error(400, "bad_player")
+        alarm = OperatorAlarm(game_id, house, body.reason, body.player, time.time())
+        self.alarms.append(alarm)
+        log.warning(
+            "operator_alarm",
+            game=game_id,
+            seat=house,
+            reason=body.reason,
+            player=body.player,
+            channel="web",
+        )
+        return JSONResponse({"ok": True, "reason": body.reason, "player": body.player})
+
+    async def phone(self, request: Request) -> Response:
+        account_id = self.sessions.account_id(request)
+        if account_id is None:
+            return _error(401, "login_required", "please sign in")
+        if request.method == "GET":
+            return JSONResponse({"ok": True})
+        body = await _body(request, PhoneRequest)
+        if body is None or (body.number is None and body.pin is None):
+            return _error(400, "invalid_request")
+        try:
+            identity = await link_phone(
+                self.hub.sessions, account_id, number=body.number, pin=body.pin
+            )
+        except PhoneNumberTakenError:
+            return _error(409, "number_taken", "this number belongs to another account")
+        except ValueError as exc:
+            return _error(400, "invalid_phone", str(exc))
+        return JSONResponse({"number": identity.number, "has_pin": identity.has_pin})
