@@ -1,14 +1,13 @@
 """Bring a database to the newest schema; called once at service start.
 
 Alembic is configured from code so that an installed service needs no `alembic.ini` and no
-working-directory assumptions. Developers can still run the Alembic CLI against
+working-directory assumptions. Operators can run `python -m vollmond.store`; developers
+can use the Alembic CLI with
 `vollmond/store/migrations/alembic.ini`.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,7 +17,7 @@ from alembic.config import Config
 from sqlalchemy import URL, Connection, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from vollmond.store.db import Sessions, create_engine, make_sessionmaker, resolve_database_url
+from vollmond.store.db import Sessions, create_engine, make_sessionmaker
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -95,17 +94,3 @@ async def open_store(
         yield make_sessionmaker(engine)
     finally:
         await engine.dispose()
-
-
-def main(argv: list[str] | None = None) -> None:
-    """`python -m vollmond.store.migrate [URL]`: upgrade without starting the service."""
-    parser = argparse.ArgumentParser(description="Upgrade the vollmond database to head.")
-    parser.add_argument("url", nargs="?", help="database URL (default: DATABASE_URL or ./data)")
-    parser.add_argument("--data-dir", default=None, help="directory of the SQLite file")
-    args = parser.parse_args(argv)
-    url = args.url or resolve_database_url(args.data_dir)
-    asyncio.run(migrate(url))
-
-
-if __name__ == "__main__":
-    main()

@@ -16,8 +16,8 @@ class SeatRow(Base):
 
     __tablename__ = "game_seats"
     __table_args__ = (
-        UniqueConstraint("game_id", "token_hash", name="token_unique"),
-        UniqueConstraint("game_id", "house", name="house_unique"),
+        UniqueConstraint("game_id", "token_hash", name="uq_game_seats_token_unique"),
+        UniqueConstraint("game_id", "house", name="uq_game_seats_house_unique"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
