@@ -17,6 +17,8 @@ class Settings:
     sip_port: int = 5060
     data_dir: Path = Path("data")
     database_url: str | None = None
+    # PostgreSQL only: keep every table in this schema (tests isolate themselves this way).
+    database_schema: str | None = None
     policy: Policy = field(default_factory=Policy)
 
     @staticmethod
@@ -28,6 +30,7 @@ class Settings:
             "sip_port": int(env.get("VOLLMOND_SIP_PORT", "5060")),
             "data_dir": Path(env.get("VOLLMOND_DATA_DIR", "data")),
             "database_url": env.get("DATABASE_URL") or None,
+            "database_schema": env.get("VOLLMOND_DATABASE_SCHEMA") or None,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return Settings(**values)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from vollmond.engine.standard.options import MIN_PLAYERS
 from vollmond.engine.standard.types import DeckId, Phase
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.codec import options_from_json
+from vollmond.service.founding import founding_problem
 from vollmond.service.policy import Policy, SizeNotAllowedError, Standing, unlock_private_size
 from vollmond.store import (
     Game,
@@ -92,6 +93,7 @@ class TableInfo:
             "free": max(0, self.size - len(self.seats)),
             "phase": self.phase,
             "deck": self.game.options.get("engine", {}).get("deck"),
+            "options": self.game.options.get("engine"),
             "players": [
                 {"name": s.name, "channel": s.channel, "house": s.house} for s in self.seats
             ]
@@ -166,15 +168,12 @@ class Hub:
             raise LobbyError("size_out_of_range")
         if options.deck is DeckId.CUSTOM and channel != "web":
             raise LobbyError("custom_deck_web_only")
-        bounds = self.policy.calls
-        if (
-            options.calls.max_duration_s > bounds.max_duration_s
-            or options.calls.per_night > bounds.max_per_night
-        ):
-            raise LobbyError("call_settings_out_of_bounds")
+        problem = founding_problem(self.policy, options)
+        if problem is not None:
+            raise LobbyError(problem)
         charge = 0
         if private:
-            standing = await self._standing(host_account_id)
+            standing = await self.standing(host_account_id)
             try:
                 unlock = unlock_private_size(self.policy, options.players, standing)
             except SizeNotAllowedError as exc:
@@ -205,7 +204,8 @@ class Hub:
             seat, token = joined.seat, joined.token
         return Founded(game, code, seat, token)
 
-    async def _standing(self, account_id: int | None) -> Standing:
+    async def standing(self, account_id: int | None) -> Standing:
+        """What an account brings to P2: premium, karma and credit, as of now."""
         if account_id is None:
             return Standing(premium=False, karma=0, credit=0)
         return Standing(

@@ -37,12 +37,22 @@ class CallBounds:
 
 
 @dataclass(frozen=True, slots=True)
+class DurationBounds:
+    """The operators' bounds for every phase duration a founder picks (W3): a zero-second
+    night would spin a game through its phases; a day-long one would park a table."""
+
+    min_s: float = 1.0
+    max_s: float = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     private_default_max: int = 9
     premium: UnlockPath = field(default_factory=lambda: UnlockPath(enabled=True, max_size=30))
     credit: CreditPath = field(default_factory=lambda: CreditPath(enabled=True, max_size=20))
     karma: KarmaPath = field(default_factory=lambda: KarmaPath(enabled=True, max_size=15))
     calls: CallBounds = field(default_factory=CallBounds)
+    durations: DurationBounds = field(default_factory=DurationBounds)
     min_players: int = MIN_PLAYERS
     max_players: int = MAX_PLAYERS
     invitation_attempts_per_minute: int = 10

@@ -104,6 +104,7 @@ class Api:
             Route("/api/games/{game_id}/join", r(self.join), methods=["POST"]),
             Route("/api/games/{game_id}/start", r(self.start), methods=["POST"]),
             Route("/api/games/{game_id}/leave", r(self.leave), methods=["POST"]),
+            Route("/api/games/{game_id}/abort", r(self.abort), methods=["POST"]),
             Route("/api/join", r(self.join_by_code), methods=["POST"]),
         ]
 
@@ -141,8 +142,18 @@ class Api:
         if account_id is None:
             return JSONResponse({"account": None})
         account = await get_account(self.hub.sessions, account_id)
+        standing = await self.hub.standing(account_id)
         return JSONResponse(
-            {"account": {"id": account.id, "name": account.name, "role": account.role.value}}
+            {
+                "account": {
+                    "id": account.id,
+                    "name": account.name,
+                    "role": account.role.value,
+                    "premium": standing.premium,
+                    "credit": standing.credit,
+                    "karma": standing.karma,
+                }
+            }
         )
 
     async def worlds(self, request: Request) -> Response:
@@ -278,6 +289,16 @@ class Api:
         await self.hub.leave_lobby(request.path_params["game_id"], body.token)
         return JSONResponse({"ok": True})
 
+    async def abort(self, request: Request) -> Response:
+        """The host calls off a round that has not started; a founding charge is refunded."""
+        account_id = await self._account_id(request)
+        game_id = request.path_params["game_id"]
+        table = await self.hub.table(game_id)
+        if table.game.host_account_id != account_id:
+            raise ApiError(403, "only_host_aborts", "only the host can call off this round")
+        await self.hub.abort(game_id)
+        return JSONResponse({"ok": True})
+
 
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
@@ -285,9 +306,12 @@ def create_app(settings: Settings) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_store(settings.database()) as store_sessions:
+        async with open_store(
+            settings.database(), schema=settings.database_schema
+        ) as store_sessions:
             hub = Hub(store_sessions, settings.policy)
             state["hub"] = hub
+            app.state.hub = hub  # for in-process tests and tools
             api = Api(hub, cookie_sessions, metrics, settings)
             for route in api.routes():
                 app.router.routes.insert(0, route)

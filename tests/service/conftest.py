@@ -1,0 +1,99 @@
+"""A running service per test, on SQLite (file in tmp_path) and on the real PostgreSQL.
+
+PostgreSQL tests get a fresh schema (dropped afterwards), as the store tests do; if the server
+is unreachable the tests fail loudly rather than skip, so a PostgreSQL-only bug cannot hide.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from tests.store.support import BACKENDS, POSTGRES_URL
+from vollmond.service.config import Settings
+from vollmond.service.policy import Policy
+from vollmond.store import create_engine
+
+from .support import ApiClient, Service, running_service
+
+ServiceFactory = Callable[[Policy], AbstractAsyncContextManager[Service]]
+
+
+@pytest.fixture(params=BACKENDS)
+async def database(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, str | None]]:
+    """(backend, schema): SQLite needs nothing; PostgreSQL gets a schema of its own."""
+    backend: str = request.param
+    if backend == "sqlite":
+        yield backend, None
+        return
+    schema = f"vollmond_svc_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(POSTGRES_URL)
+    try:
+        async with admin.begin() as connection:
+            await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    except (OSError, TimeoutError, SQLAlchemyError) as exc:
+        await admin.dispose()
+        pytest.fail(f"PostgreSQL is required but {POSTGRES_URL} failed: {exc!r}", pytrace=False)
+    try:
+        yield backend, schema
+    finally:
+        async with admin.begin() as connection:
+            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await admin.dispose()
+
+
+@pytest.fixture
+def settings_for(
+    database: tuple[str, str | None], tmp_path: Path
+) -> Callable[[Policy], Settings]:
+    backend, schema = database
+
+    def make(policy: Policy) -> Settings:
+        return Settings(
+            data_dir=tmp_path / "data",
+            database_url=POSTGRES_URL if backend == "postgresql" else None,
+            database_schema=schema,
+            policy=policy,
+        )
+
+    return make
+
+
+@pytest.fixture
+def start_service(
+    database: tuple[str, str | None], settings_for: Callable[[Policy], Settings]
+) -> ServiceFactory:
+    """For tests that need their own operator policy: `async with start_service(policy)`."""
+
+    def start(policy: Policy) -> AbstractAsyncContextManager[Service]:
+        return running_service(database[0], settings_for(policy))
+
+    return start
+
+
+@pytest.fixture
+async def service(start_service: ServiceFactory) -> AsyncIterator[Service]:
+    """The service with the default operator policy."""
+    async with start_service(Policy()) as running:
+        yield running
+
+
+@pytest.fixture
+async def api(service: Service) -> AsyncIterator[Callable[[], ApiClient]]:
+    """A factory of browser stand-ins, all closed at the end of the test."""
+    made: list[ApiClient] = []
+
+    def make() -> ApiClient:
+        client = ApiClient(service)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        await client.close()

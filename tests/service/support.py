@@ -1,0 +1,197 @@
+"""A real service for the service tests: uvicorn in this process, real HTTP and WebSocket clients.
+
+Nothing is mocked: the app, its store (SQLite file or a PostgreSQL schema), the game actors
+and the sockets are the ones `vollmond serve` runs. Kept out of conftest so tests can import
+the helpers and their types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import httpx
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+
+from vollmond.service.config import Settings
+from vollmond.service.hub import Hub
+from vollmond.service.web.app import create_app
+from vollmond.service.web.auth import CSRF_COOKIE
+
+PASSWORD = "correct horse battery staple"
+WS_MAX_SIZE = 8192  # what `vollmond serve` gives uvicorn
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Service:
+    """One running service: its address, settings and (for setting up standing) its hub."""
+
+    backend: str
+    settings: Settings
+    port: int
+    hub: Hub
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+
+@contextlib.asynccontextmanager
+async def running_service(backend: str, settings: Settings) -> AsyncIterator[Service]:
+    """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards."""
+    app = create_app(settings)
+    port = free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", ws_max_size=WS_MAX_SIZE
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if task.done():
+                task.result()  # raises the start-up failure
+                raise RuntimeError("uvicorn stopped before it started")
+            if time.monotonic() > deadline:
+                raise TimeoutError("the service did not start within 30 s")
+            await asyncio.sleep(0.02)
+        yield Service(backend, settings, port, cast(Hub, app.state.hub))
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 30)
+
+
+class ApiClient:
+    """A browser stand-in: keeps cookies and echoes the CSRF cookie on every POST."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.http = httpx.AsyncClient(base_url=service.base_url, timeout=30)
+        self.account_id: int | None = None
+        self.name: str | None = None
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    async def csrf(self) -> str:
+        if CSRF_COOKIE not in self.http.cookies:
+            await self.http.get("/api/me")
+        return self.http.cookies[CSRF_COOKIE]
+
+    async def post(self, path: str, body: Any = None) -> httpx.Response:
+        token = await self.csrf()
+        return await self.http.post(
+            path, json=body if body is not None else {}, headers={"X-CSRF-Token": token}
+        )
+
+    async def get(self, path: str, **params: str) -> httpx.Response:
+        return await self.http.get(path, params=params)
+
+    async def signup(self, name: str, password: str = PASSWORD) -> dict[str, Any]:
+        response = await self.post("/api/signup", {"name": name, "password": password})
+        assert response.status_code == 200, response.text
+        account: dict[str, Any] = response.json()["account"]
+        self.account_id = int(account["id"])
+        self.name = name
+        return account
+
+    async def found(self, **options: Any) -> dict[str, Any]:
+        response = await self.post("/api/games", options)
+        assert response.status_code == 201, response.text
+        founded: dict[str, Any] = response.json()
+        return founded
+
+    async def join(self, game_id: str) -> dict[str, Any]:
+        response = await self.post(f"/api/games/{game_id}/join")
+        assert response.status_code == 201, response.text
+        joined: dict[str, Any] = response.json()
+        return joined
+
+
+@dataclass
+class WsClient:
+    """One WebSocket with every frame it ever received, in order."""
+
+    ws: ClientConnection
+    frames: list[dict[str, Any]] = field(default_factory=list)
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(message if isinstance(message, str | bytes) else json.dumps(message))
+
+    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+        raw = await asyncio.wait_for(self.ws.recv(), timeout)
+        frame: dict[str, Any] = json.loads(raw)
+        self.frames.append(frame)
+        return frame
+
+    async def expect(self, kind: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The next frame of this type (frames in between are kept in `frames`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = await self.recv(max(0.01, deadline - time.monotonic()))
+            if frame["type"] == kind:
+                return frame
+
+    async def quiet(self, seconds: float = 0.3) -> list[dict[str, Any]]:
+        """Everything that arrives within `seconds` (for "nothing else came")."""
+        out: list[dict[str, Any]] = []
+        with contextlib.suppress(TimeoutError):
+            while True:
+                out.append(await self.recv(seconds))
+        return out
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+@contextlib.asynccontextmanager
+async def ws_client(service: Service) -> AsyncIterator[WsClient]:
+    async with connect(service.ws_url, max_size=2**20) as ws:
+        yield WsClient(ws)
+
+
+async def hello(
+    client: WsClient, game: str, token: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """Say hello and return the welcome (or the error) frame."""
+    message: dict[str, Any] = {"type": "hello", "game": game, **extra}
+    if token is not None:
+        message["token"] = token
+    await client.send(message)
+    while True:
+        frame = await client.recv()
+        if frame["type"] in ("welcome", "error"):
+            return frame
+
+
+async def seated_table(
+    make: Callable[[], ApiClient], players: int, prefix: str, **options: Any
+) -> tuple[str, list[ApiClient], list[str]]:
+    """A public game founded by the first of `players` new accounts and joined by the rest,
+    so it starts when full; returns the game, the clients and their seat tokens in house order."""
+    clients = [make() for _ in range(players)]
+    for i, client in enumerate(clients):
+        await client.signup(f"{prefix}{i + 1}")
+    founded = await clients[0].found(size=players, **options)
+    tokens = [str(founded["token"])]
+    for client in clients[1:]:
+        tokens.append(str((await client.join(founded["game"]))["token"]))
+    return str(founded["game"]), clients, tokens
