@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sqlalchemy import select
 
@@ -12,6 +14,7 @@ from vollmond.store import (
     InvalidPinError,
     NameTakenError,
     PhoneIdentityLinkedError,
+    PhoneIdentityNotFoundError,
     PhoneNumberTakenError,
     Role,
     Sessions,
@@ -158,6 +161,25 @@ async def test_number_of_another_account_cannot_be_taken(sessions: Sessions) -> 
     assert found.account_id == first.id
 
 
+async def test_accounts_racing_for_one_number(sessions: Sessions) -> None:
+    """Two people claiming the same phone-first identity at once: exactly one gets it."""
+    identity = await create_phone_identity(sessions, number="0305555555")
+    accounts = [await create_account(sessions, f"Racer{i}", PASSWORD) for i in range(4)]
+    results = await asyncio.gather(
+        *(link_phone(sessions, a.id, number="0305555555") for a in accounts),
+        *(link_identity(sessions, identity.id, a.id) for a in accounts),
+        return_exceptions=True,
+    )
+    winners = {r.account_id for r in results if not isinstance(r, BaseException)}
+    losers = [r for r in results if isinstance(r, BaseException)]
+    assert len(winners) == 1
+    assert all(isinstance(r, PhoneNumberTakenError | PhoneIdentityLinkedError) for r in losers)
+    found = await identify_caller(sessions, "0305555555")
+    assert found is not None
+    assert found.id == identity.id
+    assert found.account_id in winners
+
+
 async def test_pin_only_identity_links_once(sessions: Sessions) -> None:
     first = await create_account(sessions, "Jana", PASSWORD)
     second = await create_account(sessions, "Karl", PASSWORD)
@@ -167,6 +189,9 @@ async def test_pin_only_identity_links_once(sessions: Sessions) -> None:
     assert linked.account_id == first.id
     with pytest.raises(PhoneIdentityLinkedError):
         await link_identity(sessions, identity.id, second.id)
+    with pytest.raises(PhoneIdentityNotFoundError):
+        await link_identity(sessions, identity.id + 1000, second.id)
+    assert (await link_identity(sessions, identity.id, first.id)).account_id == first.id
     own = await link_phone(sessions, second.id, pin="1357")
     assert own.number is None
     assert own.account_id == second.id

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store.db import Sessions
 from vollmond.store.errors import (
@@ -94,6 +95,49 @@ async def create_phone_identity(
     return _identity(row)
 
 
+_IDENTITY_COLUMNS = (
+    PhoneIdentityRow.id,
+    PhoneIdentityRow.number,
+    PhoneIdentityRow.pin_hash,
+    PhoneIdentityRow.account_id,
+    PhoneIdentityRow.created_at,
+)
+
+
+async def _claim(
+    session: AsyncSession, condition: ColumnElement[bool], values: dict[str, object]
+) -> PhoneIdentity | None:
+    """Link matching identities in one conditional UPDATE, so two accounts racing for the same
+    identity cannot both win (the row lock on PostgreSQL, the write lock on SQLite)."""
+    claimed = (
+        await session.execute(
+            update(PhoneIdentityRow)
+            .where(condition)
+            .values(values)
+            .returning(*_IDENTITY_COLUMNS)
+            .execution_options(synchronize_session=False)
+        )
+    ).one_or_none()
+    if claimed is None:
+        return None
+    return PhoneIdentity(
+        id=claimed.id,
+        number=claimed.number,
+        has_pin=claimed.pin_hash is not None,
+        account_id=claimed.account_id,
+        created_at=claimed.created_at,
+    )
+
+
+async def _require_account(session: AsyncSession, account_id: int) -> None:
+    if await session.get(AccountRow, account_id) is None:
+        raise AccountNotFoundError(account_id)
+
+
+def _free_for(account_id: int) -> ColumnElement[bool]:
+    return or_(PhoneIdentityRow.account_id.is_(None), PhoneIdentityRow.account_id == account_id)
+
+
 async def link_phone(
     sessions: Sessions,
     account_id: int,
@@ -111,40 +155,55 @@ async def link_phone(
     if number is None:
         return await create_phone_identity(sessions, pin=pin, account_id=account_id, now=now)
     normalized = normalize_number(number)
-    pin_hash = None
+    values: dict[str, object] = {"account_id": account_id}
     if pin is not None:
         _check_pin(pin)
-        pin_hash = await hash_secret(pin)
-    async with sessions.begin() as session:
-        if await session.get(AccountRow, account_id) is None:
-            raise AccountNotFoundError(account_id)
-        existing = await session.scalar(
-            select(PhoneIdentityRow).where(PhoneIdentityRow.number == normalized).with_for_update()
-        )
-        if existing is not None:
-            if existing.account_id not in (None, account_id):
+        values["pin_hash"] = await hash_secret(pin)
+    try:
+        async with sessions.begin() as session:
+            await _require_account(session, account_id)
+            claimed = await _claim(
+                session,
+                and_(PhoneIdentityRow.number == normalized, _free_for(account_id)),
+                values,
+            )
+            if claimed is not None:
+                return claimed
+            taken = await session.scalar(
+                select(PhoneIdentityRow.id).where(PhoneIdentityRow.number == normalized)
+            )
+            if taken is not None:
                 raise PhoneNumberTakenError(normalized)
-            existing.account_id = account_id
-            if pin_hash is not None:
-                existing.pin_hash = pin_hash
-            return _identity(existing)
-    return await create_phone_identity(
-        sessions, number=normalized, pin=pin, account_id=account_id, now=now
-    )
+            row = PhoneIdentityRow(
+                number=normalized,
+                pin_hash=values.get("pin_hash"),
+                account_id=account_id,
+                created_at=now or utcnow(),
+            )
+            session.add(row)
+    except IntegrityError as exc:
+        # Someone registered the same number between our check and our insert.
+        raise PhoneNumberTakenError(normalized) from exc
+    return _identity(row)
 
 
 async def link_identity(sessions: Sessions, identity_id: int, account_id: int) -> PhoneIdentity:
     """Link an existing identity (e.g. a PIN-only one) to an account it is not yet linked to."""
     async with sessions.begin() as session:
-        if await session.get(AccountRow, account_id) is None:
-            raise AccountNotFoundError(account_id)
-        row = await session.get(PhoneIdentityRow, identity_id, with_for_update=True)
-        if row is None:
-            raise PhoneIdentityNotFoundError(identity_id)
-        if row.account_id not in (None, account_id):
-            raise PhoneIdentityLinkedError(identity_id, row.account_id)
-        row.account_id = account_id
-    return _identity(row)
+        await _require_account(session, account_id)
+        claimed = await _claim(
+            session,
+            and_(PhoneIdentityRow.id == identity_id, _free_for(account_id)),
+            {"account_id": account_id},
+        )
+        if claimed is not None:
+            return claimed
+        owner = await session.scalar(
+            select(PhoneIdentityRow.account_id).where(PhoneIdentityRow.id == identity_id)
+        )
+    if owner is None:
+        raise PhoneIdentityNotFoundError(identity_id)
+    raise PhoneIdentityLinkedError(identity_id, owner)
 
 
 async def identify_caller(sessions: Sessions, number: str) -> PhoneIdentity | None:
