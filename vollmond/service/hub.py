@@ -20,10 +20,17 @@ from vollmond.engine.standard.types import DeckId, Phase
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.codec import options_from_json
 from vollmond.service.founding import founding_problem
-from vollmond.service.policy import Policy, SizeNotAllowedError, Standing, unlock_private_size
+from vollmond.service.policy import (
+    PRIVATE_SEATS_GRANT,
+    Policy,
+    SizeNotAllowedError,
+    Standing,
+    unlock_private_size,
+)
 from vollmond.store import (
     Game,
     Sessions,
+    active_grants,
     create_game,
     credit_balance,
     credit_change,
@@ -208,10 +215,15 @@ class Hub:
         """What an account brings to P2: premium, karma and credit, as of now."""
         if account_id is None:
             return Standing(premium=False, karma=0, credit=0)
+        grants = await active_grants(self.sessions, account_id, _now(), PRIVATE_SEATS_GRANT)
         return Standing(
             premium=await has_premium(self.sessions, account_id, _now()),
             karma=await karma_total(self.sessions, account_id),
             credit=await credit_balance(self.sessions, account_id),
+            granted_size=max(
+                (g.value if g.value is not None else self.policy.premium.max_size for g in grants),
+                default=0,
+            ),
         )
 
     # -- lobby -----------------------------------------------------------------------------

@@ -61,6 +61,10 @@ class Policy:
     idle_phases_before_removal: int = 3
 
 
+PRIVATE_SEATS_GRANT = "private_seats"
+"""A personal grant (store.add_grant) unlocking private rounds up to its value (P2)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Standing:
     """What the founder brings: premium or a personal grant, karma, credit."""
@@ -68,6 +72,8 @@ class Standing:
     premium: bool
     karma: int
     credit: int
+    # The largest private round a personal grant (`PRIVATE_SEATS_GRANT`) allows; 0 without one.
+    granted_size: int = 0
 
 
 class SizeNotAllowedError(ValueError):
@@ -92,6 +98,8 @@ def unlock_private_size(policy: Policy, size: int, standing: Standing) -> Unlock
     (the free paths first, so nobody pays who need not)."""
     if size <= policy.private_default_max:
         return Unlock("default")
+    if size <= standing.granted_size:
+        return Unlock("grant")
     if policy.premium.enabled and standing.premium and size <= policy.premium.max_size:
         return Unlock("premium")
     if (
@@ -107,7 +115,7 @@ def unlock_private_size(policy: Policy, size: int, standing: Standing) -> Unlock
     ):
         return Unlock("credit", charge=policy.credit.cost)
     allowed = max(
-        [policy.private_default_max]
+        [policy.private_default_max, standing.granted_size]
         + [
             path.max_size
             for path, ok in (
