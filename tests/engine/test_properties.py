@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -566,7 +566,8 @@ def step_through(
 
 def check_bonds(states: Sequence[GameState], events_per_step: Sequence[Sequence[Event]]) -> None:
     """By the time night 1's main step begins (after a vagabond's steal step, S14), each member
-    of the night room has learnt the room exactly once (N1); nobody else ever learns it."""
+    of the night room has learnt the room exactly once (N1) and each twin the pair (S10);
+    nobody else learns either."""
     seen: list[Event] = []
     for state, events in zip(states, events_per_step, strict=True):
         seen.extend(events)
@@ -579,6 +580,16 @@ def check_bonds(states: Sequence[GameState], events_per_step: Sequence[Sequence[
         assert len(assigned) == 1, f"seat {player.seat} must be dealt one role"
         teams = [e for e in mine if e.code == Ev.TEAM_REVEALED]
         assert len(teams) == (1 if player.seat in room else 0), f"seat {player.seat}: {teams}"
+        twins = [
+            sorted(cast(list[int], e.params["seats"]))
+            for e in mine
+            if e.code == Ev.PARTNER_REVEALED and e.params["kind"] == "twin"
+        ]
+        if has_trait(player, Trait.BONDED_PAIR):
+            pair = sorted(p.seat for p in state.players if p.role is player.role)
+            assert twins == [pair], f"twin {player.seat} must learn the pair once (S10): {twins}"
+        else:
+            assert twins == [], f"seat {player.seat} learnt twins: {twins}"
 
 
 def play_and_check(
