@@ -1,0 +1,165 @@
+"""Voice rooms: per game, per 20 ms tick, every listener's mix is one matrix product.
+
+The engine's routing table (:func:`vollmond.engine.standard.routing.routing`) says who hears
+whom at what gain; this module only multiplies. Rows of the gain matrix ``G`` are listeners
+(house 1..n, then the spectators), columns are sources (house 1..n)::
+
+    out = G @ frames        # (listeners, 160) = (listeners, sources) @ (sources, 160)
+
+followed by a limiter per listener. ``G`` is rebuilt only when the game state changes, so the
+secrecy of the rooms lives entirely in the routing table and is tested there without audio.
+
+A tick has no clock of its own: the media ticker pulls every call's next frame once per
+20 ms, so the first listener that pulls a *second* time starts the next mix. Received frames
+wait in a short per-source queue (a jitter buffer of at most :data:`MAX_QUEUED` frames) and
+each mix takes one frame per source; a source with nothing queued is silent.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable
+
+import numpy as np
+import numpy.typing as npt
+
+from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable
+from vollmond.phone.media import FRAME_SAMPLES, Int16Array
+
+Float32Array = npt.NDArray[np.float32]
+
+#: Frames a source may queue before the oldest is dropped (60 ms of extra delay at most).
+MAX_QUEUED = 3
+#: The limiter keeps every mix below this level (of int16 full scale).
+CEILING = 0.89 * 32767
+#: Per tick, the limiter gain recovers this fraction of the way back to 1 (about 0.2 s).
+RELEASE = 0.1
+#: Room audio under a spoken prompt (the room is ducked so the prompt is understood).
+ROOM_UNDER_PROMPT = 0.3
+
+
+def gain_matrix(table: RoutingTable, seats: int) -> Float32Array:
+    """The dense gain matrix of a routing table: rows are houses 1..``seats`` then the
+    spectators, columns houses 1..``seats``.
+
+    >>> from vollmond.engine.standard.routing import Route
+    >>> gain_matrix({1: (Route(2, 1.0),), 2: (), "spectators": (Route(1, 0.25),)}, 2).tolist()
+    [[0.0, 1.0], [0.0, 0.0], [0.25, 0.0]]
+    """
+    g = np.zeros((seats + 1, seats), dtype=np.float32)
+    for listener, routes in table.items():
+        row = seats if listener == SPECTATORS else int(listener) - 1
+        if not 0 <= row <= seats:
+            continue
+        for route in routes:
+            if 1 <= route.source <= seats:
+                g[row, route.source - 1] = route.gain
+    return g
+
+
+def limit(mix: Float32Array, gains: Float32Array) -> Float32Array:
+    """A peak limiter per row with instant attack and smooth release (``gains`` is updated in
+    place and carries over to the next tick); a final clip only catches rounding."""
+    peaks = np.max(np.abs(mix), axis=1)
+    target = np.minimum(1.0, CEILING / np.maximum(peaks, 1.0)).astype(np.float32)
+    recovered = gains + (1.0 - gains) * RELEASE
+    np.minimum(target, recovered, out=gains)
+    out = mix * gains[:, None]
+    np.clip(out, -32767.0, 32767.0, out=out)
+    return out
+
+
+def overlay(prompt: Int16Array | None, room: Int16Array | None) -> Int16Array | None:
+    """A listener's line: the prompt on top, the room ducked under it (or either alone)."""
+    if prompt is None:
+        return room
+    if room is None:
+        return prompt
+    ducked = (room.astype(np.float32) * ROOM_UNDER_PROMPT).astype(np.int32)
+    mixed: Int16Array = np.clip(prompt.astype(np.int32) + ducked, -32767, 32767).astype(np.int16)
+    return mixed
+
+
+class GameMixer:
+    """The rooms of one game: sources go in with :meth:`push`, each listener pulls its mix."""
+
+    def __init__(self, seats: int) -> None:
+        self.seats = seats
+        self._g = np.zeros((seats + 1, seats), dtype=np.float32)
+        self._queues: list[deque[Int16Array]] = [deque() for _ in range(seats)]
+        self._queued = 0
+        self._frames = np.zeros((seats, FRAME_SAMPLES), dtype=np.float32)
+        self._gains = np.ones(seats + 1, dtype=np.float32)
+        self._out: Int16Array | None = None
+        self._audible = np.zeros(seats + 1, dtype=bool)
+        self._pulled: set[Hashable] = set()
+        self.ticks = 0
+
+    def set_routing(self, table: RoutingTable) -> None:
+        """Take a new routing table (call when the game state changed)."""
+        self._g = gain_matrix(table, self.seats)
+
+    @property
+    def gains(self) -> Float32Array:
+        """The current gain matrix (read-only view, for tests and tools)."""
+        view = self._g.view()
+        view.flags.writeable = False
+        return view
+
+    def push(self, seat: int, samples: Int16Array) -> None:
+        """One received frame of house ``seat``'s voice."""
+        if not 1 <= seat <= self.seats or samples.shape != (FRAME_SAMPLES,):
+            return
+        queue = self._queues[seat - 1]
+        if len(queue) >= MAX_QUEUED:
+            queue.popleft()
+        else:
+            self._queued += 1
+        queue.append(samples)
+
+    def _row(self, listener: Listener) -> int | None:
+        if listener == SPECTATORS:
+            return self.seats
+        if isinstance(listener, int) and 1 <= listener <= self.seats:
+            return listener - 1
+        return None
+
+    def pull(self, listener: Listener, puller: Hashable | None = None) -> Int16Array | None:
+        """The listener's room audio for this tick, or None when it hears nothing.
+
+        ``puller`` identifies the line asking (defaults to the listener); when a line asks a
+        second time, a new tick has begun and the next mix is made.
+        """
+        key = listener if puller is None else puller
+        if key in self._pulled or self._out is None:
+            self.tick()
+        self._pulled.add(key)
+        row = self._row(listener)
+        if row is None or self._out is None or not self._audible[row]:
+            return None
+        frame: Int16Array = self._out[row]
+        return frame
+
+    def tick(self) -> None:
+        """Mix the next frame for every listener."""
+        self._pulled.clear()
+        self.ticks += 1
+        frames = self._frames
+        active = np.zeros(self.seats, dtype=bool)
+        if self._queued:
+            for index, queue in enumerate(self._queues):
+                if queue:
+                    frames[index] = queue.popleft()
+                    active[index] = True
+                    self._queued -= 1
+        if not active.any():
+            # Nobody speaks: every listener hears silence; the limiter recovers meanwhile.
+            self._gains += (1.0 - self._gains) * RELEASE
+            self._audible[:] = False
+            if self._out is None:
+                self._out = np.zeros((self.seats + 1, FRAME_SAMPLES), dtype=np.int16)
+            return
+        g = self._g[:, active]
+        self._audible = np.any(g != 0.0, axis=1)
+        mix = g @ frames[active]
+        self._out = limit(mix, self._gains).astype(np.int16)
