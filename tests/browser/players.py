@@ -1,0 +1,88 @@
+"""A browser player: one context (own cookies and storage), one page, every WebSocket frame kept.
+
+Everything a player does goes through the page (clicks, typing); the test reads what the page
+shows. The frames are kept only to check what reached this browser (secrecy).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, WebSocket, expect
+
+PASSWORD = "mondschein-42"
+TIMEOUT_MS = 15_000
+
+
+@dataclass
+class Player:
+    name: str
+    context: BrowserContext
+    page: Page
+    frames: list[str] = field(default_factory=list)
+    seat: int = 0
+    role: str = ""
+
+    @classmethod
+    def open(cls, browser: Browser, base: str, name: str, *, phone: bool = False) -> Player:
+        viewport: ViewportSize = (
+            {"width": 390, "height": 844} if phone else {"width": 1360, "height": 900}
+        )
+        context = browser.new_context(base_url=base, viewport=viewport, locale="de-DE")
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        player = cls(name, context, page)
+        page.on("websocket", player._watch)
+        page.goto("/")
+        return player
+
+    def _watch(self, ws: WebSocket) -> None:
+        ws.on("framereceived", self._frame)
+
+    def _frame(self, payload: str | bytes) -> None:
+        self.frames.append(payload if isinstance(payload, str) else payload.decode())
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [json.loads(f) for f in self.frames]
+
+    # -- lobby -----------------------------------------------------------------------------
+    def signup(self) -> None:
+        page = self.page
+        page.fill("#auth-name", self.name)
+        page.fill("#auth-password", PASSWORD)
+        page.click("#signup-button")
+        expect(page.locator("#account-label")).to_contain_text(self.name)
+
+    def join(self, game_id: str) -> None:
+        button = self.page.locator(f'button[data-join="{game_id}"]')
+        button.click()
+        expect(self.page).to_have_url(re.compile(f"#/game/{game_id}$"))
+
+    # -- the table -------------------------------------------------------------------------
+    def wait_for_role(self) -> None:
+        role = self.page.locator("#my-role")
+        expect(role).to_have_attribute("data-role", re.compile(r"\w+"), timeout=20_000)
+        self.role = role.get_attribute("data-role") or ""
+        seat = self.page.locator(".seat.me").get_attribute("data-seat")
+        assert seat is not None
+        self.seat = int(seat)
+
+    def wait_phase(self, phase: str, timeout_ms: int = 60_000) -> None:
+        game = self.page.locator("#game")
+        expect(game).to_have_attribute("data-phase", phase, timeout=timeout_ms)
+
+    def act(self, group: str, target: int | None) -> None:
+        """Click a target button of one action group (only legal targets are offered)."""
+        value = "none" if target is None else str(target)
+        self.page.locator(f'[data-group="{group}"] button[data-target="{value}"]').click()
+
+    def say(self, text: str) -> None:
+        self.page.fill("#chat-input", text)
+        self.page.click("#chat-send")
+        expect(self.page.locator("#chat-list")).to_contain_text(text)
+
+    def close(self) -> None:
+        self.context.close()

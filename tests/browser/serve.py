@@ -1,0 +1,32 @@
+"""Run the service for the browser tests: `python -m tests.browser.serve PORT DATA_DIR`.
+
+The same app as `vollmond serve`, with the operators' rate limits raised: one test signs up
+eight accounts from one address within a minute, which the default limit would refuse.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import uvicorn
+
+from vollmond.service.config import Settings
+from vollmond.service.policy import Policy
+from vollmond.service.web.app import create_app
+
+
+def main(argv: list[str]) -> None:
+    port, data_dir = int(argv[0]), Path(argv[1])
+    policy = replace(
+        Policy(), login_attempts_per_minute=10_000, invitation_attempts_per_minute=10_000
+    )
+    settings = Settings(port=port, data_dir=data_dir, policy=policy)
+    uvicorn.run(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws_max_size=8192
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,542 @@
+// Entry point: language, account, router (#/ lobby, #/game/<id>), the lobby itself.
+
+import { t, setLang, lang, initialLang } from "./i18n.js";
+import { h, api, seats, saveSeat, applyTheme } from "./util.js";
+import { mountGame } from "./game.js";
+
+const ROLE_KEYS = [
+  "evil", "seer", "doctor", "witch", "night_owl", "hunter", "knight", "medium", "necromancer",
+  "trapper", "twin", "defector", "fox", "vagabond", "vote_giver", "princess", "creeper", "filler",
+];
+const DECKS = ["auto", "starter", "loner", "full_moon", "may_dance", "cauldron", "tribunal", "custom"];
+
+const ctx = {
+  me: null,
+  worlds: [],
+  worldFilter: localStorage.getItem("vollmond.world") || "",
+  dispose: null,
+};
+
+export function worldById(id) {
+  return ctx.worlds.find((w) => w.id === id) || null;
+}
+
+export function announce(text) {
+  const el = document.getElementById("announcer");
+  el.textContent = "";
+  window.setTimeout(() => (el.textContent = text), 30);
+}
+
+function names(world) {
+  return world.names[lang()] || world.names.de;
+}
+
+async function loadMe() {
+  const data = await api("/api/me");
+  ctx.me = data.account;
+  const label = document.getElementById("account-label");
+  label.textContent = ctx.me ? t("signed_in_as", { name: ctx.me.name }) : "";
+}
+
+function chrome() {
+  document.getElementById("skip-link").textContent = t("skip");
+  const button = document.getElementById("lang-button");
+  button.textContent = t("lang_switch");
+  button.setAttribute("aria-label", t("lang_switch_label"));
+  document.getElementById("account-label").textContent = ctx.me
+    ? t("signed_in_as", { name: ctx.me.name })
+    : "";
+}
+
+// -- router --------------------------------------------------------------------------------
+async function route() {
+  if (ctx.dispose) {
+    ctx.dispose();
+    ctx.dispose = null;
+  }
+  const main = document.getElementById("main");
+  const match = location.hash.match(/^#\/game\/([\w-]+)(\/spectate)?$/);
+  chrome();
+  if (match) {
+    ctx.dispose = mountGame(main, match[1], { spectate: Boolean(match[2]), ctx, worldById, announce });
+  } else {
+    applyTheme(worldById(ctx.worldFilter));
+    ctx.dispose = mountLobby(main);
+  }
+}
+
+// -- lobby ---------------------------------------------------------------------------------
+function field(label, input, hint) {
+  const id = input.id || "f-" + Math.random().toString(36).slice(2);
+  input.id = id;
+  return h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("small", {}, hint) : null);
+}
+
+function checkbox(label, name, checked = false) {
+  const id = "cb-" + name;
+  return h(
+    "div",
+    { class: "check" },
+    h("input", { type: "checkbox", id, name, checked }),
+    h("label", { for: id }, label),
+  );
+}
+
+function numberInput(name, value, min, max, step = 1) {
+  return h("input", { type: "number", name, value, min, max, step, inputmode: "numeric" });
+}
+
+function errorBox() {
+  return h("p", { class: "error", role: "alert", "aria-live": "assertive" });
+}
+
+function showError(box, err) {
+  box.textContent = t("error", { message: err.message || String(err) });
+}
+
+function authSection(refresh) {
+  const section = h("section", { class: "card", "aria-labelledby": "auth-h" });
+  if (ctx.me) {
+    const phoneBox = errorBox();
+    const phoneStatus = h("p", { class: "muted", "aria-live": "polite" });
+    const phoneForm = h(
+      "form",
+      {
+        class: "row-form",
+        onsubmit: async (ev) => {
+          ev.preventDefault();
+          const data = new FormData(phoneForm);
+          const body = {};
+          if (data.get("number")) body.number = String(data.get("number"));
+          if (data.get("pin")) body.pin = String(data.get("pin"));
+          try {
+            const res = await api("/api/phone", { method: "POST", body });
+            phoneStatus.textContent = t("phone_linked", { number: res.number || "PIN" });
+            phoneBox.textContent = "";
+          } catch (err) {
+            showError(phoneBox, err);
+          }
+        },
+      },
+      field(t("phone_number"), h("input", { name: "number", type: "tel", autocomplete: "tel" })),
+      field(t("phone_pin"), h("input", { name: "pin", type: "password", inputmode: "numeric", autocomplete: "off" })),
+      h("button", { type: "submit" }, t("save")),
+    );
+    section.append(
+      h("h2", { id: "auth-h" }, t("signed_in_as", { name: ctx.me.name })),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "ghost",
+          onclick: async () => {
+            await api("/api/logout", { method: "POST", body: {} });
+            await loadMe();
+            refresh();
+          },
+        },
+        t("signout"),
+      ),
+      h("details", {}, h("summary", {}, t("phone_link")), phoneForm, phoneStatus, phoneBox),
+    );
+    return section;
+  }
+  const box = errorBox();
+  const form = h(
+    "form",
+    { class: "row-form", id: "auth-form", onsubmit: (ev) => ev.preventDefault() },
+    field(t("name"), h("input", { name: "name", autocomplete: "username", required: true, id: "auth-name" })),
+    field(
+      t("password"),
+      h("input", { name: "password", type: "password", autocomplete: "current-password", required: true, id: "auth-password" }),
+    ),
+  );
+  const submit = (path) => async () => {
+    if (!form.reportValidity()) return;
+    const data = new FormData(form);
+    try {
+      await api(path, { method: "POST", body: { name: data.get("name"), password: data.get("password") } });
+      await loadMe();
+      refresh();
+    } catch (err) {
+      showError(box, err);
+    }
+  };
+  form.append(
+    h("div", { class: "buttons" },
+      h("button", { type: "button", id: "signin-button", onclick: submit("/api/login") }, t("signin")),
+      h("button", { type: "button", id: "signup-button", class: "secondary", onclick: submit("/api/signup") }, t("signup")),
+    ),
+  );
+  section.append(h("h2", { id: "auth-h" }, t("signin")), h("p", { class: "muted" }, t("please_sign_in")), form, box);
+  return section;
+}
+
+function worldPicker(refresh) {
+  const list = h("div", { class: "world-list", role: "group", "aria-labelledby": "worlds-h" });
+  const all = h(
+    "button",
+    { type: "button", class: "world-chip", "aria-pressed": String(!ctx.worldFilter), onclick: () => pick("") },
+    t("all_worlds"),
+  );
+  list.append(all);
+  for (const world of ctx.worlds) {
+    const n = names(world);
+    list.append(
+      h(
+        "button",
+        {
+          type: "button",
+          class: "world-chip",
+          "aria-pressed": String(ctx.worldFilter === world.id),
+          style: { "--chip": world.colors.primary, "--chip-accent": world.colors.accent, "--chip-bg": world.colors.background },
+          title: n.tagline,
+          onclick: () => pick(world.id),
+        },
+        h("span", { class: "swatch", "aria-hidden": "true" }),
+        h("span", {}, n.world, h("small", {}, n.place)),
+      ),
+    );
+  }
+  function pick(id) {
+    ctx.worldFilter = id;
+    localStorage.setItem("vollmond.world", id);
+    applyTheme(worldById(id));
+    refresh();
+  }
+  const current = worldById(ctx.worldFilter);
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "worlds-h" },
+    h("h2", { id: "worlds-h" }, t("worlds")),
+    list,
+    current ? h("p", { class: "tagline" }, names(current).tagline) : null,
+  );
+}
+
+async function joinGame(gameId, box) {
+  try {
+    const res = await api(`/api/games/${gameId}/join`, { method: "POST", body: {} });
+    saveSeat(gameId, { token: res.token });
+    location.hash = `#/game/${gameId}`;
+  } catch (err) {
+    if (err.code === "already_seated" && seats()[gameId]) {
+      location.hash = `#/game/${gameId}`;
+      return;
+    }
+    showError(box, err);
+  }
+}
+
+function gamesSection() {
+  const box = errorBox();
+  const list = h("ul", { class: "game-list", "aria-live": "polite", id: "public-games" });
+  const section = h(
+    "section",
+    { class: "card", "aria-labelledby": "games-h" },
+    h("h2", { id: "games-h" }, t("public_games")),
+    list,
+    box,
+  );
+  async function load() {
+    const query = ctx.worldFilter ? `?world=${encodeURIComponent(ctx.worldFilter)}` : "";
+    let data;
+    try {
+      data = await api("/api/games" + query);
+    } catch (err) {
+      showError(box, err);
+      return;
+    }
+    const mine = seats();
+    const items = data.games.map((game) => {
+      const world = worldById(game.world);
+      const n = world ? names(world) : null;
+      const deck = n && game.deck ? n.decks[game.deck] || game.deck : game.deck;
+      const status = game.status === "lobby" ? t("status_lobby") : t("status_running");
+      const seated = Boolean(mine[game.id]);
+      return h(
+        "li",
+        { class: "game-item", dataset: { game: game.id }, style: world ? { "--chip": world.colors.primary } : {} },
+        h("span", { class: "swatch", "aria-hidden": "true" }),
+        h("span", { class: "game-title" }, n ? `${n.world} · ${n.place}` : game.world, h("small", {}, `${deck} · ${status}`)),
+        h("span", { class: "game-seats" }, t("seats_taken", { taken: game.taken, size: game.size })),
+        h(
+          "span",
+          { class: "buttons" },
+          seated
+            ? h("a", { class: "button", href: `#/game/${game.id}` }, t("open"))
+            : game.status === "lobby" && game.free > 0 && ctx.me
+              ? h("button", { type: "button", "data-join": game.id, onclick: () => joinGame(game.id, box) }, t("join"))
+              : null,
+          game.status === "running"
+            ? h("a", { class: "button secondary", href: `#/game/${game.id}/spectate` }, t("spectate"))
+            : null,
+        ),
+      );
+    });
+    list.replaceChildren(...(items.length ? items : [h("li", { class: "muted" }, t("no_games"))]));
+  }
+  load();
+  const timer = window.setInterval(load, 3000);
+  section.dispose = () => window.clearInterval(timer);
+  return section;
+}
+
+function myGamesSection() {
+  const mine = Object.entries(seats()).sort((a, b) => b[1].saved - a[1].saved).slice(0, 8);
+  if (!mine.length) return null;
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "mine-h" },
+    h("h2", { id: "mine-h" }, t("my_games")),
+    h(
+      "ul",
+      { class: "plain" },
+      mine.map(([id, info]) => {
+        const world = worldById(info.world);
+        const label = world ? `${names(world).world} · ${id}` : id;
+        return h("li", {}, h("a", { href: `#/game/${id}` }, label));
+      }),
+    ),
+  );
+}
+
+function foundSection() {
+  if (!ctx.me) return null;
+  const box = errorBox();
+  const worldSelect = h(
+    "select",
+    { name: "world", id: "found-world" },
+    ctx.worlds.map((w) => h("option", { value: w.id, selected: w.id === (ctx.worldFilter || "werwolf") }, names(w).world)),
+  );
+  const deckSelect = h("select", { name: "deck", id: "found-deck" });
+  const customBox = h("fieldset", { class: "custom-deck", id: "custom-deck", hidden: true });
+  const customRows = h("div", { class: "custom-rows" });
+  function worldNames() {
+    const w = worldById(worldSelect.value) || ctx.worlds[0];
+    return names(w);
+  }
+  function fillDecks() {
+    const n = worldNames();
+    const keep = deckSelect.value || "auto";
+    deckSelect.replaceChildren(...DECKS.map((d) => h("option", { value: d, selected: d === keep }, n.decks[d] || d)));
+    for (const select of customRows.querySelectorAll("select")) {
+      const value = select.value;
+      select.replaceChildren(...ROLE_KEYS.map((r) => h("option", { value: r, selected: r === value }, n.roles[r] || r)));
+    }
+  }
+  function addRow(role = "filler", count = 1) {
+    const n = worldNames();
+    const index = customRows.children.length;
+    const row = h(
+      "div",
+      { class: "custom-row" },
+      field(
+        t("role"),
+        h("select", { name: "role", id: `custom-role-${index}` }, ROLE_KEYS.map((r) => h("option", { value: r, selected: r === role }, n.roles[r] || r))),
+      ),
+      field(t("count"), h("input", { type: "number", name: "count", min: 1, max: 60, value: count, id: `custom-count-${index}` })),
+      h("button", { type: "button", class: "ghost", onclick: () => row.remove(), "aria-label": t("remove") }, "✕"),
+    );
+    customRows.append(row);
+  }
+  customBox.append(
+    h("legend", {}, t("custom_roles")),
+    customRows,
+    h("button", { type: "button", class: "secondary", id: "custom-add", onclick: () => addRow() }, t("add_role")),
+  );
+  addRow("evil", 1);
+  addRow("seer", 1);
+  addRow("filler", 2);
+  worldSelect.addEventListener("change", () => {
+    applyTheme(worldById(worldSelect.value));
+    fillDecks();
+  });
+  deckSelect.addEventListener("change", () => {
+    customBox.hidden = deckSelect.value !== "custom";
+  });
+  fillDecks();
+
+  const d = (key, value, min, max) => field(t("d_" + key), numberInput(key, value, min, max));
+  const form = h(
+    "form",
+    {
+      id: "found-form",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        const data = new FormData(form);
+        const on = (name) => data.get(name) === "on";
+        const num = (name) => Number(data.get(name));
+        const body = {
+          world: worldSelect.value,
+          private: data.get("visibility") === "private",
+          size: num("size"),
+          deck: deckSelect.value,
+          unanimous: on("unanimous"),
+          instant_kill: on("instant_kill"),
+          lovers: on("lovers") ? true : null,
+          calls: {
+            enabled: on("calls_enabled"),
+            max_duration_s: num("max_duration_s"),
+            per_night: num("per_night"),
+            by_day: on("by_day"),
+            day_modes: String(data.get("day_modes")),
+            evil_may_call: on("evil_may_call"),
+            ring_s: num("ring_s"),
+          },
+          durations: {
+            steal_s: num("steal_s"),
+            night_s: num("night_s"),
+            morning_s: num("morning_s"),
+            day_s: num("day_s"),
+            vote_s: num("vote_s"),
+            floor_s: num("floor_s"),
+          },
+        };
+        if (body.deck === "custom") {
+          body.custom_roles = [...customRows.children].map((row) => [
+            row.querySelector("select").value,
+            Number(row.querySelector("input").value),
+          ]);
+        }
+        try {
+          const res = await api("/api/games", { method: "POST", body });
+          saveSeat(res.game, { token: res.token, code: res.invitation_code, host: true, world: body.world });
+          location.hash = `#/game/${res.game}`;
+        } catch (err) {
+          showError(box, err);
+        }
+      },
+    },
+    h(
+      "div",
+      { class: "grid2" },
+      field(t("world"), worldSelect),
+      field(t("size"), numberInput("size", 8, 4, 60)),
+      field(t("deck"), deckSelect),
+      h(
+        "fieldset",
+        { class: "radios" },
+        h("legend", {}, t("visibility")),
+        h("label", {}, h("input", { type: "radio", name: "visibility", value: "public", checked: true }), " ", t("public")),
+        h("label", {}, h("input", { type: "radio", name: "visibility", value: "private", id: "found-private" }), " ", t("private")),
+      ),
+    ),
+    customBox,
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, t("options")),
+      checkbox(t("opt_lovers"), "lovers"),
+      checkbox(t("opt_unanimous"), "unanimous"),
+      checkbox(t("opt_instant_kill"), "instant_kill"),
+    ),
+    h(
+      "details",
+      {},
+      h("summary", {}, t("calls")),
+      h(
+        "div",
+        { class: "grid2" },
+        checkbox(t("calls_enabled"), "calls_enabled", true),
+        checkbox(t("calls_by_day"), "by_day"),
+        checkbox(t("evil_may_call"), "evil_may_call", true),
+        field(t("calls_max"), numberInput("max_duration_s", 120, 10, 600)),
+        field(t("calls_per_night"), numberInput("per_night", 3, 0, 10)),
+        field(t("ring_s"), numberInput("ring_s", 20, 3, 120)),
+        field(
+          t("day_modes"),
+          h(
+            "select",
+            { name: "day_modes" },
+            h("option", { value: "both" }, t("mode_both")),
+            h("option", { value: "stumm" }, t("mode_stumm")),
+            h("option", { value: "halb" }, t("mode_halb")),
+          ),
+        ),
+      ),
+    ),
+    h(
+      "details",
+      { id: "durations" },
+      h("summary", {}, t("durations")),
+      h(
+        "div",
+        { class: "grid3" },
+        d("steal_s", 30, 3, 600),
+        d("night_s", 120, 3, 1800),
+        d("morning_s", 20, 1, 600),
+        d("day_s", 180, 3, 3600),
+        d("vote_s", 60, 3, 600),
+        d("floor_s", 20, 3, 120),
+      ),
+    ),
+    h("button", { type: "submit", id: "found-submit", class: "primary" }, t("found_submit")),
+    box,
+  );
+  return h("section", { class: "card wide", "aria-labelledby": "found-h" }, h("h2", { id: "found-h" }, t("found")), form);
+}
+
+function codeSection() {
+  if (!ctx.me) return null;
+  const box = errorBox();
+  const form = h(
+    "form",
+    {
+      class: "row-form",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        const code = new FormData(form).get("code");
+        try {
+          const res = await api("/api/join", { method: "POST", body: { code } });
+          saveSeat(res.game, { token: res.token });
+          location.hash = `#/game/${res.game}`;
+        } catch (err) {
+          showError(box, err);
+        }
+      },
+    },
+    field(t("code"), h("input", { name: "code", id: "join-code", autocomplete: "off", required: true, autocapitalize: "characters" })),
+    h("button", { type: "submit", id: "join-code-submit" }, t("join_submit")),
+  );
+  return h("section", { class: "card", "aria-labelledby": "code-h" }, h("h2", { id: "code-h" }, t("join_code")), form, box);
+}
+
+function mountLobby(main) {
+  let games = null;
+  function render() {
+    if (games) games.dispose();
+    games = gamesSection();
+    main.replaceChildren(
+      h(
+        "div",
+        { class: "lobby" },
+        h("h1", { class: "sr-only" }, t("lobby")),
+        authSection(render),
+        worldPicker(render),
+        games,
+        myGamesSection(),
+        codeSection(),
+        foundSection(),
+      ),
+    );
+    chrome();
+  }
+  render();
+  return () => games && games.dispose();
+}
+
+// -- start ---------------------------------------------------------------------------------
+async function start() {
+  setLang(initialLang());
+  document.getElementById("lang-button").addEventListener("click", () => {
+    setLang(lang() === "de" ? "en" : "de");
+    route();
+  });
+  const [, worlds] = await Promise.all([loadMe(), api("/api/worlds")]);
+  ctx.worlds = worlds.worlds;
+  window.addEventListener("hashchange", route);
+  await route();
+}
+
+start();

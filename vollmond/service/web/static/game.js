@@ -1,0 +1,839 @@
+// The game table: waiting room, seats, role card, actions from view.me.legal, night room,
+// calls, chat, log, end screen and replay. Everything shown comes from the server's view and
+// from the events this seat may receive; the client never decides what is secret.
+
+import { t, lang } from "./i18n.js";
+import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
+
+const ABILITY_ORDER = [
+  "steal", "evil_vote", "check", "protect", "trap", "heal", "poison", "visit", "seance",
+  "shoot", "transfer_vote", "instant_kill",
+];
+const MEMORY_LABELS = { heal: "memory_heal", poison: "memory_poison", bullets: "memory_bullets" };
+const RING_CODES = new Set(["call_incoming"]);
+const ALERT_CODES = new Set([
+  "call_incoming", "call_busy", "call_declined", "call_missed", "call_connected", "call_ended",
+  "check_result", "medium_result", "witch_victim", "evil_votes_complete", "morning_report",
+  "vote_result", "game_over", "role_assigned", "role_stolen", "role_taken", "shot_fired",
+  "instant_kill", "interjection", "voting_started", "team_revealed",
+]);
+
+export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) {
+  const saved = seats()[gameId] || null;
+  const token = spectate ? null : saved?.token || null;
+  const g = {
+    table: null,
+    world: null,
+    text: null, // world names and role help in the current language
+    view: null,
+    seat: null,
+    lastSeq: 0,
+    events: [],
+    chat: [],
+    ws: null,
+    closed: false,
+    deadline: null,
+    clockSeq: null,
+    retry: 0,
+    nextId: 1,
+    replay: null,
+  };
+  let pollTimer = null;
+  let tickTimer = null;
+  let reconnectTimer = null;
+
+  const root = h("div", { class: "game", id: "game", dataset: { game: gameId } });
+  main.replaceChildren(root);
+
+  // -- helpers ---------------------------------------------------------------------------
+  const nameOf = (house) => g.table?.players.find((p) => p.house === house)?.name || "";
+  const houseLabel = (house) => {
+    if (house === null || house === undefined) return t("nobody");
+    const name = nameOf(house);
+    return name ? `${house} · ${name}` : String(house);
+  };
+  const houseLong = (house) => {
+    const name = nameOf(house);
+    return name ? `${t("house", { n: house })}, ${name}` : t("house", { n: house });
+  };
+  const roleName = (key) => (key ? g.text?.roles?.[key] || key : "");
+  const worldNames = () => (g.world ? g.world.names[lang()] || g.world.names.de : null);
+
+  async function loadText() {
+    if (!g.world) return;
+    g.text = await api(`/api/worlds/${g.world.id}/text?lang=${lang()}`);
+  }
+
+  async function loadTable() {
+    const data = await api(`/api/games/${gameId}`);
+    g.table = data.game;
+    if (!g.world || g.world.id !== g.table.world) {
+      g.world = worldById(g.table.world);
+      applyTheme(g.world);
+      await loadText();
+    }
+    if (saved) saveSeat(gameId, { world: g.table.world });
+    return g.table;
+  }
+
+  // -- waiting room ----------------------------------------------------------------------
+  function renderWaiting(errorText) {
+    const table = g.table;
+    const n = worldNames();
+    const box = h("p", { class: "error", role: "alert" }, errorText || "");
+    const players = h(
+      "ul",
+      { class: "plain waiting-list", "aria-live": "polite" },
+      table.players.map((p) => h("li", {}, p.name)),
+    );
+    root.replaceChildren(
+      h(
+        "section",
+        { class: "card waiting", "aria-labelledby": "wait-h" },
+        h("h1", { id: "wait-h" }, `${t("waiting_room")} · ${n ? n.world + " · " + n.place : table.world}`),
+        n ? h("p", { class: "tagline" }, n.tagline) : null,
+        saved?.code ? h("p", { class: "code", id: "invitation-code" }, t("invitation", { code: saved.code })) : null,
+        h("p", { id: "waiting-count" }, t("waiting_players", { taken: table.taken, size: table.size })),
+        players,
+        h(
+          "div",
+          { class: "buttons" },
+          saved?.host
+            ? h(
+                "button",
+                {
+                  type: "button",
+                  class: "primary",
+                  id: "start-button",
+                  onclick: async () => {
+                    try {
+                      await api(`/api/games/${gameId}/start`, { method: "POST", body: {} });
+                      await enter();
+                    } catch (err) {
+                      box.textContent = t("error", { message: err.message });
+                    }
+                  },
+                },
+                t("start_now"),
+              )
+            : null,
+          token
+            ? h(
+                "button",
+                {
+                  type: "button",
+                  class: "ghost",
+                  onclick: async () => {
+                    try {
+                      await api(`/api/games/${gameId}/leave`, { method: "POST", body: { token } });
+                    } catch {
+                      /* already gone */
+                    }
+                    forgetSeat(gameId);
+                    location.hash = "#/";
+                  },
+                },
+                t("leave_table"),
+              )
+            : null,
+          h("a", { class: "button ghost", href: "#/" }, t("back_to_lobby")),
+        ),
+        box,
+      ),
+    );
+  }
+
+  async function enter() {
+    if (g.closed) return;
+    let table;
+    try {
+      table = await loadTable();
+    } catch (err) {
+      root.replaceChildren(
+        h("p", { class: "error", role: "alert" }, t("error", { message: err.message })),
+        h("a", { class: "button", href: "#/" }, t("back_to_lobby")),
+      );
+      return;
+    }
+    if (table.status === "lobby") {
+      renderWaiting();
+      pollTimer = window.setTimeout(enter, 1200);
+      return;
+    }
+    buildTable();
+    connect();
+  }
+
+  // -- WebSocket -------------------------------------------------------------------------
+  function connect() {
+    if (g.closed) return;
+    setConn(g.retry ? t("reconnecting") : t("connecting"), "busy");
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${proto}://${location.host}/ws`);
+    g.ws = ws;
+    ws.addEventListener("open", () => {
+      const hello = { type: "hello", game: gameId, lang: lang(), after: g.lastSeq };
+      if (token) hello.token = token;
+      else hello.spectate = true;
+      ws.send(JSON.stringify(hello));
+    });
+    ws.addEventListener("message", (msg) => onMessage(JSON.parse(msg.data)));
+    ws.addEventListener("close", () => {
+      if (g.closed || g.ws !== ws) return;
+      g.retry += 1;
+      setConn(t("reconnecting"), "down");
+      reconnectTimer = window.setTimeout(connect, Math.min(5000, 400 * g.retry));
+    });
+  }
+
+  function send(command) {
+    if (!g.ws || g.ws.readyState !== WebSocket.OPEN) return;
+    g.ws.send(JSON.stringify({ type: "command", id: g.nextId++, command }));
+  }
+
+  function onMessage(msg) {
+    switch (msg.type) {
+      case "welcome":
+        g.retry = 0;
+        g.seat = msg.seat;
+        setConn(t("connected"), "up");
+        setView(msg.view);
+        break;
+      case "view":
+        setView(msg.view);
+        break;
+      case "event":
+        onEvent(msg);
+        break;
+      case "error":
+        if (msg.code === "not_running" || msg.code === "bad_token") {
+          setConn(msg.message, "down");
+          g.closed = true;
+        }
+        showAlert(msg.message || msg.code);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function onEvent(ev) {
+    if (ev.seq <= g.lastSeq) return;
+    g.lastSeq = ev.seq;
+    g.events.push(ev);
+    const live = g.view !== null;
+    if (ev.code === "chat") {
+      g.chat.push(ev);
+      appendChat(ev);
+      return;
+    }
+    appendLog(ev);
+    if (ev.code === "phase_started" && live) {
+      g.deadline = Date.now() + Number(ev.params.seconds || 0) * 1000;
+      g.clockSeq = ev.params.seq;
+    }
+    if (live && ALERT_CODES.has(ev.code)) announce(ev.text);
+    if (live && RING_CODES.has(ev.code)) ring();
+  }
+
+  function setView(view) {
+    const phaseChanged = !g.view || g.view.phase_seq !== view.phase_seq;
+    g.view = view;
+    if (phaseChanged && g.clockSeq !== view.phase_seq) syncClock();
+    if (phaseChanged && g.table && g.table.players.some((p) => p.house === null)) {
+      loadTable().then(render).catch(() => {});
+    }
+    render();
+  }
+
+  async function syncClock() {
+    try {
+      const clock = await api(`/api/games/${gameId}/clock`);
+      if (clock.remaining !== null && clock.phase_seq === g.view?.phase_seq) {
+        g.deadline = Date.now() + clock.remaining * 1000;
+        g.clockSeq = clock.phase_seq;
+      }
+    } catch {
+      g.deadline = null;
+    }
+    renderTimer();
+  }
+
+  // -- table skeleton --------------------------------------------------------------------
+  const el = {};
+  function buildTable() {
+    const n = worldNames();
+    el.phase = h("span", { class: "phase-name", id: "phase-name" });
+    el.timer = h("span", { class: "timer", role: "timer", "aria-live": "off", id: "timer", "aria-label": t("time_left") });
+    el.conn = h("span", { class: "conn", id: "conn", role: "status" });
+    el.seats = h("ol", { class: "seats", id: "seats", "aria-label": t("seats") });
+    el.role = h("section", { class: "card role-card", id: "role-card", "aria-labelledby": "role-h" });
+    el.actions = h("section", { class: "card actions", id: "actions", "aria-labelledby": "actions-h" });
+    el.nightRoom = h("section", { class: "card night-room", id: "night-room", "aria-labelledby": "nr-h", hidden: true });
+    el.call = h("section", { class: "card call", id: "call-panel", "aria-labelledby": "call-h" });
+    el.over = h("section", { class: "card over", id: "over", "aria-labelledby": "over-h", hidden: true });
+    el.alert = h("p", { class: "alert", id: "alert", role: "alert" });
+    el.chatList = h("ol", { class: "chat-list", id: "chat-list", role: "log", "aria-live": "polite", "aria-label": t("chat") });
+    el.chatRoom = h("span", { class: "chat-room", id: "chat-room" });
+    el.chatInput = h("input", { id: "chat-input", name: "text", maxlength: 500, autocomplete: "off", "aria-label": t("chat_input") });
+    el.chatForm = h(
+      "form",
+      {
+        class: "chat-form",
+        id: "chat-form",
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          const text = el.chatInput.value.trim();
+          if (!text) return;
+          send({ type: "Say", text });
+          el.chatInput.value = "";
+        },
+      },
+      el.chatInput,
+      h("button", { type: "submit", id: "chat-send" }, t("send")),
+    );
+    el.log = h("ol", { class: "log-list", id: "log", role: "log", "aria-live": "polite", "aria-label": t("log") });
+    el.tools = h("div", { class: "tools", id: "tools" });
+    el.operatorDialog = operatorDialog();
+
+    root.replaceChildren(
+      h(
+        "header",
+        { class: "game-head" },
+        h(
+          "div",
+          { class: "where" },
+          h("h1", {}, n ? `${n.world} · ${n.place}` : gameId),
+          h("p", { class: "phase-line" }, el.phase, el.timer),
+        ),
+        el.conn,
+      ),
+      el.alert,
+      h(
+        "div",
+        { class: "board" },
+        h(
+          "section",
+          { class: "card seats-card", "aria-labelledby": "seats-h" },
+          h("h2", { id: "seats-h" }, t("seats")),
+          h("div", { class: "circle-wrap" }, el.seats),
+        ),
+        h("div", { class: "side" }, el.over, el.role, el.actions, el.nightRoom, el.call),
+        h(
+          "section",
+          { class: "card talk", "aria-labelledby": "chat-h" },
+          h("h2", { id: "chat-h" }, t("chat"), " ", el.chatRoom),
+          el.chatList,
+          el.chatForm,
+          h("h2", { id: "log-h" }, t("log")),
+          el.log,
+        ),
+      ),
+      el.tools,
+      el.operatorDialog,
+    );
+    tickTimer = window.setInterval(renderTimer, 250);
+  }
+
+  // -- rendering -------------------------------------------------------------------------
+  function render() {
+    if (!g.view || !el.seats) return;
+    const view = g.view;
+    root.dataset.phase = view.phase;
+    document.documentElement.dataset.phase = view.phase;
+    const phaseKey = "phase_" + view.phase;
+    const step = view.phase === "night" && view.step === "steal" ? ` (${t("step_steal")})` : "";
+    el.phase.textContent = `${t(phaseKey)}${step} · ${t("round", { n: view.round })}`;
+    renderSeats();
+    renderRole();
+    renderActions();
+    renderNightRoom();
+    renderCall();
+    renderChatRoom();
+    renderTools();
+    renderOver();
+    renderTimer();
+  }
+
+  function renderTimer() {
+    if (!el.timer) return;
+    if (!g.deadline || !g.view || g.view.phase === "over") {
+      el.timer.textContent = "";
+      return;
+    }
+    const left = Math.max(0, Math.round((g.deadline - Date.now()) / 1000));
+    const text = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+    if (el.timer.textContent !== text) {
+      el.timer.textContent = text;
+      el.timer.dataset.seconds = String(left);
+      el.timer.classList.toggle("low", left <= 10);
+    }
+  }
+
+  function renderSeats() {
+    const view = g.view;
+    const me = view.me;
+    const partners = new Set(me?.partners || []);
+    const team = new Set(view.night_room?.members || []);
+    const nominees = new Set(view.day?.nominees || []);
+    const voted = new Set(view.day?.voted || []);
+    const count = view.seats.length;
+    const items = view.seats.map((s, index) => {
+      const isMe = s.seat === g.seat;
+      const badges = [];
+      if (isMe) badges.push(t("you"));
+      if (s.lover) badges.push(t("lover"));
+      if (partners.has(s.seat)) badges.push(t("partner"));
+      if (team.has(s.seat) && !isMe) badges.push(t("teammate"));
+      if (nominees.has(s.seat)) badges.push(t("nominated"));
+      if (voted.has(s.seat)) badges.push(t("has_voted"));
+      const label = [
+        houseLong(s.seat),
+        s.alive ? t("alive") : t("dead"),
+        s.role ? roleName(s.role) : null,
+        ...badges,
+      ].filter(Boolean).join(", ");
+      return h(
+        "li",
+        {
+          class: ["seat", s.alive ? "alive" : "dead", isMe ? "me" : "", nominees.has(s.seat) ? "nominee" : "", s.present ? "present" : ""].join(" "),
+          style: { "--i": index, "--n": count },
+          dataset: { seat: s.seat, role: s.role || "", alive: String(s.alive) },
+          "aria-label": label,
+        },
+        h("span", { class: "house", "aria-hidden": "true" }, String(s.seat)),
+        h("span", { class: "seat-name", "aria-hidden": "true" }, nameOf(s.seat) || "—"),
+        s.role ? h("span", { class: "seat-role", "aria-hidden": "true" }, roleName(s.role)) : null,
+        h("span", { class: "seat-state", "aria-hidden": "true" }, s.alive ? "" : "✝", s.lover ? " ♥" : "", badges.filter((b) => b !== t("you") && b !== t("lover")).length ? " •" : ""),
+      );
+    });
+    replaceChildren(el.seats, items);
+    el.seats.style.setProperty("--n", count);
+  }
+
+  function renderRole() {
+    const me = g.view.me;
+    if (!me) {
+      replaceChildren(el.role, h("h2", { id: "role-h" }, t("spectator")));
+      return;
+    }
+    const facts = me.facts.map((f) =>
+      h(
+        "li",
+        { class: f.evil ? "evil" : "good" },
+        t(f.evil ? "fact_evil" : "fact_good", { target: houseLabel(f.subject) }),
+        f.kind === "medium" ? " " + t("fact_medium", { round: f.round }) : "",
+      ),
+    );
+    const memory = Object.entries(me.memory)
+      .filter(([key]) => MEMORY_LABELS[key])
+      .map(([key, value]) => h("li", {}, `${t(MEMORY_LABELS[key])}: ${value}`));
+    replaceChildren(
+      el.role,
+      h("h2", { id: "role-h" }, t("your_role"), ": ", h("strong", { id: "my-role", dataset: { role: me.role } }, roleName(me.role))),
+      h("p", { class: "muted", id: "my-seat" }, houseLong(me.seat), " · ", me.alive ? t("alive") : t("dead")),
+      h("p", { class: "help", id: "role-help" }, g.text?.help?.[me.role] || ""),
+      memory.length ? h("ul", { class: "plain memory" }, memory) : null,
+      me.partners.length ? h("p", {}, t("partners", { list: me.partners.map(houseLabel).join(", ") })) : null,
+      g.view.witch_victim !== null && g.view.witch_victim !== undefined
+        ? h("p", { class: "victim", id: "witch-victim" }, t("witch_victim", { target: houseLabel(g.view.witch_victim) }))
+        : null,
+      facts.length ? h("div", {}, h("h3", {}, t("facts")), h("ul", { class: "plain facts", id: "facts" }, facts)) : null,
+    );
+  }
+
+  function groupLegal() {
+    const groups = new Map();
+    for (const cmd of g.view.me?.legal || []) {
+      const key = cmd.type === "UseAbility" ? "ability:" + cmd.kind : cmd.type;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(cmd);
+    }
+    return groups;
+  }
+
+  function targetButtons(groupKey, label, cmds, targetOf) {
+    const headingId = "grp-" + groupKey.replace(/[^a-z_]/gi, "-");
+    return h(
+      "div",
+      { class: "group", role: "group", "aria-labelledby": headingId, dataset: { group: groupKey } },
+      h("h3", { id: headingId }, label),
+      h(
+        "div",
+        { class: "targets" },
+        cmds.map((cmd) => {
+          const target = targetOf(cmd);
+          const text = target === null ? (groupKey === "Vote" ? t("abstain") : t("nobody")) : houseLabel(target);
+          return h(
+            "button",
+            {
+              type: "button",
+              class: target === null ? "target none" : "target",
+              dataset: { key: `${groupKey}:${target}`, target: target === null ? "none" : String(target) },
+              "aria-label": `${label}: ${target === null ? text : houseLong(target)}`,
+              onclick: () => send(cmd),
+            },
+            text,
+          );
+        }),
+      ),
+    );
+  }
+
+  function renderActions() {
+    const groups = groupLegal();
+    const parts = [];
+    for (const kind of ABILITY_ORDER) {
+      const cmds = groups.get("ability:" + kind);
+      if (cmds) parts.push(targetButtons("ability:" + kind, t("act_" + kind), cmds, (c) => c.target));
+    }
+    if (groups.has("Nominate")) parts.push(targetButtons("Nominate", t("act_nominate"), groups.get("Nominate"), (c) => c.target));
+    if (groups.has("Vote")) parts.push(targetButtons("Vote", t("act_vote"), groups.get("Vote"), (c) => c.target));
+    const day = g.view.day;
+    const dayInfo = [];
+    if (day && Object.keys(day.nominations).length) {
+      dayInfo.push(
+        h(
+          "ul",
+          { class: "plain nominations", id: "nominations" },
+          Object.entries(day.nominations).map(([by, nominee]) => h("li", {}, `${houseLabel(Number(by))} → ${houseLabel(nominee)}`)),
+        ),
+      );
+    }
+    if (day && g.view.phase === "vote" && day.waiting_for.length) {
+      dayInfo.push(h("p", { class: "muted" }, "⏳ ", day.waiting_for.map(houseLabel).join(", ")));
+    }
+    replaceChildren(
+      el.actions,
+      h("h2", { id: "actions-h" }, t("actions")),
+      parts.length ? parts : h("p", { class: "muted", id: "no-actions" }, g.view.me ? t("no_actions") : t("spectator")),
+      dayInfo,
+    );
+  }
+
+  function renderNightRoom() {
+    const room = g.view.night_room;
+    el.nightRoom.hidden = !room;
+    if (!room) {
+      el.nightRoom.replaceChildren();
+      return;
+    }
+    const tally = new Map();
+    for (const target of Object.values(room.votes)) tally.set(target, (tally.get(target) || 0) + 1);
+    const title = g.text?.night_room || t("night_room");
+    replaceChildren(
+      el.nightRoom,
+      h("h2", { id: "nr-h" }, title),
+      h("p", {}, `${t("night_room_members")}: `, room.members.map(houseLabel).join(", ")),
+      h("h3", {}, t("night_room_votes")),
+      Object.keys(room.votes).length
+        ? h(
+            "ul",
+            { class: "plain", id: "night-votes" },
+            Object.entries(room.votes).map(([voter, target]) => h("li", {}, t("voted_for", { voter: houseLabel(Number(voter)), target: houseLabel(target) }))),
+          )
+        : h("p", { class: "muted" }, t("night_room_no_votes")),
+      tally.size
+        ? h(
+            "p",
+            { id: "night-tally", "aria-live": "polite" },
+            `${t("night_room_tally")}: `,
+            [...tally.entries()].sort((a, b) => b[1] - a[1]).map(([target, n]) => `${houseLabel(target)} ×${n}`).join(" · "),
+          )
+        : null,
+      room.victim_locked ? h("p", { class: "victim", id: "night-victim" }, t("night_room_victim", { target: houseLabel(room.victim) })) : null,
+    );
+  }
+
+  function renderCall() {
+    const me = g.view.me;
+    const groups = groupLegal();
+    const call = me?.call;
+    const parts = [h("h2", { id: "call-h" }, t("call"))];
+    el.call.classList.toggle("ringing", Boolean(call && call.status === "ringing" && call.incoming));
+    if (call) {
+      const who = houseLabel(call.with);
+      let status;
+      if (call.status === "ringing") status = call.incoming ? t("call_ringing_in", { who }) : t("call_ringing_out", { who });
+      else status = call.kind === "seance" ? t("call_seance", { who }) : t("call_active", { who });
+      parts.push(h("p", { class: "call-status", id: "call-status", dataset: { status: call.status, incoming: String(call.incoming) } }, status));
+      if (call.status === "active") {
+        parts.push(h("p", { class: "muted", id: "call-mode" }, t("call_mode", { mode: t(`mode_${call.mode}_label`) })));
+      }
+      const buttons = [];
+      for (const cmd of groups.get("AnswerCall") || []) {
+        buttons.push(
+          h(
+            "button",
+            { type: "button", class: cmd.accept ? "primary" : "secondary", id: cmd.accept ? "call-accept" : "call-decline", dataset: { key: cmd.accept ? "accept" : "decline" }, onclick: () => send(cmd) },
+            cmd.accept ? t("accept") : t("decline"),
+          ),
+        );
+      }
+      if (groups.has("ToggleCallMode")) {
+        buttons.push(h("button", { type: "button", id: "call-toggle", dataset: { key: "toggle" }, onclick: () => send(groups.get("ToggleCallMode")[0]) }, t("toggle_mode")));
+      }
+      if (groups.has("HangUp")) {
+        buttons.push(h("button", { type: "button", class: "danger", id: "call-hangup", dataset: { key: "hangup" }, onclick: () => send(groups.get("HangUp")[0]) }, t("hang_up")));
+      }
+      parts.push(h("div", { class: "buttons" }, buttons));
+    } else if (groups.has("PlaceCall")) {
+      parts.push(targetButtons("PlaceCall", t("act_call"), groups.get("PlaceCall"), (c) => c.callee));
+    } else {
+      parts.push(h("p", { class: "muted" }, t("call_none")));
+    }
+    replaceChildren(el.call, parts);
+    el.call.hidden = !me;
+  }
+
+  function myRoom() {
+    const view = g.view;
+    const me = view.me;
+    if (!me) return null;
+    if (me.call && me.call.status === "active") return "call";
+    if (view.phase === "over") return "market";
+    if (view.phase === "night") return view.night_room ? "night_room" : null;
+    return me.alive ? "market" : null;
+  }
+
+  function roomLabel(room) {
+    if (room === "night_room") return g.text?.night_room || t("night_room");
+    if (room === "call") return t("chat_room_call");
+    if (room === "market") return t("chat_room_market");
+    return t("chat_room_none");
+  }
+
+  function renderChatRoom() {
+    const room = myRoom();
+    el.chatRoom.textContent = `(${roomLabel(room)})`;
+    el.chatRoom.dataset.room = room || "none";
+    const disabled = room === null;
+    el.chatInput.disabled = disabled;
+    el.chatForm.querySelector("button").disabled = disabled;
+    el.chatForm.hidden = !g.view.me;
+  }
+
+  function appendChat(ev) {
+    if (!el.chatList) return;
+    const room = ev.params.room;
+    el.chatList.append(
+      h(
+        "li",
+        { class: "chat-line room-" + room, dataset: { room, seat: ev.params.seat } },
+        h("span", { class: "chat-who" }, houseLabel(ev.params.seat)),
+        room !== "market" ? h("span", { class: "chat-tag" }, roomLabel(room)) : null,
+        h("span", { class: "chat-text" }, ev.params.text),
+      ),
+    );
+    el.chatList.scrollTop = el.chatList.scrollHeight;
+  }
+
+  function appendLog(ev) {
+    if (!el.log) return;
+    el.log.append(h("li", { class: "log-line code-" + ev.code, dataset: { code: ev.code, seq: ev.seq } }, ev.text));
+    el.log.scrollTop = el.log.scrollHeight;
+  }
+
+  function showAlert(text) {
+    if (!el.alert) return;
+    el.alert.textContent = text;
+    window.clearTimeout(el.alert.timer);
+    el.alert.timer = window.setTimeout(() => (el.alert.textContent = ""), 6000);
+  }
+
+  function setConn(text, state) {
+    if (!el.conn) return;
+    el.conn.textContent = text;
+    el.conn.dataset.state = state;
+  }
+
+  function ring() {
+    try {
+      const audio = new AudioContext();
+      const osc = audio.createOscillator();
+      const gain = audio.createGain();
+      osc.frequency.value = 440;
+      gain.gain.value = 0.05;
+      osc.connect(gain).connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + 0.4);
+    } catch {
+      /* no audio */
+    }
+  }
+
+  function renderTools() {
+    const groups = groupLegal();
+    const me = g.view.me;
+    const buttons = [];
+    if (groups.has("Interject")) {
+      buttons.push(h("button", { type: "button", class: "interject", id: "interject", dataset: { key: "interject" }, onclick: () => send(groups.get("Interject")[0]) }, t("interject")));
+    }
+    if (me && g.view.phase !== "over") {
+      buttons.push(h("button", { type: "button", class: "secondary", id: "operator-button", dataset: { key: "operator" }, onclick: () => el.operatorDialog.showModal() }, t("operator")));
+      buttons.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "ghost",
+            id: "leave-game",
+            dataset: { key: "leave" },
+            onclick: () => {
+              if (window.confirm(t("leave_confirm"))) send({ type: "Leave" });
+            },
+          },
+          t("leave_game"),
+        ),
+      );
+    }
+    buttons.push(h("a", { class: "button ghost", href: "#/" }, t("back_to_lobby")));
+    replaceChildren(el.tools, buttons);
+  }
+
+  function operatorDialog() {
+    const box = h("p", { class: "error", role: "alert" });
+    const reason = h(
+      "select",
+      { name: "reason", id: "operator-reason" },
+      h("option", { value: "" }, t("reason_none")),
+      [1, 2, 3, 4].map((r) => h("option", { value: r }, `${r} – ${t("reason_" + r)}`)),
+    );
+    const player = h("select", { name: "player", id: "operator-player" });
+    const dialog = h("dialog", { class: "card", id: "operator-dialog", "aria-labelledby": "op-h" });
+    const form = h(
+      "form",
+      {
+        method: "dialog",
+        onsubmit: async (ev) => {
+          ev.preventDefault();
+          try {
+            await api(`/api/games/${gameId}/operator`, {
+              method: "POST",
+              body: { token, reason: reason.value ? Number(reason.value) : null, player: player.value ? Number(player.value) : null },
+            });
+            dialog.close();
+            showAlert(t("operator_sent"));
+            announce(t("operator_sent"));
+          } catch (err) {
+            box.textContent = t("error", { message: err.message });
+          }
+        },
+      },
+      h("h2", { id: "op-h" }, t("operator_title")),
+      h("div", { class: "field" }, h("label", { for: "operator-reason" }, t("operator_reason")), reason),
+      h("div", { class: "field" }, h("label", { for: "operator-player" }, t("operator_player")), player),
+      h(
+        "div",
+        { class: "buttons" },
+        h("button", { type: "submit", class: "primary", id: "operator-send" }, t("operator_send")),
+        h("button", { type: "button", class: "ghost", onclick: () => dialog.close() }, t("cancel")),
+      ),
+      box,
+    );
+    dialog.addEventListener("toggle", () => {
+      player.replaceChildren(h("option", { value: "" }, t("nobody")), (g.view?.seats || []).map((s) => h("option", { value: s.seat }, houseLabel(s.seat))));
+    });
+    dialog.append(form);
+    return dialog;
+  }
+
+  function sideName(side) {
+    const text = g.text || {};
+    if (side === "village") return text.village || side;
+    if (side === "evil") return text.evil_group || side;
+    if (side === "fox") return roleName("fox");
+    return t("side_" + side);
+  }
+
+  function renderOver() {
+    const view = g.view;
+    const outcome = view.outcome;
+    el.over.hidden = !outcome;
+    if (!outcome) return;
+    if (el.over.dataset.done === String(view.phase_seq)) return;
+    el.over.dataset.done = String(view.phase_seq);
+    const winners = new Set(outcome.winners);
+    const replayBox = h("div", { class: "replay", id: "replay" });
+    el.over.replaceChildren(
+      h("h2", { id: "over-h" }, t("over_title")),
+      h("p", { class: "sides", id: "sides" }, `${t("sides")}: `, outcome.sides.map(sideName).join(", ")),
+      h("h3", {}, t("winners")),
+      h("ul", { class: "plain winners", id: "winners" }, outcome.winners.map((s) => h("li", {}, houseLabel(s)))),
+      h("h3", {}, t("all_roles")),
+      h(
+        "table",
+        { class: "roles-table", id: "all-roles" },
+        h("tbody", {}, view.seats.map((s) =>
+          h(
+            "tr",
+            { class: winners.has(s.seat) ? "winner" : "" },
+            h("th", { scope: "row" }, houseLabel(s.seat)),
+            h("td", {}, roleName(s.role)),
+            h("td", {}, s.alive ? t("alive") : t("dead"), s.lover ? " ♥" : "", winners.has(s.seat) ? " ★" : ""),
+          ),
+        )),
+      ),
+      h("h3", {}, t("replay")),
+      h("button", { type: "button", id: "replay-load", onclick: () => loadReplay(replayBox) }, t("replay_load")),
+      replayBox,
+    );
+  }
+
+  async function loadReplay(box) {
+    const data = await api(`/api/games/${gameId}/history`, { method: "POST", body: { token, lang: lang() } });
+    const events = data.events;
+    let index = events.length;
+    let playing = null;
+    const list = h("ol", { class: "log-list replay-list", id: "replay-list", "aria-live": "polite" });
+    const label = h("span", { id: "replay-step" });
+    const slider = h("input", { type: "range", min: 0, max: events.length, value: index, id: "replay-slider", "aria-label": t("replay") });
+    const play = h("button", { type: "button", id: "replay-play" }, t("replay_play"));
+    function show() {
+      list.replaceChildren(
+        ...events.slice(0, index).map((ev) =>
+          h("li", { class: "log-line code-" + ev.code, dataset: { code: ev.code } }, ev.text),
+        ),
+      );
+      label.textContent = t("replay_step", { i: index, n: events.length });
+      slider.value = String(index);
+      list.scrollTop = list.scrollHeight;
+    }
+    slider.addEventListener("input", () => {
+      index = Number(slider.value);
+      show();
+    });
+    play.addEventListener("click", () => {
+      if (playing) {
+        window.clearInterval(playing);
+        playing = null;
+        play.textContent = t("replay_play");
+        return;
+      }
+      if (index >= events.length) index = 0;
+      play.textContent = t("replay_pause");
+      playing = window.setInterval(() => {
+        index += 1;
+        show();
+        if (index >= events.length) {
+          window.clearInterval(playing);
+          playing = null;
+          play.textContent = t("replay_play");
+        }
+      }, 700);
+    });
+    box.replaceChildren(h("div", { class: "replay-controls" }, play, slider, label), list);
+    show();
+  }
+
+  enter();
+
+  return () => {
+    g.closed = true;
+    window.clearTimeout(pollTimer);
+    window.clearInterval(tickTimer);
+    window.clearTimeout(reconnectTimer);
+    if (g.ws) g.ws.close();
+    delete document.documentElement.dataset.phase;
+  };
+}

@@ -1,0 +1,118 @@
+// Small helpers: DOM building without innerHTML, the JSON API with CSRF, local storage.
+
+/** h("button", {class: "x", onclick: f}, "text", child) → element. Never parses HTML. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === "class") {
+      el.className = value;
+    } else if (key === "style" && typeof value === "object") {
+      for (const [prop, v] of Object.entries(value)) el.style.setProperty(prop, v);
+    } else if (key === "dataset") {
+      for (const [k, v] of Object.entries(value)) if (v !== undefined && v !== null) el.dataset[k] = v;
+    } else if (value === true) {
+      el.setAttribute(key, "");
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** Replace a container's children, keeping keyboard focus on the element with the same key. */
+export function replaceChildren(container, ...children) {
+  const active = document.activeElement;
+  const key = active && container.contains(active) ? active.dataset.key : null;
+  container.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  if (key) {
+    const again = container.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (again) again.focus();
+  }
+}
+
+function cookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === name) return decodeURIComponent(v.join("="));
+  }
+  return "";
+}
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export async function api(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") {
+    headers["Content-Type"] = "application/json";
+    if (!cookie("vollmond_csrf")) await fetch("/api/me", { credentials: "same-origin" });
+    headers["X-CSRF-Token"] = cookie("vollmond_csrf");
+  }
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, data?.error || "http_" + response.status, data?.message);
+  }
+  return data;
+}
+
+const SEATS_KEY = "vollmond.seats";
+
+/** Seat tokens by game id, kept across reloads (the seat token is the player's key). */
+export function seats() {
+  try {
+    return JSON.parse(localStorage.getItem(SEATS_KEY) || "{}");
+  } catch {
+    return {};
+  }
+}
+
+export function saveSeat(gameId, info) {
+  const all = seats();
+  all[gameId] = { ...(all[gameId] || {}), ...info, saved: Date.now() };
+  localStorage.setItem(SEATS_KEY, JSON.stringify(all));
+}
+
+export function forgetSeat(gameId) {
+  const all = seats();
+  delete all[gameId];
+  localStorage.setItem(SEATS_KEY, JSON.stringify(all));
+}
+
+/** Apply a world's colours to the page (CSS custom properties). */
+export function applyTheme(world) {
+  const root = document.documentElement;
+  if (!world) {
+    root.style.removeProperty("--primary");
+    root.style.removeProperty("--accent");
+    root.style.removeProperty("--bg");
+    delete root.dataset.world;
+    return;
+  }
+  root.style.setProperty("--primary", world.colors.primary);
+  root.style.setProperty("--accent", world.colors.accent);
+  root.style.setProperty("--bg", world.colors.background);
+  root.dataset.world = world.id;
+}
