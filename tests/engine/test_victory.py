@@ -307,3 +307,10 @@ def test_a_banishment_is_not_a_quiet_round_and_the_limit_is_an_option() -> None:
     assert g.dead == {9} and at(g, Phase.NIGHT)
     g.run(QUIET_ROUND)
     assert over(g)["sides"] == ["draw"]
+
+
+@pytest.mark.rule("V2")
+def test_a_deal_that_already_gives_evil_its_majority_ends_at_once() -> None:
+    g = Scenario("evil evil seer filler")
+    assert g.phase is Phase.OVER
+    assert g.last("game_over").params["sides"] == ["evil"]

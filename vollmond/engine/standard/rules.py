@@ -44,6 +44,7 @@ from vollmond.engine.standard.queries import spec_of
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
+from vollmond.engine.standard.victory import settle
 
 StdResult = Result[GameState, TimerCommand]
 
@@ -108,7 +109,9 @@ def start_with_roles(
         reveal_bonds(tx)
     if lovers:
         tx.emit(Ev.PARTNER_REVEALED, Audience.group(lovers), kind="lovers", seats=sorted(lovers))
-    start_night(tx)
+    # V2 "as soon as": a founder's deck can hand evil its majority before anyone sleeps.
+    if not settle(tx):
+        start_night(tx)
     return Result(tx.state, tuple(tx.events), tuple(tx.timers))
 
 
