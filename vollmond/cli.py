@@ -99,7 +99,9 @@ def simulate(
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind [VOLLMOND_HOST].")] = None,
     port: Annotated[int | None, typer.Option(help="HTTP port [VOLLMOND_PORT].")] = None,
-    sip_port: Annotated[int | None, typer.Option(help="SIP/UDP port [VOLLMOND_SIP_PORT].")] = None,
+    sip_port: Annotated[
+        int | None, typer.Option(help="SIP/UDP port, 0 = no telephone [VOLLMOND_SIP_PORT=5060].")
+    ] = None,
     data_dir: Annotated[
         Path | None, typer.Option(help="Data directory, SQLite by default [VOLLMOND_DATA_DIR].")
     ] = None,

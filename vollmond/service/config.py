@@ -14,7 +14,8 @@ from vollmond.service.policy import Policy
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
-    sip_port: int = 5060
+    # 0: no telephone (in-process apps and tests); `vollmond serve` defaults to 5060.
+    sip_port: int = 0
     data_dir: Path = Path("data")
     database_url: str | None = None
     # PostgreSQL only: keep every table in this schema (tests isolate themselves this way).

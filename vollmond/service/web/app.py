@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub, LobbyError
@@ -318,12 +319,15 @@ def create_app(settings: Settings) -> Starlette:
             for route in ClientApi(hub, cookie_sessions).routes(api._guard):
                 app.router.routes.insert(0, route)
             await hub.boot()
+            phone = await start_phone(hub, settings)
+            app.state.phone = phone  # None when settings.sip_port is 0
             state["ready"] = True
             log.info("service_ready", port=settings.port)
             try:
                 yield
             finally:
                 state["ready"] = False
+                await stop_phone(phone)
                 await hub.close()
 
     cookie_sessions = Sessions(settings.secret_key())

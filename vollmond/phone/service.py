@@ -1,0 +1,346 @@
+"""The telephone channel: SIP calls in, one session per call, voice rooms out.
+
+:class:`PhoneService` is the :class:`~vollmond.phone.sip.call.CallHandler` of the SIP server.
+For every answered call it makes a session (the announcer menu and the game by keys, built by
+``vollmond.phone.session``), hands it every key, and sets the call's audio source to the
+listener's line: the session's prompts on top of the room the routing table gives that seat
+(:mod:`vollmond.phone.voice.mixer`). A seated caller's voice goes into the game's mixer as
+that house's source; a caller in the menu hears only prompts and feeds no room.
+
+Everything here runs on the event loop and never blocks. A failing session is logged and
+silenced; it cannot stop the shared media clock or disturb another call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+import numpy as np
+import structlog
+
+from vollmond.engine.core import Event, Viewer
+from vollmond.engine.standard import GameState
+from vollmond.engine.standard.routing import SPECTATORS, Listener, routing
+from vollmond.phone.media import FRAME_SAMPLES, Int16Array
+from vollmond.phone.sip.call import Call, EndReason
+from vollmond.phone.sip.uas import SipUas, UasConfig
+from vollmond.phone.voice.mixer import GameMixer, overlay
+from vollmond.service.actor import GameActor
+from vollmond.service.config import Settings
+from vollmond.service.hub import Hub
+
+log = structlog.get_logger(__name__)
+
+#: Key flood control per line: a bucket of this many keys, refilled at KEY_RATE per second.
+KEY_BURST = 20
+KEY_RATE = 8.0
+
+
+class LineSession(Protocol):
+    """What the service needs of a call's session (``vollmond.phone.session.PhoneSession``)."""
+
+    @property
+    def game_id(self) -> str | None: ...
+
+    @property
+    def seat(self) -> int | None: ...
+
+    @property
+    def spectating(self) -> bool: ...
+
+    async def start(self) -> None: ...
+
+    def on_key(self, key: str) -> None: ...
+
+    def next_frame(self) -> Int16Array | None: ...
+
+    async def close(self) -> None: ...
+
+
+#: Makes the session of a new call from the caller's number (the user part of From).
+SessionFactory = Callable[[str], LineSession]
+
+
+def caller_number(call: Call) -> str:
+    """The caller's number or name from the From URI: ``sip:+4930123@host`` → ``+4930123``."""
+    return caller_number_of(call.caller)
+
+
+def caller_number_of(uri: str) -> str:
+    """The user part of a SIP or tel URI; "anonymous" when there is none.
+
+    >>> caller_number_of("sip:+4930123@10.0.0.1;user=phone")
+    '+4930123'
+    >>> caller_number_of("sip:10.0.0.1")
+    'anonymous'
+    >>> caller_number_of("tel:+4930123;phone-context=x")
+    '+4930123'
+    """
+    scheme, _, rest = uri.partition(":")
+    user, at, _ = rest.partition("@")
+    if not at and scheme.lower() != "tel":
+        user = ""
+    return user.split(";", 1)[0] or "anonymous"
+
+
+class _Room:
+    """One game's mixer, kept in step with the game state (a subscriber of its actor)."""
+
+    def __init__(self, actor: GameActor, state: GameState) -> None:
+        self.actor = actor
+        self.viewer = Viewer.spectator()
+        self.mixer = GameMixer(len(state.players))
+        self.mixer.set_routing(routing(state))
+        self.lines = 0
+
+    def deliver(self, seq: int, event: Event) -> None:
+        """Events are the session's business; the room only follows the state."""
+
+    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+        self.mixer.set_routing(routing(state))
+
+
+@dataclass(eq=False)
+class Line:
+    """One answered call and its session."""
+
+    call: Call
+    session: LineSession
+    number: str
+    room: _Room | None = None
+    tokens: float = KEY_BURST
+    refilled: float = 0.0
+    dropped_keys: int = 0
+    frame_errors: int = 0
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class PhoneService:
+    """The CallHandler that connects calls, sessions and voice rooms."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        session_factory: SessionFactory,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.hub = hub
+        self.session_factory = session_factory
+        self.clock = clock
+        self.lines: dict[Call, Line] = {}
+        self.rooms: dict[str, _Room] = {}
+        self.uas: SipUas | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self, config: UasConfig) -> SipUas:
+        """Open the SIP port and answer calls."""
+        self.uas = await SipUas.start(config, self)
+        log.info("phone_ready", host=config.host, port=self.uas.port)
+        return self.uas
+
+    async def close(self) -> None:
+        """Hang up every call, close every session and leave every game."""
+        if self.uas is not None:
+            await self.uas.close(bye_timeout=1.0)
+        for line in list(self.lines.values()):
+            self._end(line, EndReason.SHUTDOWN)
+        tasks = list(self._tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=5.0)
+        for room in list(self.rooms.values()):
+            room.actor.unsubscribe(room)
+        self.rooms.clear()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], what: str, line: Line) -> None:
+        async def guarded() -> None:
+            try:
+                await coro
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("phone_session_failed", step=what, call=line.call.call_id)
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- CallHandler -----------------------------------------------------------------------
+    def on_call_started(self, call: Call) -> None:
+        number = caller_number(call)
+        try:
+            session = self.session_factory(number)
+        except Exception:
+            log.exception("phone_session_refused", call=call.call_id)
+            call.hangup()
+            return
+        line = Line(call, session, number, refilled=self.clock())
+        self.lines[call] = line
+        call.set_source(lambda: self._frame(line))
+        log.info("phone_call_started", call=call.call_id, caller=number)
+        self._spawn(session.start(), "start", line)
+
+    def on_dtmf(self, call: Call, digit: str) -> None:
+        line = self.lines.get(call)
+        if line is None:
+            return
+        now = self.clock()
+        line.tokens = min(KEY_BURST, line.tokens + (now - line.refilled) * KEY_RATE)
+        line.refilled = now
+        if line.tokens < 1.0:
+            line.dropped_keys += 1
+            if line.dropped_keys in (1, 10, 100) or line.dropped_keys % 1000 == 0:
+                log.warning("phone_key_flood", call=call.call_id, dropped=line.dropped_keys)
+            return
+        line.tokens -= 1.0
+        line.session.on_key(digit)
+
+    def on_audio(self, call: Call, samples: Int16Array) -> None:
+        line = self.lines.get(call)
+        if line is None or line.room is None:
+            return
+        session = line.session
+        seat = session.seat
+        if seat is not None and not session.spectating:
+            line.room.mixer.push(seat, samples)
+
+    def on_call_ended(self, call: Call, reason: EndReason) -> None:
+        line = self.lines.get(call)
+        if line is not None:
+            self._end(line, reason)
+
+    def _end(self, line: Line, reason: EndReason) -> None:
+        if self.lines.pop(line.call, None) is None:
+            return
+        line.call.set_source(None)
+        self._attach(line, None)
+        log.info(
+            "phone_call_ended",
+            call=line.call.call_id,
+            reason=reason.value,
+            dropped_keys=line.dropped_keys,
+        )
+        self._spawn(line.session.close(), "close", line)
+
+    # -- audio -----------------------------------------------------------------------------
+    def _frame(self, line: Line) -> Int16Array | None:
+        """The next 20 ms of this line (called by the media clock; must never raise)."""
+        try:
+            session = line.session
+            prompt = session.next_frame()
+            if prompt is not None and prompt.shape != (FRAME_SAMPLES,):
+                prompt = _fit(prompt)
+            room = self._room_audio(line, session)
+            return overlay(prompt, room)
+        except Exception:
+            line.frame_errors += 1
+            if line.frame_errors in (1, 10, 100) or line.frame_errors % 1000 == 0:
+                log.exception("phone_frame_failed", call=line.call.call_id)
+            return None
+
+    def _room_audio(self, line: Line, session: LineSession) -> Int16Array | None:
+        game_id = session.game_id
+        listener: Listener | None = None
+        if game_id is not None:
+            listener = SPECTATORS if session.spectating else session.seat
+        room = self._room_for(game_id) if listener is not None and game_id is not None else None
+        if room is not line.room:
+            self._attach(line, room)
+        if room is None or listener is None:
+            return None
+        return room.mixer.pull(listener, puller=line)
+
+    def _room_for(self, game_id: str) -> _Room | None:
+        room = self.rooms.get(game_id)
+        actor = self.hub.actors.get(game_id)
+        if room is not None and room.actor is actor:
+            return room
+        if room is not None:  # the game ended or was resumed by a new actor
+            room.actor.unsubscribe(room)
+            del self.rooms[game_id]
+        if actor is None or actor.state is None:
+            return None
+        room = _Room(actor, actor.state)
+        actor.subscribe(room)
+        self.rooms[game_id] = room
+        return room
+
+    def _attach(self, line: Line, room: _Room | None) -> None:
+        old = line.room
+        if old is room:
+            return
+        line.room = room
+        if room is not None:
+            room.lines += 1
+        if old is not None:
+            old.lines -= 1
+            if old.lines <= 0:
+                old.actor.unsubscribe(old)
+                for game_id, known in list(self.rooms.items()):
+                    if known is old:
+                        del self.rooms[game_id]
+
+
+def _fit(frame: Int16Array) -> Int16Array:
+    flat = np.ravel(frame)[:FRAME_SAMPLES].astype(np.int16)
+    return np.pad(flat, (0, FRAME_SAMPLES - len(flat)))
+
+
+def default_session_factory(hub: Hub) -> SessionFactory:
+    """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice."""
+    module = importlib.import_module("vollmond.phone.session.session")
+    session_class = module.PhoneSession
+    voice_module = importlib.import_module("vollmond.phone.session.voice")
+    voice = voice_module.default_voice()
+
+    def make(caller: str) -> LineSession:
+        return cast(LineSession, session_class(hub, caller, voice))
+
+    return make
+
+
+def _no_sessions(caller: str) -> LineSession:
+    raise RuntimeError("no phone session implementation is installed")
+
+
+async def start_phone(
+    hub: Hub,
+    settings: Settings,
+    *,
+    session_factory: SessionFactory | None = None,
+    config: UasConfig | None = None,
+) -> PhoneService | None:
+    """Start the telephone channel on ``settings.host:settings.sip_port`` (0: no telephone).
+
+    A SIP port that cannot be bound is logged as an error and leaves the web service running.
+    """
+    if not settings.sip_port and config is None:
+        return None
+    if session_factory is None:
+        try:
+            session_factory = default_session_factory(hub)
+        except (ImportError, AttributeError) as exc:
+            log.error("phone_sessions_unavailable", error=str(exc))
+            session_factory = _no_sessions
+    service = PhoneService(hub, session_factory)
+    try:
+        await service.start(config or UasConfig(host=settings.host, port=settings.sip_port))
+    except OSError as exc:
+        log.error("phone_unavailable", port=settings.sip_port, error=str(exc))
+        return None
+    return service
+
+
+async def stop_phone(service: PhoneService | None) -> None:
+    """Stop the telephone channel if it runs (for the app's lifespan)."""
+    if service is None:
+        return
+    try:
+        await service.close()
+    except Exception:
+        log.exception("phone_stop_failed")
