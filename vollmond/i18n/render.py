@@ -125,6 +125,33 @@ _FMT_PLACEHOLDERS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
 )
 """Extra placeholders of the formatting helpers' own templates."""
 
+PHONE_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
+    {
+        "n",
+        "name",
+        "id",
+        "list",
+        "code",
+        "letters",
+        "size",
+        "taken",
+        "free",
+        "min",
+        "max",
+        "targets",
+        "action",
+        "role",
+        "seat",
+        "reason",
+        "phase",
+        "round",
+        "players",
+        "deck",
+    }
+)
+"""What the telephone prompts (``phone.*``, filled by vollmond/phone/session through
+:func:`text`) may use besides the world's names."""
+
 
 # --- catalogues --------------------------------------------------------------------------
 
@@ -737,6 +764,8 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = _EVENTS[code].fields.keys()
     elif section == "reject" and code in _REJECTIONS:
         extra = _REJECTIONS[code].fields.keys()
+    elif section == "phone":
+        extra = PHONE_PLACEHOLDERS
     return WORLD_PLACEHOLDERS | frozenset(extra)
 
 
