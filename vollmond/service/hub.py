@@ -27,6 +27,7 @@ from vollmond.service.policy import (
     Standing,
     unlock_private_size,
 )
+from vollmond.service.presence import Presence
 from vollmond.store import (
     Game,
     Sessions,
@@ -125,12 +126,16 @@ class Hub:
         self.actors: dict[str, GameActor] = {}
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Task[None]] = set()
+        self.presence = Presence(self.policy)
 
     # -- start and stop --------------------------------------------------------------------
     async def boot(self) -> None:
         """Resume every running game from its log (after a restart or a crash)."""
         for game in await list_games(self.sessions, statuses=(GameStatus.RUNNING,)):
-            actor = GameActor(game.id, self.engine_options(game), game.seed, self.sessions)
+            # The table is dealt for the seats taken at the start, not the founded size.
+            seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
+            options = replace(self.engine_options(game), players=seated)
+            actor = GameActor(game.id, options, game.seed, self.sessions)
             await actor.resume()
             self._adopt(actor)
             log.info("game_resumed", game=game.id, phase=actor.state and actor.state.phase.value)
@@ -138,18 +143,21 @@ class Hub:
     async def close(self) -> None:
         for task in self._watchers:
             task.cancel()
+        await self.presence.close()
         for actor in list(self.actors.values()):
             await actor.stop()
         self.actors.clear()
 
     def _adopt(self, actor: GameActor) -> None:
         self.actors[actor.game_id] = actor
+        self.presence.watch(actor, self.sessions)
         task = asyncio.create_task(self._watch(actor))
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
 
     async def _watch(self, actor: GameActor) -> None:
         await actor.finished.wait()
+        await self.presence.forget(actor.game_id)
         await set_game_status(self.sessions, actor.game_id, GameStatus.FINISHED)
         log.info("game_finished", game=actor.game_id)
 

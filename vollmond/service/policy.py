@@ -57,8 +57,12 @@ class Policy:
     max_players: int = MAX_PLAYERS
     invitation_attempts_per_minute: int = 10
     login_attempts_per_minute: int = 10
+    # Presence (service/presence.py): a dropped seat is kept `grace_s` seconds before phase
+    # changes count as idle; after `idle_phases_before_removal` idle phases the player is
+    # removed and an account loses `idle_karma_penalty` karma (0: none).
     grace_s: float = 120.0
     idle_phases_before_removal: int = 3
+    idle_karma_penalty: int = 10
 
 
 PRIVATE_SEATS_GRANT = "private_seats"

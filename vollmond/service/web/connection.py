@@ -50,10 +50,14 @@ class Connection:
         self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
         self._view_dirty = asyncio.Event()
         self._overflowed = False
+        self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
         assert self.world is not None
+        if seq <= self._last_seq:
+            return  # already sent from the log while catching up: never twice
+        self._last_seq = seq
         self._put(
             {
                 "type": "event",
@@ -95,6 +99,8 @@ class Connection:
                 await writer
             if self.actor is not None:
                 self.actor.unsubscribe(self)
+                if self.seat is not None:
+                    self.hub.presence.detach(self.actor.game_id, self.seat)
             self.metrics.connected.dec()
 
     async def _write(self) -> None:
@@ -164,6 +170,8 @@ class Connection:
         self.lang = hello.lang
         self.world = get_world(actor.options.world)
         self.actor = actor
+        self._last_seq = max(0, hello.after)
+        shown = actor.next_event_seq
         self._put(
             {
                 "type": "welcome",
@@ -173,9 +181,27 @@ class Connection:
                 "view": actor.view_for(self.viewer),
             }
         )
-        for seq, event in await actor.history_for(self.viewer, hello.after):
-            self.deliver(seq, event)
+        await self._catch_up(actor)
         actor.subscribe(self)
+        if self.seat is not None:
+            self.hub.presence.attach(hello.game, self.seat)
+        if actor.next_event_seq != shown:
+            self._view_dirty.set()  # the welcome view is older than the events now sent
+
+    async def _catch_up(self, actor: GameActor) -> None:
+        """Send the logged events after `_last_seq`, so that subscribing right after loses none.
+
+        The actor sends an event out (and advances `next_event_seq`) only after the log holds
+        it. So once a read began after everything sent out so far, and nothing was sent out
+        while it ran, every later event will reach us as a subscriber; events that were
+        already in the log but not yet sent out are dropped by `deliver` the second time.
+        """
+        while True:
+            sent_out = actor.next_event_seq
+            for seq, event in await actor.history_for(self.viewer, self._last_seq):
+                self.deliver(seq, event)
+            if actor.next_event_seq == sent_out:
+                return
 
     async def _command(self, message: CommandMessage) -> None:
         assert self.actor is not None and self.world is not None

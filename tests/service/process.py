@@ -1,0 +1,261 @@
+"""`vollmond serve` as a real child process, for tests that kill it with SIGKILL and start it again.
+
+The in-process server of support.py cannot be killed hard; a crash test needs the real thing:
+the installed command, its own interpreter, its database, and a signal nobody can catch.
+Players are stand-ins for browsers: cookie jars for the API, WebSockets that keep every frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+from vollmond.engine.core import Audience, AudienceKind, Viewer
+from vollmond.service.web.auth import CSRF_COOKIE
+from vollmond.store import open_store, read_events
+
+from .support import PASSWORD, free_port
+
+SERVE = Path(sys.executable).parent / "vollmond"
+START_TIMEOUT_S = 30.0
+
+
+@dataclass
+class ServerProcess:
+    """One `vollmond serve` on a fixed port and data directory, started as often as wanted.
+
+    `database_url`/`schema` select PostgreSQL (a fresh schema per test); without them the
+    server uses SQLite in `data_dir`, as `vollmond serve` does by default.
+    """
+
+    data_dir: Path
+    database_url: str | None = None
+    schema: str | None = None
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    _log: IO[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def store_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'vollmond.sqlite3'}"
+
+    async def start(self) -> float:
+        """Start the server and wait until /healthz answers; returns that moment (time.time)."""
+        assert self.process is None, "already running"
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        env.update(self.extra_env)
+        if self.database_url is not None:
+            env["DATABASE_URL"] = self.database_url
+        if self.schema is not None:
+            env["VOLLMOND_DATABASE_SCHEMA"] = self.schema
+        self.starts += 1
+        self._log = (self.data_dir.parent / f"serve-{self.starts}.log").open("wb")
+        args = [str(SERVE), "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        async with httpx.AsyncClient(base_url=self.base_url, timeout=2) as http:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"vollmond serve exited early:\n{self.log_text()}")
+                with contextlib.suppress(httpx.TransportError):
+                    if (await http.get("/healthz")).status_code == 200:
+                        return time.time()
+                await asyncio.sleep(0.05)
+        raise TimeoutError(f"vollmond serve not ready in {START_TIMEOUT_S} s:\n{self.log_text()}")
+
+    def kill(self, sig: signal.Signals = signal.SIGKILL) -> None:
+        """Send `sig` to the server (SIGKILL: no shutdown code runs) and reap it."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        self.process.wait(timeout=30)
+        self.process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_text(self) -> str:
+        return "\n".join(
+            p.read_text(errors="replace") for p in sorted(self.data_dir.parent.glob("serve-*.log"))
+        )
+
+    async def visible_log(self, game_id: str, seat: int) -> list[tuple[int, str, Any]]:
+        """The game's event log as the player in `seat` may see it: (seq, code, params)."""
+        async with open_store(self.store_url, schema=self.schema, migrate_to_head=False) as db:
+            stored = await read_events(db, game_id)
+        out: list[tuple[int, str, Any]] = []
+        for event in stored:
+            raw = event.audience
+            assert isinstance(raw, dict)
+            seats = raw.get("seats", [])
+            assert isinstance(seats, list)
+            audience = Audience(
+                AudienceKind(str(raw["kind"])), frozenset(int(str(s)) for s in seats)
+            )
+            if audience.includes(Viewer.player(seat)):
+                out.append((event.seq, event.kind, json.loads(json.dumps(event.payload))))
+        return out
+
+
+class Browser:
+    """A browser stand-in for the API: its own cookies, the CSRF cookie echoed on POSTs."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        self.server = server
+        self.http = httpx.AsyncClient(base_url=server.base_url, timeout=30)
+        self.account_id: int | None = None
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    async def post(self, path: str, body: Any = None) -> httpx.Response:
+        if CSRF_COOKIE not in self.http.cookies:
+            await self.http.get("/api/me")
+        headers = {"X-CSRF-Token": self.http.cookies[CSRF_COOKIE]}
+        return await self.http.post(path, json=body if body is not None else {}, headers=headers)
+
+    async def signup(self, name: str) -> None:
+        response = await self.post("/api/signup", {"name": name, "password": PASSWORD})
+        assert response.status_code == 200, response.text
+        self.account_id = int(response.json()["account"]["id"])
+
+    async def found(self, **options: Any) -> tuple[str, str]:
+        response = await self.post("/api/games", options)
+        assert response.status_code == 201, response.text
+        return str(response.json()["game"]), str(response.json()["token"])
+
+    async def join(self, game_id: str) -> str:
+        response = await self.post(f"/api/games/{game_id}/join")
+        assert response.status_code == 201, response.text
+        return str(response.json()["token"])
+
+
+@dataclass
+class Player:
+    """One seat's WebSocket: every frame received, stamped with its arrival (time.time)."""
+
+    game: str
+    token: str
+    seat: int = 0
+    ws: ClientConnection | None = None
+    frames: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    view: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def last_seq(self) -> int:
+        return max((f["seq"] for _, f in self.frames if f["type"] == "event"), default=0)
+
+    def events(self) -> list[tuple[int, str, Any]]:
+        return [
+            (int(f["seq"]), str(f["code"]), f["params"])
+            for _, f in self.frames
+            if f["type"] == "event"
+        ]
+
+    def arrival(self, code: str, **params: Any) -> float | None:
+        """When the first event with this code (and these params) arrived, if it did."""
+        for moment, frame in self.frames:
+            if (
+                frame["type"] == "event"
+                and frame["code"] == code
+                and all(frame["params"].get(k) == v for k, v in params.items())
+            ):
+                return moment
+        return None
+
+    async def connect(self, server: ServerProcess) -> dict[str, Any]:
+        """Open a socket, say hello with the last seq seen, and return the welcome frame."""
+        self.ws = await connect(server.ws_url, max_size=2**20)
+        await self.send(
+            {"type": "hello", "game": self.game, "token": self.token, "after": self.last_seq}
+        )
+        frame = await self.expect("welcome")
+        self.seat = int(frame["seat"])
+        self.view = frame["view"]
+        return frame
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self.ws is not None
+        await self.ws.send(json.dumps(message))
+
+    async def recv(self, timeout: float) -> dict[str, Any]:
+        assert self.ws is not None
+        frame: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.frames.append((time.time(), frame))
+        if frame["type"] in ("view", "welcome"):
+            self.view = frame["view"]
+        if frame["type"] == "error":
+            raise AssertionError(f"seat {self.seat} got an error: {frame}")
+        return frame
+
+    async def expect(self, kind: str, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
+        """Read until a frame of this type (an event: with this code and params) arrives."""
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = await self.recv(max(0.01, deadline - time.monotonic()))
+            if frame["type"] != kind:
+                continue
+            if kind == "event" and any(
+                (frame["code"] if k == "code" else frame["params"].get(k)) != v
+                for k, v in match.items()
+            ):
+                continue
+            return frame
+
+    async def drain(self, seconds: float = 0.3) -> None:
+        """Read whatever arrives until the socket has been quiet for `seconds`."""
+        with contextlib.suppress(TimeoutError):
+            while True:
+                await self.recv(seconds)
+
+    async def command(self, **command: Any) -> dict[str, Any]:
+        """Send a command for this seat and wait for its acknowledgement."""
+        await self.send({"type": "command", "command": {"actor": self.seat, **command}, "id": 1})
+        return await self.expect("ack")
+
+    async def fresh_view(self) -> dict[str, Any]:
+        """Ask for the current view (sync) and return it."""
+        await self.drain(0.2)
+        await self.send({"type": "sync"})
+        view: dict[str, Any] = (await self.expect("view"))["view"]
+        return view
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                await self.ws.close()
+            self.ws = None
+
+
+@contextlib.asynccontextmanager
+async def serving(server: ServerProcess) -> AsyncIterator[ServerProcess]:
+    """Start the server; whatever happens, leave no child process behind."""
+    try:
+        await server.start()
+        yield server
+    finally:
+        server.kill()

@@ -1,0 +1,143 @@
+"""GameActor.resume: the exact crash points a SIGKILL test can only hit by luck.
+
+A crash after a command was logged but before its events were (the actor writes the command
+log first) must leave a log that `resume` repairs: the missing events are appended once, at the
+right seqs, and a second restart finds nothing to repair. Timers resume on their absolute
+deadlines: one still ahead fires then, one that passed while the server was down fires at once.
+Run on SQLite and on the real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.store.support import POSTGRES_URL
+from vollmond.engine.standard import GameOptions, Say, UseAbility
+from vollmond.engine.standard.options import Durations
+from vollmond.engine.standard.queries import night_room
+from vollmond.engine.standard.types import ActionKind, Phase
+from vollmond.service import actor as actor_module
+from vollmond.service.actor import Accepted, GameActor
+from vollmond.store import NewEvent, Sessions, create_game, open_store, read_events
+from vollmond.store.models import GameStatus
+
+SEED = 4711
+
+
+@pytest.fixture
+async def store(database: tuple[str, str | None], tmp_path: Path) -> AsyncIterator[Sessions]:
+    backend, schema = database
+    url = POSTGRES_URL if backend == "postgresql" else f"sqlite+aiosqlite:///{tmp_path / 'db'}"
+    async with open_store(url, schema=schema) as sessions:
+        yield sessions
+
+
+class Clock:
+    """Wall-clock seconds the test sets; the actor computes deadlines from it."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _game(store: Sessions, options: GameOptions) -> str:
+    game = await create_game(
+        store,
+        world=options.world,
+        options={"engine": dict(options.to_json())},
+        seed=SEED,
+        status=GameStatus.RUNNING,
+    )
+    return game.id
+
+
+def _phase(actor: GameActor) -> Phase:
+    assert actor.state is not None
+    return actor.state.phase
+
+
+def _rows(stored: list[Any]) -> list[tuple[int, str, Any, Any]]:
+    return [(e.seq, e.kind, e.payload, e.audience) for e in stored]
+
+
+async def test_crash_between_command_and_event_append_is_repaired(
+    store: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = GameOptions(players=8)
+    game_id = await _game(store, options)
+    first = GameActor(game_id, options, SEED, store)
+    await first.start()
+    assert first.state is not None
+    evil = sorted(night_room(first.state))
+    target = next(p.seat for p in first.state.players if p.seat not in evil)
+    vote = await first.submit(UseAbility(evil[0], ActionKind.EVIL_VOTE, target))
+    assert isinstance(vote, Accepted)
+    before_crash = await read_events(store, game_id)
+
+    # The process dies after the command reached the log, before its events did.
+    async def crash(*args: object, **kwargs: object) -> list[NewEvent]:
+        raise ConnectionError("killed between the command append and the event append")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(actor_module, "append_events", crash)
+        with pytest.raises(ConnectionError):
+            await first.submit(Say(evil[1], "Nummer eins, einverstanden."))
+    await first.stop()
+    assert _rows(await read_events(store, game_id)) == _rows(before_crash)
+
+    second = GameActor(game_id, options, SEED, store)
+    await second.resume()
+    repaired = await read_events(store, game_id)
+    assert _rows(repaired[: len(before_crash)]) == _rows(before_crash)
+    (chat,) = repaired[len(before_crash) :]
+    assert (chat.seq, chat.kind, chat.payload, chat.audience) == (
+        len(before_crash) + 1,
+        "chat",
+        {"room": "night_room", "seat": evil[1], "text": "Nummer eins, einverstanden."},
+        {"kind": "seats", "seats": evil},
+    )
+    await second.stop()
+
+    # A second restart finds a whole log: nothing appended, nothing twice.
+    third = GameActor(game_id, options, SEED, store)
+    await third.resume()
+    assert _rows(await read_events(store, game_id)) == _rows(repaired)
+    assert third.next_event_seq == len(repaired) + 1
+    assert third.state == second.state
+    accepted = await third.submit(UseAbility(evil[1], ActionKind.EVIL_VOTE, target))
+    assert isinstance(accepted, Accepted) and accepted.first_seq == len(repaired) + 1
+    await third.stop()
+
+
+@pytest.mark.parametrize(("down_s", "fires_within"), [(119.7, (0.1, 1.5)), (500.0, (0.0, 0.5))])
+async def test_night_timer_keeps_its_absolute_deadline(
+    store: Sessions, down_s: float, fires_within: tuple[float, float]
+) -> None:
+    """Night of 120 s started at t=1000: restarted at 1000 + `down_s`, the night ends at
+    t=1120 (0.3 s later), or at once when that moment passed while the server was down."""
+    options = GameOptions(players=6, durations=Durations(night_s=120.0))
+    game_id = await _game(store, options)
+    clock = Clock(1000.0)
+    first = GameActor(game_id, options, SEED, store, clock=clock)
+    await first.start()
+    await first.stop()
+
+    clock.now = 1000.0 + down_s
+    second = GameActor(game_id, options, SEED, store, clock=clock)
+    loop = asyncio.get_running_loop()
+    resumed = loop.time()
+    await second.resume()
+    assert _phase(second) is Phase.NIGHT
+    while _phase(second) is Phase.NIGHT:
+        assert loop.time() - resumed < fires_within[1], "the night timer did not fire in time"
+        await asyncio.sleep(0.02)
+    assert loop.time() - resumed >= fires_within[0]
+    assert _phase(second) is Phase.MORNING
+    await second.stop()
