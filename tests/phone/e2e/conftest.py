@@ -1,0 +1,125 @@
+"""The real service (uvicorn, store, hub, game actors) with its telephone channel on a free
+port, and a switchboard of minimal sessions that seat a caller by name.
+
+The switchboard is this test suite's own minimal seating path: it stands in for the announcer
+menu (``vollmond.phone.session``) where a test is about the voice rooms, the transport or the
+service's robustness rather than the menu. Callers whose name the switchboard does not know
+get a session in the menu: no game, no room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.needs import need
+from tests.phone.e2e.support import KeyLog
+from tests.service.support import Service, running_service
+from vollmond.engine.standard import GameOptions
+from vollmond.phone.media import Int16Array
+from vollmond.phone.service import LineSession, PhoneService, start_phone
+from vollmond.phone.sip.uas import UasConfig
+from vollmond.service.config import Settings
+from vollmond.service.hub import Hub
+
+
+@dataclass(eq=False)
+class SeatSession:
+    """A caller already seated (or spectating, or in the menu): keys are only recorded."""
+
+    game_id: str | None = None
+    seat: int | None = None
+    spectating: bool = False
+    prompt: Int16Array | None = None
+    keylog: KeyLog = field(default_factory=KeyLog)
+    started: bool = False
+    closed: bool = False
+    _played: int = 0
+
+    async def start(self) -> None:
+        self.started = True
+
+    def on_key(self, key: str) -> None:
+        import time  # noqa: PLC0415
+
+        self.keylog.keys.append(key)
+        self.keylog.times.append(time.monotonic())
+
+    def next_frame(self) -> Int16Array | None:
+        if self.prompt is None or self._played >= len(self.prompt):
+            return None
+        frame = self.prompt[self._played : self._played + 160]
+        self._played += 160
+        if len(frame) < 160:
+            frame = np.pad(frame, (0, 160 - len(frame)))
+        return frame
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class Switchboard:
+    """Session factory: the caller's name picks a prepared session."""
+
+    prepared: dict[str, SeatSession] = field(default_factory=dict)
+    made: dict[str, list[SeatSession]] = field(default_factory=dict)
+
+    def __call__(self, caller: str) -> LineSession:
+        template = self.prepared.get(caller, SeatSession())
+        session = SeatSession(template.game_id, template.seat, template.spectating, template.prompt)
+        self.made.setdefault(caller, []).append(session)
+        return session
+
+    def session(self, caller: str) -> SeatSession:
+        return self.made[caller][-1]
+
+
+@dataclass
+class PhoneRig:
+    service: Service
+    phone: PhoneService
+    board: Switchboard
+    root: Path
+
+    @property
+    def hub(self) -> Hub:
+        return self.service.hub
+
+    @property
+    def sip_port(self) -> int:
+        assert self.phone.uas is not None
+        return self.phone.uas.port
+
+    async def table(self, options: GameOptions) -> str:
+        """A running game: every seat joined (by name, no account), so it starts when full."""
+        founded = await self.hub.found(
+            options, private=False, host_account_id=None, host_name="p1", channel="phone"
+        )
+        for i in range(2, options.players + 1):
+            await self.hub.join(founded.game.id, account_id=None, name=f"p{i}", channel="phone")
+        assert founded.game.id in self.hub.actors
+        return founded.game.id
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
+    need("baresip", "sipp")
+    settings = Settings(data_dir=tmp_path / "data", sip_port=0)
+    board = Switchboard()
+    async with running_service("sqlite", settings) as service:
+        phone = await start_phone(
+            service.hub,
+            settings,
+            session_factory=board,
+            config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=5.0),
+        )
+        assert phone is not None
+        try:
+            yield PhoneRig(service, phone, board, tmp_path)
+        finally:
+            await phone.close()
