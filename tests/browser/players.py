@@ -56,6 +56,30 @@ class Player:
         page.click("#signup-button")
         expect(page.locator("#account-label")).to_contain_text(self.name)
 
+    def signup_by_keyboard(self) -> None:
+        """Sign up with the keyboard only: type, Tab to the next control, Enter."""
+        page = self.page
+        page.focus("#auth-name")
+        page.keyboard.type(self.name)
+        page.keyboard.press("Tab")
+        page.keyboard.type(PASSWORD)
+        page.keyboard.press("Tab")  # sign in
+        page.keyboard.press("Tab")  # create account
+        page.keyboard.press("Enter")
+        expect(page.locator("#account-label")).to_contain_text(self.name)
+
+    def found(self, size: int, durations: dict[str, int], deck: str = "auto") -> str:
+        page = self.page
+        page.select_option("#found-world", "werwolf")
+        page.fill('#found-form input[name="size"]', str(size))
+        page.select_option("#found-deck", deck)
+        page.locator("#durations summary").click()
+        for name, value in durations.items():
+            page.fill(f'#found-form input[name="{name}"]', str(value))
+        page.click("#found-submit")
+        expect(page).to_have_url(re.compile(r"#/game/[\w-]+$"))
+        return page.url.rsplit("/", 1)[1]
+
     def join(self, game_id: str) -> None:
         button = self.page.locator(f'button[data-join="{game_id}"]')
         button.click()

@@ -37,6 +37,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     retry: 0,
     nextId: 1,
     replay: null,
+    catchingUp: false,
   };
   let pollTimer = null;
   let tickTimer = null;
@@ -196,10 +197,15 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       case "welcome":
         g.retry = 0;
         g.seat = msg.seat;
+        // The log since `after` follows; the view that answers this sync comes after it, so
+        // until then events are history: shown, but not announced or rung again.
+        g.catchingUp = true;
+        g.ws.send(JSON.stringify({ type: "sync" }));
         setConn(t("connected"), "up");
         setView(msg.view);
         break;
       case "view":
+        g.catchingUp = false;
         setView(msg.view);
         break;
       case "event":
@@ -221,7 +227,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (ev.seq <= g.lastSeq) return;
     g.lastSeq = ev.seq;
     g.events.push(ev);
-    const live = g.view !== null;
+    const live = g.view !== null && !g.catchingUp;
     if (ev.code === "chat") {
       g.chat.push(ev);
       appendChat(ev);
@@ -670,7 +676,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       buttons.push(h("button", { type: "button", class: "interject", id: "interject", dataset: { key: "interject" }, onclick: () => send(groups.get("Interject")[0]) }, t("interject")));
     }
     if (me && g.view.phase !== "over") {
-      buttons.push(h("button", { type: "button", class: "secondary", id: "operator-button", dataset: { key: "operator" }, onclick: () => el.operatorDialog.showModal() }, t("operator")));
+      buttons.push(h("button", { type: "button", class: "secondary", id: "operator-button", dataset: { key: "operator" }, onclick: () => el.operatorDialog.open_() }, t("operator")));
       buttons.push(
         h(
           "button",
@@ -731,9 +737,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       ),
       box,
     );
-    dialog.addEventListener("toggle", () => {
-      player.replaceChildren(h("option", { value: "" }, t("nobody")), (g.view?.seats || []).map((s) => h("option", { value: s.seat }, houseLabel(s.seat))));
-    });
+    dialog.open_ = () => {
+      box.textContent = "";
+      player.replaceChildren(h("option", { value: "" }, t("nobody")), ...(g.view?.seats || []).map((s) => h("option", { value: s.seat }, houseLabel(s.seat))));
+      dialog.showModal();
+      reason.focus();
+    };
     dialog.append(form);
     return dialog;
   }

@@ -1,0 +1,48 @@
+"""The lobby in Chromium: a private round joined by its invitation code, linking a phone."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from .players import Player
+
+pytestmark = pytest.mark.slow
+
+
+def test_private_round_by_code_and_phone_link(browser: Browser, server: str) -> None:
+    tag = secrets.token_hex(3)
+    host = Player.open(browser, server, f"Gastgeberin{tag}")
+    guest = Player.open(browser, server, f"Freund{tag}")
+    try:
+        host.signup()
+        host.page.check("#found-private")
+        game_id = host.found(5, {})
+        code_text = host.page.locator("#invitation-code").inner_text()
+        code = code_text.rsplit(" ", 1)[1]
+        assert re.fullmatch(r"[A-Z2-9]{10}", code), code_text
+
+        guest.signup()
+        # A private round is not listed publicly.
+        expect(guest.page.locator("#public-games")).not_to_contain_text(game_id)
+        expect(guest.page.locator(f'li[data-game="{game_id}"]')).to_have_count(0)
+        guest.page.fill("#join-code", code.lower())
+        guest.page.click("#join-code-submit")
+        expect(guest.page).to_have_url(re.compile(f"#/game/{game_id}$"))
+        expect(guest.page.locator("#waiting-count")).to_contain_text("2")
+        expect(host.page.locator("#waiting-count")).to_contain_text("2")
+        expect(host.page.locator("#start-button")).to_be_visible()
+
+        # Link a phone number and PIN to the account.
+        guest.page.goto("/#/")
+        guest.page.locator("details:has(#auth-h) summary, details summary").first.click()
+        guest.page.fill('input[name="number"]', "+49 30 1234567")
+        guest.page.fill('input[name="pin"]', "4711")
+        guest.page.click('form:has(input[name="pin"]) button[type="submit"]')
+        expect(guest.page.locator("main")).to_contain_text("4930")
+    finally:
+        host.close()
+        guest.close()
