@@ -39,6 +39,8 @@ log = structlog.get_logger(__name__)
 #: Key flood control per line: a bucket of this many keys, refilled at KEY_RATE per second.
 KEY_BURST = 20
 KEY_RATE = 8.0
+#: Longest wait for a farewell prompt before a hang-up the session asked for.
+HANGUP_GRACE_S = 15.0
 
 
 class LineSession(Protocol):
@@ -117,6 +119,8 @@ class Line:
     refilled: float = 0.0
     dropped_keys: int = 0
     frame_errors: int = 0
+    #: When the session last gave prompt audio (to let a goodbye finish before hanging up).
+    last_prompt: float = 0.0
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
@@ -153,11 +157,17 @@ class PhoneService:
         tasks = list(self._tasks)
         if tasks:
             await asyncio.wait(tasks, timeout=5.0)
+            for task in tasks:
+                task.cancel()
         for room in list(self.rooms.values()):
             room.actor.unsubscribe(room)
         self.rooms.clear()
 
-    def _spawn(self, coro: Coroutine[Any, Any, None], what: str, line: Line) -> None:
+    def _spawn(
+        self, coro: Coroutine[Any, Any, None], what: str, line: Line, *, of_line: bool = False
+    ) -> None:
+        """Run a session coroutine; errors are logged. ``of_line`` tasks end with the call."""
+
         async def guarded() -> None:
             try:
                 await coro
@@ -169,6 +179,9 @@ class PhoneService:
         task = asyncio.get_running_loop().create_task(guarded())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if of_line:
+            line.tasks.add(task)
+            task.add_done_callback(line.tasks.discard)
 
     # -- CallHandler -----------------------------------------------------------------------
     def on_call_started(self, call: Call) -> None:
@@ -184,6 +197,21 @@ class PhoneService:
         call.set_source(lambda: self._frame(line))
         log.info("phone_call_started", call=call.call_id, caller=number)
         self._spawn(session.start(), "start", line)
+        requested = getattr(session, "hangup_requested", None)
+        if isinstance(requested, asyncio.Event):
+            self._spawn(self._hang_up_when(requested, line), "hangup", line, of_line=True)
+
+    async def _hang_up_when(self, requested: asyncio.Event, line: Line) -> None:
+        """The session asked to end the call (e.g. leaving from the announcer): let its last
+        prompt finish (at most HANGUP_GRACE_S), then send BYE."""
+        await requested.wait()
+        deadline = self.clock() + HANGUP_GRACE_S
+        await asyncio.sleep(0.1)
+        while self.clock() < deadline and self.clock() - line.last_prompt < 0.3:
+            await asyncio.sleep(0.05)
+        if line.call in self.lines:
+            log.info("phone_session_hung_up", call=line.call.call_id)
+            line.call.hangup()
 
     def on_dtmf(self, call: Call, digit: str) -> None:
         line = self.lines.get(call)
@@ -219,6 +247,8 @@ class PhoneService:
             return
         line.call.set_source(None)
         self._attach(line, None)
+        for task in list(line.tasks):
+            task.cancel()
         log.info(
             "phone_call_ended",
             call=line.call.call_id,
@@ -233,8 +263,10 @@ class PhoneService:
         try:
             session = line.session
             prompt = session.next_frame()
-            if prompt is not None and prompt.shape != (FRAME_SAMPLES,):
-                prompt = _fit(prompt)
+            if prompt is not None:
+                line.last_prompt = self.clock()
+                if prompt.shape != (FRAME_SAMPLES,):
+                    prompt = _fit(prompt)
             room = self._room_audio(line, session)
             return overlay(prompt, room)
         except Exception:
