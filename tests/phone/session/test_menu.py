@@ -1,0 +1,205 @@
+"""Greeting, identification and the announcer (X1), driven by real keys against a real hub."""
+
+from __future__ import annotations
+
+import pytest
+
+from vollmond.engine.standard import GameOptions
+from vollmond.i18n import text
+from vollmond.phone.session.codes import invitation_from_phone, phone_code
+from vollmond.service.hub import Hub
+from vollmond.store import create_account, create_phone_identity, identify_caller
+from vollmond.worlds import get_world
+
+from .support import call_in, heard, press, said, wait_until
+
+W = get_world("werwolf")
+
+
+def t(key: str, **params: object) -> str:
+    return text(key, "de", W, **params)  # type: ignore[arg-type]
+
+
+async def test_greeting_then_identification_choices_for_an_unknown_number(hub: Hub) -> None:
+    session = await call_in(hub, "+49301234567")
+    lines = said(session)
+    assert lines[0] == t("phone.greeting")
+    assert lines[1] == t("phone.ident.choices")
+    assert session.game_id is None and session.seat is None and not session.spectating
+    await session.close()
+
+
+@pytest.mark.rule("X1")
+async def test_a_linked_number_is_recognised_and_lands_in_the_announcer(hub: Hub) -> None:
+    account = await create_account(hub.sessions, "Marlene", "correct horse battery staple")
+    await create_phone_identity(hub.sessions, number="+49 30 555", account_id=account.id)
+    session = await call_in(hub, "+4930555")
+    assert said(session)[1:4] == [
+        t("phone.ident.known", name="Marlene"),
+        t("phone.menu.intro"),
+        t("phone.menu.choices"),
+    ]
+    assert session.account_id == account.id
+    await session.close()
+
+
+async def test_pin_sign_in_with_id_and_pin(hub: Hub) -> None:
+    identity = await create_phone_identity(hub.sessions, pin="4711")
+    session = await call_in(hub)
+    await press(session, "1")
+    assert heard(session, t("phone.ident.ask_id"))
+    await press(session, f"{identity.id}#")
+    await press(session, "4711#")
+    assert heard(session, "du bist angemeldet")
+    assert session.identity_id == identity.id
+    assert said(session)[-1] == t("phone.menu.choices")
+    await session.close()
+
+
+async def test_wrong_pins_three_times_make_a_guest(hub: Hub) -> None:
+    identity = await create_phone_identity(hub.sessions, pin="4711")
+    session = await call_in(hub)
+    await press(session, "1")
+    for _ in range(3):
+        await press(session, f"{identity.id}#1234#")
+    assert heard(session, t("phone.ident.wrong"))
+    assert heard(session, t("phone.ident.too_many"))
+    assert session.identity_id is None
+    assert heard(session, "Du spielst als Gast")
+    await session.close()
+
+
+async def test_guest(hub: Hub) -> None:
+    session = await call_in(hub)
+    await press(session, "2")
+    assert session.account_id is None and session.name.startswith("Anrufer ")
+    assert said(session)[-2:] == [t("phone.menu.intro"), t("phone.menu.choices")]
+    await session.close()
+
+
+async def test_creating_a_phone_identity_by_keypad_then_being_recognised(hub: Hub) -> None:
+    session = await call_in(hub, "+49 171 999")
+    await press(session, "3")
+    await press(session, "12#")  # too short
+    assert heard(session, t("phone.ident.pin_invalid"))
+    await press(session, "2468#2469#")  # mismatch
+    assert heard(session, t("phone.ident.pin_mismatch"))
+    await press(session, "2468#2468#")
+    identity = await identify_caller(hub.sessions, "+49171999")
+    assert identity is not None and identity.has_pin
+    assert heard(session, f"Deine Telefon-Kennung ist {' '.join(str(identity.id))}")
+    await session.close()
+    again = await call_in(hub, "+49171999")
+    assert heard(again, "Schön, dass du wieder anrufst")
+    await again.close()
+
+
+@pytest.mark.rule("X1")
+async def test_wrong_keys_get_a_short_error_and_the_valid_choices(hub: Hub) -> None:
+    session = await call_in(hub)
+    await press(session, "2")
+    before = len(said(session))
+    await press(session, "7#")
+    assert said(session, before) == [t("phone.menu.no_choice", n=7), t("phone.menu.choices")]
+    before = len(said(session))
+    await press(session, "*5*")
+    assert said(session, before) == [t("phone.keyerror.misplaced_star"), t("phone.menu.choices")]
+    assert session.transcript[-3].tone == "beep"
+    before = len(said(session))
+    await press(session, "#2")  # repeat: the last menu block again
+    assert said(session, before) == [t("phone.menu.intro"), t("phone.menu.choices")]
+    await session.close()
+
+
+@pytest.mark.rule("X1")
+async def test_browse_public_games_per_world_and_join(hub: Hub) -> None:
+    founded = await hub.found(GameOptions(players=5), private=False, host_account_id=None)
+    session = await call_in(hub)
+    await press(session, "2")
+    await press(session, "1")
+    assert heard(session, "1: Werwolf; 2: Vampir")
+    await press(session, "2#")  # Vampir: nothing open
+    assert heard(session, "In Vampir wartet gerade kein offener Tisch")
+    await press(session, "0#")  # back to the worlds
+    await press(session, "1#")
+    assert heard(session, "Offene Tische in Werwolf: 1: Wie es kommt, 5 von 5 Plätzen frei")
+    await press(session, "1#")
+    assert session.game_id == founded.game.id and session.seat is None
+    assert heard(session, "Du sitzt am Tisch in Werwolf")
+    before = len(said(session))
+    await press(session, "#3")
+    assert said(session, before) == [t("phone.menu.lobby_status", taken=1, size=5)]
+    await press(session, "#9")
+    assert heard(session, t("phone.menu.left_table"))
+    assert (await hub.table(founded.game.id)).seats == []
+    await session.close()
+
+
+@pytest.mark.rule("P1", "P2", "X1")
+async def test_00_founds_a_private_round_size_checked_and_joined_by_its_number_code(
+    hub: Hub,
+) -> None:
+    host = await call_in(hub)
+    await press(host, "2")
+    await press(host, "00#")
+    assert heard(host, "Wähle eine Welt")
+    await press(host, "1#")
+    assert heard(host, "Wie viele Plätze soll die Runde haben?")
+    await press(host, "12#")  # above 9: locked for a guest (P2)
+    assert heard(host, "So große private Runden sind für dich nicht freigeschaltet")
+    assert heard(host, "bis zu 9 Plätze")
+    await press(host, "2#")
+    assert heard(host, "Diese Größe ist nicht möglich")
+    await press(host, "4#")
+    assert host.game_id is not None
+    game_id = host.game_id
+    founded_line = next(line for line in said(host) if "private Runde in Werwolf" in line)
+    digits = "".join(ch for ch in founded_line.split("lautet:")[1].split(".")[0] if ch.isdigit())
+    assert len(digits) == 16
+    assert heard(host, "1 Raute schon jetzt beginnen")
+
+    guests = []
+    for _ in range(2):
+        guest = await call_in(hub)
+        await press(guest, "2")
+        await press(guest, "2")
+        await press(guest, "123#")
+        assert heard(guest, t("phone.menu.code_length"))
+        await press(guest, "9" * 16 + "#")
+        assert heard(guest, t("phone.menu.code_unknown"))
+        await press(guest, digits + "#")
+        assert guest.game_id == game_id
+        guests.append(guest)
+    table = await hub.table(game_id)
+    assert [s.channel for s in table.seats] == ["phone", "phone", "phone"]
+    await press(host, "1#")  # only 3 seated: too few
+    assert heard(host, t("phone.lobby.too_few_players"))
+    last = await call_in(hub)
+    await press(last, "2")
+    await press(last, "2")
+    await press(last, digits + "#")
+    for session in (host, *guests, last):
+        await wait_until(lambda s=session: s.seat is not None)  # type: ignore[misc]
+        assert heard(session, "Deine Hausnummer ist")
+        await session.close()
+
+
+def test_phone_codes_map_invitation_codes_both_ways() -> None:
+    for code in ("AAAAAAAAAA", "9999999999", "K7PQ2XR4ZB"):
+        digits = phone_code(code)
+        assert len(digits) == 16 and digits.isdigit()
+        assert invitation_from_phone(digits) == code
+    assert invitation_from_phone("9" * 16) is None
+    assert invitation_from_phone("123") is None
+
+
+async def test_join_by_code_is_rate_limited(hub: Hub) -> None:
+    session = await call_in(hub)
+    await press(session, "2")
+    await press(session, "2")
+    for _ in range(hub.policy.invitation_attempts_per_minute):
+        await press(session, "1" * 16 + "#")
+    before = len(said(session))
+    await press(session, "1" * 16 + "#")
+    assert said(session, before) == [t("phone.menu.code_limit")]
+    await session.close()

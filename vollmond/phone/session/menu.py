@@ -1,0 +1,583 @@
+"""Identification and the announcer ("Ausrufer", X1): where a caller lands, picks or founds a game.
+
+Identification: a caller number linked to a phone identity signs the caller in at once;
+otherwise the caller chooses 1 (phone ID and PIN), 2 (guest) or 3 (create a phone ID by
+keypad: a PIN typed twice; the number is stored with it when the network sent one).
+
+The announcer's keys (docs/phone-keys.md): 1 public games, 2 join by number code, 3 listen in,
+00# found a private round; in lists ``NN#`` picks, ``0#`` goes back, ``00#`` founds a public
+game in the world shown. Lobby: ``1#`` lets the founder start early, ``#3`` status, ``#9`` leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from vollmond.engine.standard import GameOptions
+from vollmond.engine.standard.options import MIN_PLAYERS
+from vollmond.phone.session.codes import (
+    PHONE_CODE_DIGITS,
+    invitation_from_phone,
+    phone_code,
+    spoken_groups,
+)
+from vollmond.phone.session.keys import Entry, Info, Single, Token
+from vollmond.service.hub import LobbyError, TableInfo
+from vollmond.store import (
+    InvalidPhoneNumberError,
+    InvalidPinError,
+    PhoneNumberTakenError,
+    create_phone_identity,
+    find_game_by_invitation,
+    get_account,
+    get_phone_identity,
+    identify_caller,
+    verify_pin,
+)
+from vollmond.store.errors import PhoneIdentityNotFoundError
+from vollmond.store.models import GameStatus
+from vollmond.store.phone import normalize_number
+from vollmond.worlds import World, get_world, world_ids
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.session import PhoneSession
+
+PIN_ATTEMPTS: Final = 3
+PIN_DIGITS: Final = range(4, 13)
+
+_IDENT_STATES = frozenset({"ident", "pin_id", "pin_pin", "new_pin", "new_pin2"})
+
+
+class Announcer:
+    """The session's menus; one instance per call, re-entered after every game."""
+
+    def __init__(self, session: PhoneSession) -> None:
+        self.s = session
+        self.state = "ident"
+        self.purpose = "play"  # what the world list is for: play, watch, found
+        self.world: World | None = None
+        self.tables: list[TableInfo] = []
+        self.private = True
+        self.lobby_game: str | None = None
+        self.lobby_token: str | None = None
+        self.founder = False
+        self._pin_id: int | None = None
+        self._new_pin = ""
+        self._pin_failures = 0
+        self._code_attempts: deque[float] = deque()
+        self._waiter: asyncio.Task[None] | None = None
+
+    # -- identification --------------------------------------------------------------------
+    async def identify(self) -> None:
+        identity = await identify_caller(self.s.hub.sessions, self.s.caller)
+        if identity is None:
+            self.state = "ident"
+            self.s.say(self.s.t("phone.ident.choices"))
+            return
+        await self._signed_in(identity.id, identity.account_id, known=True)
+
+    async def _signed_in(self, identity_id: int, account_id: int | None, *, known: bool) -> None:
+        self.s.identity_id = identity_id
+        self.s.account_id = account_id
+        if account_id is not None:
+            self.s.name = (await get_account(self.s.hub.sessions, account_id)).name
+        else:
+            self.s.name = self.s.t("phone.ident.player_name", n=identity_id)
+        key = "phone.ident.known" if known else "phone.ident.welcome"
+        self.s.say(self.s.t(key, name=self.s.name), remember=False)
+        self.open_menu()
+
+    def _guest(self) -> None:
+        self.s.name = self.s.t("phone.ident.player_name", n=f"{secrets.randbelow(900) + 100}")
+        self.s.say(self.s.t("phone.ident.guest", name=self.s.name), remember=False)
+        self.open_menu()
+
+    async def _ident_key(self, token: Token) -> None:
+        state = self.state
+        choice = _digits(token)
+        if state == "ident":
+            if choice == "1":
+                self.state = "pin_id"
+                self.s.say(self.s.t("phone.ident.ask_id"))
+            elif choice == "2":
+                self._guest()
+            elif choice == "3":
+                self.state = "new_pin"
+                self.s.say(self.s.t("phone.ident.new_pin"))
+            else:
+                self._wrong(choice)
+        elif state == "pin_id":
+            if choice is None or not choice.isdigit():
+                self._wrong(choice)
+                return
+            self._pin_id = int(choice)
+            self.state = "pin_pin"
+            self.s.say(self.s.t("phone.ident.ask_pin"))
+        elif state == "pin_pin":
+            await self._check_pin(choice or "")
+        elif state == "new_pin":
+            if choice is None or not choice.isdigit() or len(choice) not in PIN_DIGITS:
+                self.s.say(self.s.t("phone.ident.pin_invalid"), self.s.t("phone.ident.new_pin"))
+                return
+            self._new_pin = choice
+            self.state = "new_pin2"
+            self.s.say(self.s.t("phone.ident.confirm_pin"))
+        elif state == "new_pin2":
+            await self._create(choice or "")
+
+    async def _check_pin(self, pin: str) -> None:
+        sessions = self.s.hub.sessions
+        identity_id = self._pin_id or 0
+        ok = pin.isdigit() and await verify_pin(sessions, identity_id, pin)
+        if ok:
+            try:
+                identity = await get_phone_identity(sessions, identity_id)
+            except PhoneIdentityNotFoundError:
+                ok = False
+            else:
+                await self._signed_in(identity.id, identity.account_id, known=False)
+                return
+        self._pin_failures += 1
+        if self._pin_failures >= PIN_ATTEMPTS:
+            self.s.say(self.s.t("phone.ident.too_many"), remember=False)
+            self._guest()
+            return
+        self.state = "pin_id"
+        self.s.say(self.s.t("phone.ident.wrong"), self.s.t("phone.ident.ask_id"))
+
+    async def _create(self, pin: str) -> None:
+        if pin != self._new_pin:
+            self.state = "new_pin"
+            self.s.say(self.s.t("phone.ident.pin_mismatch"), self.s.t("phone.ident.new_pin"))
+            return
+        number: str | None
+        try:
+            number = normalize_number(self.s.caller)
+        except InvalidPhoneNumberError:
+            number = None
+        sessions = self.s.hub.sessions
+        try:
+            identity = await create_phone_identity(sessions, number=number, pin=pin)
+        except PhoneNumberTakenError:
+            self.s.say(self.s.t("phone.ident.number_taken"), remember=False)
+            identity = await create_phone_identity(sessions, pin=pin)
+        except InvalidPinError:
+            self.state = "new_pin"
+            self.s.say(self.s.t("phone.ident.pin_invalid"), self.s.t("phone.ident.new_pin"))
+            return
+        self.s.say(self.s.t("phone.ident.created", id=_spell(str(identity.id))), remember=False)
+        await self._signed_in(identity.id, None, known=False)
+
+    # -- the announcer ---------------------------------------------------------------------
+    def open_menu(self, *, intro: bool = True) -> None:
+        self.state = "menu"
+        self.lobby_game = self.lobby_token = None
+        self.founder = False
+        lines = [self.s.t("phone.menu.choices")]
+        if intro:
+            lines.insert(0, self.s.t("phone.menu.intro"))
+        self.s.say(*lines)
+
+    def immediate(self) -> frozenset[str]:
+        if self.state == "ident":
+            return frozenset("123")
+        if self.state == "menu":
+            return frozenset("123")
+        return frozenset()
+
+    def hash_immediate(self) -> bool:
+        return False
+
+    def help(self) -> list[str]:
+        s = self.s
+        by_state: dict[str, Callable[[], list[str]]] = {
+            "ident": lambda: [s.t("phone.ident.choices")],
+            "pin_id": lambda: [s.t("phone.ident.ask_id")],
+            "pin_pin": lambda: [s.t("phone.ident.ask_pin")],
+            "new_pin": lambda: [s.t("phone.ident.new_pin")],
+            "new_pin2": lambda: [s.t("phone.ident.confirm_pin")],
+            "worlds": lambda: [self._worlds_text()],
+            "tables": lambda: [self._tables_text()],
+            "watch": lambda: [self._watch_text()],
+            "size": lambda: [self._size_text()],
+            "code": lambda: [s.t("phone.menu.ask_code")],
+            "lobby": self._lobby_keys,
+        }
+        make = by_state.get(self.state)
+        return make() if make is not None else [s.t("phone.menu.choices")]
+
+    async def handle(self, token: Token) -> None:
+        if self.state in _IDENT_STATES:
+            await self._ident_key(token)
+            return
+        if isinstance(token, Info) and token.digit == "9":
+            if self.state == "lobby":
+                await self._leave_table()
+            else:
+                self.s.hang_up()
+            return
+        if isinstance(token, Info) and token.digit == "3" and self.state == "lobby":
+            await self._lobby_status()
+            return
+        choice = _digits(token)
+        if choice is None:
+            self._wrong(None)
+            return
+        handler = {
+            "menu": self._menu,
+            "worlds": self._worlds,
+            "tables": self._tables,
+            "watch": self._watch,
+            "size": self._size,
+            "code": self._code,
+            "lobby": self._lobby,
+        }.get(self.state)
+        if handler is None:
+            self._wrong(choice)
+            return
+        await handler(choice)
+
+    def _wrong(self, choice: str | None) -> None:
+        lines = [self.s.t("phone.keyerror.not_here")]
+        if choice is not None and choice.isdigit():
+            lines = [self.s.t("phone.menu.no_choice", n=int(choice))]
+        self.s.say(*lines, *self.help(), remember=False)
+
+    async def _menu(self, choice: str) -> None:
+        if choice == "1":
+            self._to_worlds("play")
+        elif choice == "2":
+            self.state = "code"
+            self.s.say(self.s.t("phone.menu.ask_code"))
+        elif choice == "3":
+            self._to_worlds("watch")
+        elif choice == "00":
+            self._to_worlds("found")
+        else:
+            self._wrong(choice)
+
+    # worlds
+    def _worlds_text(self) -> str:
+        items = [
+            self.s.t("phone.menu.world_item", n=i, name=get_world(w).names_in(self.s.lang).world)
+            for i, w in enumerate(world_ids(), start=1)
+        ]
+        return self.s.t("phone.menu.worlds", list="; ".join(items))
+
+    def _to_worlds(self, purpose: str) -> None:
+        self.purpose = purpose
+        self.state = "worlds"
+        self.s.say(self._worlds_text())
+
+    async def _worlds(self, choice: str) -> None:
+        if _is_back(choice):
+            self.open_menu(intro=False)
+            return
+        ids = world_ids()
+        n = int(choice)
+        if not 1 <= n <= len(ids):
+            self._wrong(choice)
+            return
+        self.world = get_world(ids[n - 1])
+        if self.purpose == "found":
+            self.private = True
+            self.state = "size"
+            self.s.say(self._size_text())
+        elif self.purpose == "watch":
+            await self._show_watch()
+        else:
+            await self._show_tables()
+
+    def _world_name(self) -> str:
+        assert self.world is not None
+        return self.world.names_in(self.s.lang).world
+
+    # public tables
+    async def _show_tables(self) -> None:
+        assert self.world is not None
+        self.tables = [
+            t
+            for t in await self.s.hub.public_tables(self.world.id)
+            if t.game.status is GameStatus.LOBBY and len(t.seats) < t.size
+        ]
+        self.state = "tables"
+        self.s.say(self._tables_text())
+
+    def _tables_text(self) -> str:
+        if not self.tables:
+            return self.s.t("phone.menu.tables_none", name=self._world_name())
+        items = []
+        for i, table in enumerate(self.tables, start=1):
+            deck_key = str(table.game.options.get("engine", {}).get("deck", "auto"))
+            assert self.world is not None
+            items.append(
+                self.s.t(
+                    "phone.menu.table_item",
+                    n=i,
+                    deck=self.world.deck_name(deck_key, self.s.lang),
+                    free=table.size - len(table.seats),
+                    size=table.size,
+                )
+            )
+        return self.s.t("phone.menu.tables", name=self._world_name(), list="; ".join(items))
+
+    async def _tables(self, choice: str) -> None:
+        if choice == "00":
+            self.private = False
+            self.state = "size"
+            self.s.say(self._size_text())
+            return
+        if _is_back(choice):
+            self._to_worlds(self.purpose)
+            return
+        n = int(choice)
+        if not 1 <= n <= len(self.tables):
+            self._wrong(choice)
+            return
+        await self._join(self.tables[n - 1].game.id)
+
+    # listening in
+    async def _show_watch(self) -> None:
+        assert self.world is not None
+        self.tables = [
+            t
+            for t in await self.s.hub.public_tables(self.world.id)
+            if t.game.status is GameStatus.RUNNING and t.game.id in self.s.hub.actors
+        ]
+        self.state = "watch"
+        self.s.say(self._watch_text())
+
+    def _watch_text(self) -> str:
+        if not self.tables:
+            return self.s.t("phone.menu.watch_none", name=self._world_name())
+        items = [
+            self.s.t(
+                "phone.menu.watch_item",
+                n=i,
+                players=len(t.seats),
+                phase=self.s.t(f"phase.{t.phase or 'night'}"),
+            )
+            for i, t in enumerate(self.tables, start=1)
+        ]
+        return self.s.t("phone.menu.watch", name=self._world_name(), list="; ".join(items))
+
+    async def _watch(self, choice: str) -> None:
+        if _is_back(choice):
+            self._to_worlds("watch")
+            return
+        n = int(choice)
+        if not 1 <= n <= len(self.tables):
+            self._wrong(choice)
+            return
+        actor = self.s.hub.actors.get(self.tables[n - 1].game.id)
+        if actor is None or actor.state is None:
+            self.s.say(self.s.t("phone.lobby.not_running"), remember=False)
+            await self._show_watch()
+            return
+        self.s.say(self.s.t("phone.menu.watching", name=self._world_name()))
+        await self._enter(actor.game_id, None)
+
+    # founding
+    def _size_text(self) -> str:
+        policy = self.s.hub.policy
+        return self.s.t(
+            "phone.menu.ask_size",
+            min=policy.min_players,
+            max=policy.max_players,
+            free=policy.private_default_max,
+        )
+
+    async def _size(self, choice: str) -> None:
+        if _is_back(choice):
+            self._to_worlds("found" if self.private else "play")
+            return
+        assert self.world is not None
+        size = int(choice)
+        try:
+            founded = await self.s.hub.found(
+                GameOptions(players=size, world=self.world.id),
+                private=self.private,
+                host_account_id=self.s.account_id,
+                host_name=self.s.name,
+                channel="phone",
+            )
+        except LobbyError as exc:
+            self._lobby_error(exc)
+            self.s.say(self._size_text())
+            return
+        assert founded.seat is not None and founded.token is not None
+        if founded.invitation_code is not None:
+            code = phone_code(founded.invitation_code)
+            self.s.say(
+                self.s.t(
+                    "phone.menu.founded_private",
+                    name=self._world_name(),
+                    size=size,
+                    code=", ".join(spoken_groups(code)),
+                    letters=" ".join(founded.invitation_code),
+                )
+            )
+        else:
+            self.s.say(self.s.t("phone.menu.founded_public", name=self._world_name(), size=size))
+        self.founder = True
+        await self._seated(founded.game.id, founded.token, started=False, taken=1, size=size)
+
+    def _lobby_error(self, exc: LobbyError) -> None:
+        policy = self.s.hub.policy
+        key = f"phone.lobby.{exc.code}"
+        try:
+            line = self.s.t(
+                key,
+                min=policy.min_players,
+                max=policy.max_players,
+                free=policy.private_default_max,
+            )
+        except LookupError:
+            line = self.s.t("phone.lobby.default")
+        self.s.say(line, remember=False)
+
+    # joining by code
+    async def _code(self, choice: str) -> None:
+        if _is_back(choice):
+            self.open_menu(intro=False)
+            return
+        now = self.s.clock()
+        while self._code_attempts and now - self._code_attempts[0] > 60:
+            self._code_attempts.popleft()
+        if len(self._code_attempts) >= self.s.hub.policy.invitation_attempts_per_minute:
+            self.s.say(self.s.t("phone.menu.code_limit"), remember=False)
+            return
+        self._code_attempts.append(now)
+        if len(choice) != PHONE_CODE_DIGITS:
+            self.s.say(self.s.t("phone.menu.code_length"), self.s.t("phone.menu.ask_code"))
+            return
+        code = invitation_from_phone(choice)
+        game = await find_game_by_invitation(self.s.hub.sessions, code) if code else None
+        if game is None or game.status is not GameStatus.LOBBY:
+            self.s.say(self.s.t("phone.menu.code_unknown"), self.s.t("phone.menu.ask_code"))
+            return
+        self.world = get_world(game.world)
+        await self._join(game.id)
+
+    # the table before the start
+    async def _join(self, game_id: str) -> None:
+        try:
+            joined = await self.s.hub.join(
+                game_id, account_id=self.s.account_id, name=self.s.name, channel="phone"
+            )
+        except LobbyError as exc:
+            self._lobby_error(exc)
+            self.s.say(*self.help(), remember=False)
+            return
+        table = await self.s.hub.table(game_id)
+        self.world = get_world(table.game.world)
+        self.founder = False
+        await self._seated(
+            game_id, joined.token, started=joined.started, taken=len(table.seats), size=table.size
+        )
+
+    async def _seated(
+        self, game_id: str, token: str, *, started: bool, taken: int, size: int
+    ) -> None:
+        self.lobby_game, self.lobby_token = game_id, token
+        if started or game_id in self.s.hub.actors:
+            await self._start_playing()
+            return
+        self.state = "lobby"
+        self.s.say(
+            self.s.t("phone.menu.seated", name=self._world_name(), taken=taken, size=size),
+            *self._lobby_keys(),
+        )
+        self._waiter = self.s.spawn(self._wait_for_start(), name=f"lobby:{game_id}")
+
+    def _lobby_keys(self) -> list[str]:
+        lines = [self.s.t("phone.menu.lobby_keys")]
+        if self.founder:
+            lines.append(self.s.t("phone.menu.lobby_host_keys", min=MIN_PLAYERS))
+        return lines
+
+    async def _wait_for_start(self) -> None:
+        game_id = self.lobby_game
+        while game_id is not None and game_id == self.lobby_game:
+            actor = self.s.hub.actors.get(game_id)
+            if actor is not None and actor.state is not None:
+                await self.s.run_exclusive(self._start_playing)
+                return
+            await asyncio.sleep(self.s.lobby_poll_s)
+
+    def stop_waiting(self) -> None:
+        if self._waiter is not None and self._waiter is not asyncio.current_task():
+            self._waiter.cancel()
+        self._waiter = None
+
+    async def _start_playing(self) -> None:
+        game_id, token = self.lobby_game, self.lobby_token
+        if game_id is None or token is None or self.s.seat is not None:
+            return
+        seat = await self.s.hub.seat_for(game_id, token)
+        if seat is None or seat.house is None:
+            self.open_menu()
+            return
+        self.stop_waiting()
+        await self._enter(game_id, seat.house)
+
+    async def _enter(self, game_id: str, house: int | None) -> None:
+        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
+
+        actor = self.s.hub.actors[game_id]
+        line = GameLine(self.s, actor, house)
+        self.state = "game"
+        self.s.set_mode(line)
+        await line.attach()
+
+    async def _lobby(self, choice: str) -> None:
+        if choice != "1" or not self.founder or self.lobby_game is None:
+            self._wrong(choice)
+            return
+        try:
+            await self.s.hub.start(self.lobby_game, by_account_id=self.s.account_id)
+        except LobbyError as exc:
+            self._lobby_error(exc)
+            return
+        await self._start_playing()
+
+    async def _lobby_status(self) -> None:
+        if self.lobby_game is None:
+            return
+        table = await self.s.hub.table(self.lobby_game)
+        self.s.say(self.s.t("phone.menu.lobby_status", taken=len(table.seats), size=table.size))
+
+    async def _leave_table(self) -> None:
+        game_id, token = self.lobby_game, self.lobby_token
+        self.stop_waiting()
+        if game_id is not None and token is not None:
+            try:
+                await self.s.hub.leave_lobby(game_id, token)
+            except LobbyError as exc:
+                self._lobby_error(exc)
+        self.s.say(self.s.t("phone.menu.left_table"), remember=False)
+        self.open_menu(intro=False)
+
+    def after_game(self) -> None:
+        """Back from a game (over, left, or stopped listening)."""
+        self.open_menu(intro=False)
+
+
+def _digits(token: Token) -> str | None:
+    if isinstance(token, Entry):
+        return token.digits
+    if isinstance(token, Single):
+        return token.key
+    return None
+
+
+def _is_back(choice: str) -> bool:
+    return choice == "0"
+
+
+def _spell(digits: str) -> str:
+    return " ".join(digits)

@@ -1,0 +1,25 @@
+"""Telephone prompts: voices (espeak-ng by default), call-progress tones and the prompt queue."""
+
+from vollmond.phone.session.prompts import tones
+from vollmond.phone.session.prompts.queue import PromptQueue, Spoken, Utterance
+from vollmond.phone.session.prompts.voice import (
+    FRAME_SAMPLES,
+    SAMPLE_RATE,
+    Audio,
+    EspeakVoice,
+    Voice,
+    VoiceUnavailableError,
+)
+
+__all__ = [
+    "FRAME_SAMPLES",
+    "SAMPLE_RATE",
+    "Audio",
+    "EspeakVoice",
+    "PromptQueue",
+    "Spoken",
+    "Utterance",
+    "Voice",
+    "VoiceUnavailableError",
+    "tones",
+]
