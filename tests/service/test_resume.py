@@ -23,6 +23,7 @@ from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import ActionKind, Phase
 from vollmond.service import actor as actor_module
 from vollmond.service.actor import Accepted, GameActor
+from vollmond.service.hub import Hub
 from vollmond.store import NewEvent, Sessions, create_game, open_store, read_events
 from vollmond.store.models import GameStatus
 
@@ -141,3 +142,25 @@ async def test_night_timer_keeps_its_absolute_deadline(
     assert loop.time() - resumed >= fires_within[0]
     assert _phase(second) is Phase.MORNING
     await second.stop()
+
+
+async def test_table_started_below_its_size_resumes_with_the_seats_taken(store: Sessions) -> None:
+    """The host may start before the table is full: the deal is for the seats taken, and a
+    restart must deal for them too, or it would replay a different game."""
+    hub = Hub(store)
+    founded = await hub.found(
+        GameOptions(players=8), private=False, host_account_id=None, host_name="Gastgeber"
+    )
+    for name in ("Anna", "Bert", "Cleo", "Dora"):
+        await hub.join(founded.game.id, account_id=None, name=name)
+    actor = await hub.start(founded.game.id, by_account_id=None)
+    assert actor.state is not None and len(actor.state.players) == 5
+    before = actor.state
+    await hub.close()
+
+    restarted = Hub(store)
+    await restarted.boot()
+    try:
+        assert restarted.actors[founded.game.id].state == before
+    finally:
+        await restarted.close()
