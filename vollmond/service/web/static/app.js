@@ -1,7 +1,7 @@
 // Entry point: language, account, router (#/ lobby, #/game/<id>), the lobby itself.
 
 import { t, setLang, lang, initialLang } from "./i18n.js";
-import { h, api, seats, saveSeat, applyTheme } from "./util.js";
+import { h, api, seats, saveSeat, applyTheme, toneOf } from "./util.js";
 import { mountGame } from "./game.js";
 
 const ROLE_KEYS = [
@@ -176,7 +176,7 @@ function worldPicker(refresh) {
   const list = h("div", { class: "world-list", role: "group", "aria-labelledby": "worlds-h" });
   const all = h(
     "button",
-    { type: "button", class: "world-chip", "aria-pressed": String(!ctx.worldFilter), onclick: () => pick("") },
+    { type: "button", class: "world-chip all", "aria-pressed": String(!ctx.worldFilter), onclick: () => pick("") },
     t("all_worlds"),
   );
   list.append(all);
@@ -190,6 +190,7 @@ function worldPicker(refresh) {
           class: "world-chip",
           "aria-pressed": String(ctx.worldFilter === world.id),
           style: { "--chip": world.colors.primary, "--chip-accent": world.colors.accent, "--chip-bg": world.colors.background },
+          dataset: { tone: toneOf(world.colors.background) },
           title: n.tagline,
           onclick: () => pick(world.id),
         },

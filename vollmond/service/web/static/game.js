@@ -11,11 +11,11 @@ const ABILITY_ORDER = [
 ];
 const MEMORY_LABELS = { heal: "memory_heal", poison: "memory_poison", bullets: "memory_bullets" };
 const RING_CODES = new Set(["call_incoming"]);
+// Urgent or private news is announced at once; everything else reaches screen readers
+// politely through the log (role="log").
 const ALERT_CODES = new Set([
-  "call_incoming", "call_busy", "call_declined", "call_missed", "call_connected", "call_ended",
-  "check_result", "medium_result", "witch_victim", "evil_votes_complete", "morning_report",
-  "vote_result", "game_over", "role_assigned", "role_stolen", "role_taken", "shot_fired",
-  "instant_kill", "interjection", "voting_started", "team_revealed",
+  "call_incoming", "call_busy", "call_declined", "call_missed", "check_result",
+  "medium_result", "witch_victim", "role_stolen", "game_over",
 ]);
 
 export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) {

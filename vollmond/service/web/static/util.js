@@ -101,6 +101,17 @@ export function forgetSeat(gameId) {
   localStorage.setItem(SEATS_KEY, JSON.stringify(all));
 }
 
+/** "light" or "dark": which ink reads on this background colour (#rrggbb). */
+export function toneOf(hex) {
+  const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || "");
+  if (!m) return "dark";
+  const [r, g, b] = m.slice(1).map((x) => {
+    const c = parseInt(x, 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.4 ? "light" : "dark";
+}
+
 /** Apply a world's colours to the page (CSS custom properties). */
 export function applyTheme(world) {
   const root = document.documentElement;
@@ -109,10 +120,12 @@ export function applyTheme(world) {
     root.style.removeProperty("--accent");
     root.style.removeProperty("--bg");
     delete root.dataset.world;
+    delete root.dataset.tone;
     return;
   }
   root.style.setProperty("--primary", world.colors.primary);
   root.style.setProperty("--accent", world.colors.accent);
   root.style.setProperty("--bg", world.colors.background);
   root.dataset.world = world.id;
+  root.dataset.tone = toneOf(world.colors.background);
 }
