@@ -531,8 +531,8 @@ class Announcer:
         actor = self.s.hub.actors[game_id]
         line = GameLine(self.s, actor, house)
         self.state = "game"
-        self.s.set_mode(line)
         await line.attach()
+        self.s.set_mode(line)
 
     async def _lobby(self, choice: str) -> None:
         if choice != "1" or not self.founder or self.lobby_game is None:
