@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian machine and run Vollmond.
+# Set up a fresh Debian machine and run Vollmond: web + WebSocket on :8080, telephone (SIP/UDP)
+# on :5060, SQLite under ./data/. Options pass through (e.g. --port 8000 --sip-port 5070);
+# DATABASE_URL=postgresql://... selects PostgreSQL; VOLLMOND_HOST=0.0.0.0 listens publicly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-exec .venv/bin/vollmond simulate --world werwolf --players 12 --games 200 --seed 1 "$@"
+exec .venv/bin/vollmond serve "$@"
