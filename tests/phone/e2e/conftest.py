@@ -22,6 +22,7 @@ from tests.service.support import Service, running_service
 from vollmond.engine.standard import GameOptions
 from vollmond.phone.media import Int16Array
 from vollmond.phone.service import LineSession, PhoneService, start_phone
+from vollmond.phone.session import EspeakVoice, PhoneSession
 from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
@@ -121,5 +122,62 @@ async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
         assert phone is not None
         try:
             yield PhoneRig(service, phone, board, tmp_path)
+        finally:
+            await phone.close()
+
+
+# --- the real sessions (vollmond.phone.session) ----------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def voice(tmp_path_factory: pytest.TempPathFactory) -> EspeakVoice:
+    """espeak-ng with one prompt cache for the whole test run (each text rendered once)."""
+    return EspeakVoice(tmp_path_factory.mktemp("prompts"))
+
+
+@dataclass
+class LiveRig:
+    """The service with the real session per call; every session made is kept by caller."""
+
+    service: Service
+    phone: PhoneService
+    voice: EspeakVoice
+    root: Path
+    sessions: dict[str, list[PhoneSession]] = field(default_factory=dict)
+
+    @property
+    def hub(self) -> Hub:
+        return self.service.hub
+
+    @property
+    def sip_port(self) -> int:
+        assert self.phone.uas is not None
+        return self.phone.uas.port
+
+    def session(self, caller: str) -> PhoneSession:
+        return self.sessions[caller][-1]
+
+
+@pytest.fixture
+async def live(tmp_path: Path, voice: EspeakVoice) -> AsyncIterator[LiveRig]:
+    need("baresip", "sipp", "espeak-ng", "sox")
+    settings = Settings(data_dir=tmp_path / "data", sip_port=0)
+    async with running_service("sqlite", settings) as service:
+        made: dict[str, list[PhoneSession]] = {}
+
+        def factory(caller: str) -> LineSession:
+            session = PhoneSession(service.hub, caller, voice, digit_timeout_s=2.0)
+            made.setdefault(caller, []).append(session)
+            return session
+
+        phone = await start_phone(
+            service.hub,
+            settings,
+            session_factory=factory,
+            config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0),
+        )
+        assert phone is not None
+        try:
+            yield LiveRig(service, phone, voice, tmp_path, made)
         finally:
             await phone.close()
