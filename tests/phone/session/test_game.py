@@ -17,7 +17,7 @@ from vollmond.i18n import render_event, text
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.hub import Hub
-from vollmond.store import read_events
+from vollmond.store import create_account, create_phone_identity, read_events
 from vollmond.worlds import get_world
 
 from .support import call_in, heard, press, said, wait_until
@@ -406,3 +406,26 @@ async def test_the_night_walk_is_the_same_whether_the_seer_lives_or_not(hub: Hub
     assert walks[True] == walks[False]
     assert t("phone.night.step.seer") in walks[True]
     assert t("phone.night.step.evil") in walks[True]
+
+
+async def test_a_known_caller_who_dropped_goes_back_to_the_seat_with_4(hub: Hub) -> None:
+    account = await create_account(hub.sessions, "Ottilie", "correct horse battery staple")
+    await create_phone_identity(hub.sessions, number="+4989777", account_id=account.id)
+    options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
+    founded = await hub.found(options, private=False, host_account_id=None, channel="web")
+    caller = await call_in(hub, "+4989777")
+    await press(caller, "1")
+    await press(caller, "1#")
+    await press(caller, "1#")
+    for i in range(3):
+        await hub.join(founded.game.id, account_id=None, name=f"Web {i}", channel="web")
+    await started([caller])
+    seat = house(caller)
+    await caller.close()
+    again = await call_in(hub, "+4989777")
+    assert heard(again, t("phone.menu.rejoin", n=seat))
+    await press(again, "4")
+    assert again.seat == seat and again.game_id == founded.game.id
+    assert heard(again, "Deine Rolle in diesem Spiel")
+    assert hub.presence.connected(founded.game.id, seat)
+    await again.close()

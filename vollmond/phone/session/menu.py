@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.options import MIN_PLAYERS
+from vollmond.engine.standard.types import Phase
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
     invitation_from_phone,
@@ -26,7 +28,7 @@ from vollmond.phone.session.codes import (
     spoken_groups,
 )
 from vollmond.phone.session.keys import Entry, Info, Single, Token
-from vollmond.service.hub import LobbyError, TableInfo
+from vollmond.service.hub import Hub, LobbyError, TableInfo
 from vollmond.store import (
     InvalidPhoneNumberError,
     InvalidPinError,
@@ -41,6 +43,7 @@ from vollmond.store import (
 from vollmond.store.errors import PhoneIdentityNotFoundError
 from vollmond.store.models import GameStatus
 from vollmond.store.phone import normalize_number
+from vollmond.store.seats import list_seats
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -70,6 +73,7 @@ class Announcer:
         self._pin_failures = 0
         self._code_attempts: deque[float] = deque()
         self._waiter: asyncio.Task[None] | None = None
+        self.rejoin: tuple[str, int] | None = None
 
     # -- identification --------------------------------------------------------------------
     async def identify(self) -> None:
@@ -89,7 +93,31 @@ class Announcer:
             self.s.name = self.s.t("phone.ident.player_name", n=identity_id)
         key = "phone.ident.known" if known else "phone.ident.welcome"
         self.s.say(self.s.t(key, name=self.s.name), remember=False)
+        self.rejoin = await self._find_running_seat()
         self.open_menu()
+
+    async def _find_running_seat(self) -> tuple[str, int] | None:
+        """A seat the signed-in caller still holds in a running game (after a dropped call):
+        by account over every running game, or by phone identity (node-local memory)."""
+        hub = self.s.hub
+        if self.s.account_id is not None:
+            for game_id, actor in list(hub.actors.items()):
+                if actor.state is None or actor.state.phase is Phase.OVER:
+                    continue
+                for seat in await list_seats(hub.sessions, game_id):
+                    if seat.account_id == self.s.account_id and seat.house is not None:
+                        return game_id, seat.house
+        if self.s.identity_id is not None:
+            held = _seated_identities(hub).get(self.s.identity_id)
+            running = hub.actors.get(held[0]) if held is not None else None
+            state = running.state if running is not None else None
+            if held is not None and state is not None and state.phase is not Phase.OVER:
+                return held
+        return None
+
+    def remember_seat(self, game_id: str, house: int) -> None:
+        if self.s.identity_id is not None:
+            _seated_identities(self.s.hub)[self.s.identity_id] = (game_id, house)
 
     def _guest(self) -> None:
         self.s.name = self.s.t("phone.ident.player_name", n=f"{secrets.randbelow(900) + 100}")
@@ -178,6 +206,8 @@ class Announcer:
         self.lobby_game = self.lobby_token = None
         self.founder = False
         lines = [self.s.t("phone.menu.choices")]
+        if self.rejoin is not None:
+            lines.append(self.s.t("phone.menu.rejoin", n=self.rejoin[1]))
         if intro:
             lines.insert(0, self.s.t("phone.menu.intro"))
         self.s.say(*lines)
@@ -186,7 +216,7 @@ class Announcer:
         if self.state == "ident":
             return frozenset("123")
         if self.state == "menu":
-            return frozenset("123")
+            return frozenset("1234") if self.rejoin is not None else frozenset("123")
         return frozenset()
 
     def hash_immediate(self) -> bool:
@@ -257,6 +287,14 @@ class Announcer:
             self._to_worlds("watch")
         elif choice == "00":
             self._to_worlds("found")
+        elif choice == "4" and self.rejoin is not None:
+            game_id, house = self.rejoin
+            self.rejoin = None
+            if game_id in self.s.hub.actors:
+                self.world = get_world(self.s.hub.actors[game_id].options.world)
+                await self._enter(game_id, house)
+            else:
+                self.open_menu(intro=False)
         else:
             self._wrong(choice)
 
@@ -385,7 +423,7 @@ class Announcer:
     def _size_text(self) -> str:
         policy = self.s.hub.policy
         return self.s.t(
-            "phone.menu.ask_size",
+            "phone.menu.ask_size" if self.private else "phone.menu.ask_size_public",
             min=policy.min_players,
             max=policy.max_players,
             free=policy.private_default_max,
@@ -531,6 +569,8 @@ class Announcer:
         actor = self.s.hub.actors[game_id]
         line = GameLine(self.s, actor, house)
         self.state = "game"
+        if house is not None:
+            self.remember_seat(game_id, house)
         await line.attach()
         self.s.set_mode(line)
 
@@ -564,7 +604,18 @@ class Announcer:
 
     def after_game(self) -> None:
         """Back from a game (over, left, or stopped listening)."""
+        self.rejoin = None
+        if self.s.identity_id is not None:
+            _seated_identities(self.s.hub).pop(self.s.identity_id, None)
         self.open_menu(intro=False)
+
+
+_SEATED: weakref.WeakKeyDictionary[Hub, dict[int, tuple[str, int]]] = weakref.WeakKeyDictionary()
+
+
+def _seated_identities(hub: Hub) -> dict[int, tuple[str, int]]:
+    """Phone identities without an account and the seat each holds, per hub (node-local)."""
+    return _SEATED.setdefault(hub, {})
 
 
 def _digits(token: Token) -> str | None:
