@@ -7,14 +7,16 @@ looks at the dealt roles to decide who presses what; the sessions only ever get 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 
+from tests.needs import need
 from vollmond.engine.core import Audience, AudienceKind, Event, Viewer
 from vollmond.engine.standard import CallSettings, GameOptions, PhaseTimeout, UseAbility
 from vollmond.engine.standard.types import ActionKind, DayCallModes, DeckId, Phase, RoleId
 from vollmond.i18n import render_event, text
-from vollmond.phone.session import PhoneSession
+from vollmond.phone.session import EspeakVoice, PhoneSession
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.hub import Hub
 from vollmond.store import create_account, create_phone_identity, read_events
@@ -390,7 +392,9 @@ async def _night_two_walk(hub: Hub, kill_seer: bool) -> tuple[list[str], PhoneSe
     return lines[start:], listener
 
 
-async def test_the_night_walk_is_the_same_whether_the_seer_lives_or_not(hub: Hub) -> None:
+async def test_the_night_walk_is_the_same_whether_the_seer_lives_or_not(
+    hub: Hub, tmp_path: Path
+) -> None:
     walks = {}
     for kill_seer in (True, False):
         for _attempt in range(20):
@@ -406,6 +410,11 @@ async def test_the_night_walk_is_the_same_whether_the_seer_lives_or_not(hub: Hub
     assert walks[True] == walks[False]
     assert t("phone.night.step.seer") in walks[True]
     assert t("phone.night.step.evil") in walks[True]
+    # The same words take the same time with the real voice too.
+    need("espeak-ng", "sox")
+    voice = EspeakVoice(tmp_path / "prompts")
+    lengths = {k: [len(voice.render(line, "de")) for line in w] for k, w in walks.items()}
+    assert lengths[True] == lengths[False] and sum(lengths[True]) > 8000 * 5
 
 
 async def test_a_known_caller_who_dropped_goes_back_to_the_seat_with_4(hub: Hub) -> None:

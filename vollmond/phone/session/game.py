@@ -119,8 +119,9 @@ class GameLine:
         if state.phase is Phase.OVER:
             self._game_over()
             return
-        me = self._me()
-        if self._alive and me is not None and not me.get("alive", True):
+        # Who is alive is public (every death is announced), so the state may answer this
+        # cheaply for every command instead of building this viewer's whole view.
+        if self._alive and self.seat is not None and not state.player(self.seat).alive:
             self._alive = False
             self._choice = []
             self._confirm_leave = False
