@@ -1,5 +1,6 @@
 """Reloading the page mid-game brings everything back: role, night room, chat, facts, log,
-the countdown. Also: keyboard-only sign-up and switching the language mid-game."""
+the countdown; so does a lost connection. Also: keyboard-only sign-up, switching the language
+mid-game, the operator button."""
 
 from __future__ import annotations
 
@@ -66,6 +67,7 @@ def test_reload_mid_game_restores_everything(browser: Browser, server: str) -> N
         assert not any(secret in f for f in seer.frames)
         assert secret not in seer.page.content()
 
+        lost_connection(wolf, villager)
         language_and_operator(villager, wolf)
     finally:
         for player in players:
@@ -88,3 +90,16 @@ def language_and_operator(villager: Player, wolf: Player) -> None:
     villager.page.select_option("#operator-player", str(wolf.seat))
     villager.page.click("#operator-send")
     expect(villager.page.locator("#alert")).to_contain_text("Moderation has been notified")
+
+
+def lost_connection(wolf: Player, villager: Player) -> None:
+    """What happened while the socket was down arrives after the reconnect (after=seq),
+    nothing twice: here, a call that rang meanwhile."""
+    log_before = wolf.page.locator("#log li").count()
+    wolf.page.evaluate("window.vollmondDebug.drop(2500)")
+    expect(wolf.page.locator("#conn")).to_have_attribute("data-state", "down")
+    villager.act("PlaceCall", wolf.seat)
+    expect(wolf.page.locator("#conn")).to_have_attribute("data-state", "up")
+    expect(wolf.page.locator("#call-status")).to_have_attribute("data-status", "ringing")
+    expect(wolf.page.locator("#log li")).to_have_count(log_before + 1)
+    wolf.page.click("#call-decline")

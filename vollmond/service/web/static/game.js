@@ -183,7 +183,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       if (g.closed || g.ws !== ws) return;
       g.retry += 1;
       setConn(t("reconnecting"), "down");
-      reconnectTimer = window.setTimeout(connect, Math.min(5000, 400 * g.retry));
+      const wait = Math.max(Math.min(5000, 400 * g.retry), (g.holdUntil || 0) - Date.now());
+      reconnectTimer = window.setTimeout(connect, wait);
     });
   }
 
@@ -834,6 +835,15 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     box.replaceChildren(h("div", { class: "replay-controls" }, play, slider, label), list);
     show();
   }
+
+  // For tests and support: drop the connection as a flaky network would, and stay away for
+  // `ms` milliseconds before the usual reconnect.
+  window.vollmondDebug = {
+    drop(ms = 0) {
+      g.holdUntil = Date.now() + ms;
+      if (g.ws) g.ws.close();
+    },
+  };
 
   enter();
 
