@@ -438,3 +438,32 @@ async def test_a_known_caller_who_dropped_goes_back_to_the_seat_with_4(hub: Hub)
     assert heard(again, "Deine Rolle in diesem Spiel")
     assert hub.presence.connected(founded.game.id, seat)
     await again.close()
+
+
+async def test_one_key_two_actions_the_witch_is_asked_heal_or_poison(hub: Hub) -> None:
+    options = custom(RoleId.EVIL, RoleId.WITCH, RoleId.FILLER, RoleId.FILLER, RoleId.FILLER)
+    game_id, sessions = await seat_callers(hub, options, 5)
+    await started(sessions)
+    role = by_role(hub, game_id, sessions)
+    evil, witch = role[RoleId.EVIL], role[RoleId.WITCH]
+    victim = next(s for s in sessions if s not in (evil, witch))
+    await press(evil, f"{house(victim)}#")
+    assert heard(witch, f"Hausnummer {house(victim)}")  # the witch learns the victim
+    mark = len(said(witch))
+    await press(witch, f"{house(victim)}#")
+    assert said(witch, mark) == [
+        t("phone.choose", list="1 für Heiltrank; 2 für Gift"),
+    ]
+    await press(witch, "1")
+    assert heard(witch, f"Dein Heiltrank rettet Hausnummer {house(victim)}", mark)
+    await press(witch, f"{house(evil)}#")  # a second potion the same night: refused, with why
+    assert heard(witch, t("reject.one_potion_per_night"), mark) or heard(
+        witch, t("reject.already_acted"), mark
+    )
+    assert said(witch)[-1] == t("phone.info_keys")  # the reason, then the valid choices
+    await advance(hub, game_id)
+    assert heard(victim, t("event.morning_report.nobody", round=1)) or not heard(
+        victim, t("phone.game.dead")
+    )
+    for session in sessions:
+        await session.close()

@@ -418,7 +418,12 @@ class GameLine:
         elif phase is Phase.VOTE:
             probe = Vote(seat, house)
         elif phase is Phase.NIGHT:
-            kinds = self._own_kinds(night=True)
+            # Prefer an ability usable on someone tonight (the witch's poison before a heal
+            # that waits for the victim), so the reason spoken fits what the caller meant.
+            usable = [
+                c.kind for c in legal if isinstance(c, UseAbility) and c.kind not in DAY_KINDS
+            ]
+            kinds = usable or self._own_kinds(night=True)
             probe = UseAbility(seat, kinds[0], house) if kinds else None
         if probe is None:
             self.s.say(self.s.t("phone.game.no_action"), *self.help(), remember=False)
@@ -434,7 +439,8 @@ class GameLine:
         if options:
             await self._submit_one_of(options)
             return
-        kinds = self._own_kinds(night=False)
+        usable = [c.kind for c in self.legal() if isinstance(c, UseAbility) and c.kind in DAY_KINDS]
+        kinds = usable or self._own_kinds(night=False)
         if not kinds:
             self.s.say(self.s.t("phone.game.no_day_action"), *self.help(), remember=False)
             return
