@@ -467,3 +467,27 @@ async def test_one_key_two_actions_the_witch_is_asked_heal_or_poison(hub: Hub) -
     )
     for session in sessions:
         await session.close()
+
+
+@pytest.mark.rule("S14", "S8")
+async def test_hash_alone_means_nobody_for_the_vagabond_and_the_necromancer(hub: Hub) -> None:
+    options = custom(RoleId.EVIL, RoleId.VAGABOND, RoleId.FILLER, RoleId.FILLER)
+    game_id, sessions = await seat_callers(hub, options, 4)
+    await started(sessions)
+    vagabond = by_role(hub, game_id, sessions)[RoleId.VAGABOND]
+    assert heard(vagabond, "Zuerst ist Landstreicher an der Reihe")
+    assert heard(vagabond, t("phone.can.ability_nobody"))
+    vagabond.keys.timeout_s = 0.2
+    vagabond.on_key("#")  # "# alone": a pause completes it
+    await wait_until(lambda: heard(vagabond, "Du lässt heute Nacht alle in Ruhe"), 5)
+    for session in sessions:
+        await session.close()
+
+    options = custom(RoleId.EVIL, RoleId.NECROMANCER, RoleId.FILLER, RoleId.FILLER)
+    game_id, sessions = await seat_callers(hub, options, 4)
+    await started(sessions)
+    necromancer = by_role(hub, game_id, sessions)[RoleId.NECROMANCER]
+    await press(necromancer, "##")
+    assert heard(necromancer, "Heute Nacht lässt du die Toten ruhen")
+    for session in sessions:
+        await session.close()
