@@ -12,12 +12,13 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
 
 from vollmond.engine.core import Audience, AudienceKind, Viewer
 from vollmond.service.policy import DurationBounds, Policy
 from vollmond.store import read_events
 
-from .support import ApiClient, Service, WsClient, hello, open_ws, seated_table
+from .support import ApiClient, Service, WsClient, hello, seated_table
 
 SEVEN_DECK = [["evil", 2], ["seer", 1], ["filler", 4]]
 POLICY = Policy(durations=DurationBounds(min_s=0.05), login_attempts_per_minute=100)
@@ -37,6 +38,11 @@ async def made() -> AsyncIterator[list[ApiClient | WsClient]]:
     yield out
     for client in out:
         await client.close()
+
+
+async def _open_ws(service: Service) -> WsClient:
+    """A socket the test closes (through its list of things to close)."""
+    return WsClient(await connect(service.ws_url, max_size=2**20))
 
 
 async def _until(ws: WsClient, kind: str, code: str | None = None) -> dict[str, Any]:
@@ -93,12 +99,12 @@ async def test_chat_is_logged_and_reaches_only_its_room(
     sockets: dict[int, WsClient] = {}
     roles: dict[int, str] = {}
     for token in tokens:
-        ws = await open_ws(service)
+        ws = await _open_ws(service)
         made.append(ws)
         welcome = await hello(ws, game, token)
         sockets[welcome["seat"]] = ws
         roles[welcome["seat"]] = welcome["view"]["me"]["role"]
-    spectator = await open_ws(service)
+    spectator = await _open_ws(service)
     made.append(spectator)
     assert (await hello(spectator, game, spectate=True))["type"] == "welcome"
 

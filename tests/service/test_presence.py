@@ -13,12 +13,13 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
 
 from vollmond.service.policy import DurationBounds, Policy
 from vollmond.service.presence import IDLE_KARMA_REASON
 from vollmond.store import karma_history, read_events
 
-from .support import ApiClient, Service, WsClient, hello, open_ws, seated_table
+from .support import ApiClient, Service, WsClient, hello, seated_table
 
 FOUR_DECK = [["evil", 1], ["seer", 1], ["filler", 2]]
 NO_CALLS = {"enabled": False}
@@ -41,6 +42,11 @@ async def clients() -> AsyncIterator[list[ApiClient | WsClient]]:
         await client.close()
 
 
+async def _open_ws(service: Service) -> WsClient:
+    """A socket the test closes (through its list of things to close)."""
+    return WsClient(await connect(service.ws_url, max_size=2**20))
+
+
 async def _table(
     service: Service, made: list[ApiClient | WsClient], prefix: str, durations: dict[str, float]
 ) -> tuple[str, list[ApiClient], list[str], dict[int, WsClient], dict[int, dict[str, Any]]]:
@@ -57,7 +63,7 @@ async def _table(
     sockets: dict[int, WsClient] = {}
     views: dict[int, dict[str, Any]] = {}
     for token in tokens:
-        ws = await open_ws(service)
+        ws = await _open_ws(service)
         made.append(ws)
         welcome = await hello(ws, game, token)
         assert welcome["type"] == "welcome", welcome
@@ -160,16 +166,17 @@ async def test_reconnect_within_grace_keeps_the_seat(
     stays; a player who stays away is removed at the first phase change after it."""
     durations = {"night_s": 1.5, "morning_s": 0.5, "day_s": 1.5}
     async with start_service(_policy(grace_s=2.5, idle_phases=1)) as service:
-        game, _, tokens, sockets, _ = await _table(service, clients, "Grace", durations)
-        back, gone = 1, 2
+        game, _, tokens, sockets, views = await _table(service, clients, "Grace", durations)
+        # Not the evil player: removing that one would end the game (the village wins).
+        back, gone, watching = sorted(s for s, v in views.items() if v["me"]["role"] != "evil")
         dropped = time.monotonic()
         await sockets[back].close()
         await sockets[gone].close()
         last_seen = max(_seqs(sockets[back]), default=0)
 
-        watcher = sockets[3]
+        watcher = sockets[watching]
         await _event(watcher, "morning_report")  # a phase change inside the grace period
-        ws = await open_ws(service)
+        ws = await _open_ws(service)
         clients.append(ws)
         welcome = await hello(ws, game, tokens[back - 1], after=last_seen)
         assert time.monotonic() - dropped < 2.5, "test too slow: grace over before reconnect"

@@ -18,7 +18,15 @@ from typing import Any, Protocol
 
 import structlog
 
-from vollmond.engine.core import Audience, AudienceKind, Event, Rejection, Timer, Viewer
+from vollmond.engine.core import (
+    Audience,
+    AudienceKind,
+    Event,
+    Rejection,
+    Timer,
+    Viewer,
+    ViewerKind,
+)
 from vollmond.engine.standard import GameOptions, GameState, apply, new_game, validate
 from vollmond.engine.standard.commands import Command, TimerCommand
 from vollmond.engine.standard.replay import rng_for
@@ -95,6 +103,7 @@ class GameActor:
         self.commands_applied = 0
         self.next_event_seq = 1
         self.subscribers: set[Subscriber] = set()
+        self.on_seat_followers: Callable[[int, int], None] | None = None
         self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Rejection | Accepted]]] = (
             asyncio.Queue()
         )
@@ -249,10 +258,22 @@ class GameActor:
             subscriber.state_changed(state, phase_changed)
 
     def subscribe(self, subscriber: Subscriber) -> None:
-        self.subscribers.add(subscriber)
+        if subscriber not in self.subscribers:
+            self.subscribers.add(subscriber)
+            self._seat_followers(subscriber, +1)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
-        self.subscribers.discard(subscriber)
+        if subscriber in self.subscribers:
+            self.subscribers.discard(subscriber)
+            self._seat_followers(subscriber, -1)
+
+    def _seat_followers(self, subscriber: Subscriber, change: int) -> None:
+        """Tell presence (presence.py) that a channel started or stopped following a seat:
+        every channel subscribes here, so none has to report its players separately."""
+        viewer = subscriber.viewer
+        if self.on_seat_followers is not None and viewer.kind is ViewerKind.PLAYER:
+            assert viewer.seat is not None
+            self.on_seat_followers(viewer.seat, change)
 
     def view_for(self, viewer: Viewer) -> dict[str, Any]:
         assert self.state is not None

@@ -1,10 +1,12 @@
 """Presence: which seats have a live connection, and which absent players the table drops.
 
 DESIGN §3 reserves a seat for a grace period when a player drops. Every channel (browser
-socket, phone line) calls `attach` when it starts following a seat and `detach` when it stops;
-a seat with no connection is *away*. Nothing is taken from an away player: the engine's phase
-timers already give missed actions their documented defaults (a night action passes, a vote
-abstains). But an empty chair that never comes back would hold up the table, so:
+socket, phone line, bot) follows a seat by subscribing to the game's actor with that player's
+viewer; the actor reports each subscribe and unsubscribe here, so a seat no channel follows is
+*away* without any channel having to report presence itself. Nothing is taken from an away
+player: the engine's phase timers already give missed actions their documented defaults (a
+night action passes, a vote abstains). But an empty chair that never comes back would hold up
+the table, so:
 
 - When a seat's last connection drops, its grace period (`Policy.grace_s`) starts. Phase changes
   during the grace period do not count against the player; reconnecting at any time before the
@@ -72,6 +74,13 @@ class GamePresence:
         self._removals: dict[int, asyncio.Task[None]] = {}
 
     # -- connections -----------------------------------------------------------------------
+    def follow(self, seat: int, change: int) -> None:
+        """The actor's hook: a channel started (+1) or stopped (-1) following `seat`."""
+        if change > 0:
+            self.attach(seat)
+        else:
+            self.detach(seat)
+
     def attach(self, seat: int) -> None:
         presence = self.seats.get(seat)
         if presence is None:
@@ -177,11 +186,16 @@ class Presence:
         game = GamePresence(actor, sessions, self.policy, self.clock)
         self.games[actor.game_id] = game
         actor.subscribe(game)
+        actor.on_seat_followers = game.follow
+        for subscriber in actor.subscribers:  # channels that followed before (none, usually)
+            if subscriber.viewer.seat is not None and subscriber is not game:
+                game.attach(subscriber.viewer.seat)
         return game
 
     async def forget(self, game_id: str) -> None:
         game = self.games.pop(game_id, None)
         if game is not None:
+            game.actor.on_seat_followers = None
             game.actor.unsubscribe(game)
             await game.close()
 

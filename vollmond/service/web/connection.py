@@ -99,8 +99,6 @@ class Connection:
                 await writer
             if self.actor is not None:
                 self.actor.unsubscribe(self)
-                if self.seat is not None:
-                    self.hub.presence.detach(self.actor.game_id, self.seat)
             self.metrics.connected.dec()
 
     async def _write(self) -> None:
@@ -182,9 +180,7 @@ class Connection:
             }
         )
         await self._catch_up(actor)
-        actor.subscribe(self)
-        if self.seat is not None:
-            self.hub.presence.attach(hello.game, self.seat)
+        actor.subscribe(self)  # presence (a seat with a connection) follows from this
         if actor.next_event_seq != shown:
             self._view_dirty.set()  # the welcome view is older than the events now sent
 
