@@ -3,6 +3,7 @@ the vote-giver's transfer, the evil team's instant kill and the hunter's shot â€
 
 from __future__ import annotations
 
+import re
 import secrets
 
 import pytest
@@ -58,6 +59,9 @@ def test_day_calls_and_day_abilities(browser: Browser, server: str) -> None:
         expect(giver.page.locator("#call-status")).to_have_attribute("data-status", "ringing")
         giver.page.click("#call-accept")
         expect(villager.page.locator("#call-status")).to_have_attribute("data-status", "active")
+        # In a call, the two are not shown present on the market place (C9).
+        away = hunter.page.locator(f'.seat[data-seat="{villager.seat}"]')
+        expect(away).to_have_class(re.compile(r"\baway\b"))
         hunter.act("PlaceCall", villager.seat)
         expect(hunter.page.locator("#log")).to_contain_text("besetzt")
         # Every call starts stumm; the switch to Halbmodus and back (C9).

@@ -394,6 +394,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       if (team.has(s.seat) && !isMe) badges.push(t("teammate"));
       if (nominees.has(s.seat)) badges.push(t("nominated"));
       if (voted.has(s.seat)) badges.push(t("has_voted"));
+      const byDay = ["morning", "day", "vote"].includes(view.phase);
+      const away = byDay && s.alive && !s.present;
+      if (away) badges.push(t("away"));
       const label = [
         houseLong(s.seat),
         s.alive ? t("alive") : t("dead"),
@@ -403,7 +406,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       return h(
         "li",
         {
-          class: ["seat", s.alive ? "alive" : "dead", isMe ? "me" : "", nominees.has(s.seat) ? "nominee" : "", s.present ? "present" : ""].join(" "),
+          class: ["seat", s.alive ? "alive" : "dead", isMe ? "me" : "", nominees.has(s.seat) ? "nominee" : "", s.present ? "present" : "", away ? "away" : ""].join(" "),
           style: { "--i": index, "--n": count },
           dataset: { seat: s.seat, role: s.role || "", alive: String(s.alive) },
           "aria-label": label,
@@ -411,7 +414,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         h("span", { class: "house", "aria-hidden": "true" }, String(s.seat)),
         h("span", { class: "seat-name", "aria-hidden": "true" }, nameOf(s.seat) || "—"),
         s.role ? h("span", { class: "seat-role", "aria-hidden": "true" }, roleName(s.role)) : null,
-        h("span", { class: "seat-state", "aria-hidden": "true" }, s.alive ? "" : "✝", s.lover ? " ♥" : "", badges.filter((b) => b !== t("you") && b !== t("lover")).length ? " •" : ""),
+        h("span", { class: "seat-state", "aria-hidden": "true" }, s.alive ? "" : "✝", s.lover ? " ♥" : "", away ? " ☎" : "", nominees.has(s.seat) ? " ⚖" : "", voted.has(s.seat) ? " ✓" : ""),
       );
     });
     replaceChildren(el.seats, items);
@@ -442,6 +445,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       h("p", { class: "help", id: "role-help" }, g.text?.help?.[me.role] || ""),
       memory.length ? h("ul", { class: "plain memory" }, memory) : null,
       me.partners.length ? h("p", {}, t("partners", { list: me.partners.map(houseLabel).join(", ") })) : null,
+      g.view.seats.find((s) => s.seat === me.seat)?.lover
+        ? h("p", { class: "help lovers" }, "♥ ", g.text?.help?.lovers || "")
+        : null,
       g.view.witch_victim !== null && g.view.witch_victim !== undefined
         ? h("p", { class: "victim", id: "witch-victim" }, t("witch_victim", { target: houseLabel(g.view.witch_victim) }))
         : null,
