@@ -7,17 +7,26 @@ the absent seer's check, and the vote ends on its timer with the absent player a
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
 
+from tests.store.support import POSTGRES_URL
+from vollmond.engine.core import Event, Viewer
+from vollmond.engine.standard import GameOptions, GameState
+from vollmond.engine.standard.options import Durations
+from vollmond.engine.standard.types import Phase
+from vollmond.service.actor import GameActor
+from vollmond.service.hub import Hub
 from vollmond.service.policy import DurationBounds, Policy
 from vollmond.service.presence import IDLE_KARMA_REASON
-from vollmond.store import karma_history, read_events
+from vollmond.store import karma_history, open_store, read_events
 
 from .support import ApiClient, Service, WsClient, hello, seated_table
 
@@ -193,3 +202,55 @@ async def test_reconnect_within_grace_keeps_the_seat(
         assert [f["params"]["seat"] for f in _left(ws)] == [gone]
         seqs = _seqs(ws)
         assert seqs == sorted(set(seqs))
+
+
+class _Line:
+    """A channel other than the browser (a phone line, a bot): it only subscribes."""
+
+    def __init__(self, seat: int) -> None:
+        self.viewer = Viewer.player(seat)
+
+    def deliver(self, seq: int, event: Event) -> None:
+        pass
+
+    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+        pass
+
+
+async def test_any_subscribed_channel_keeps_its_seat(
+    database: tuple[str, str | None], tmp_path: Path
+) -> None:
+    """Presence comes from the actor's subscribers, so a phone line holds its seat without
+    reporting anything; the seats nobody follows are removed (grace 0, one idle phase)."""
+    backend, schema = database
+    url = POSTGRES_URL if backend == "postgresql" else f"sqlite+aiosqlite:///{tmp_path / 'db'}"
+    async with open_store(url, schema=schema) as sessions:
+        hub = Hub(sessions, _policy(grace_s=0.0, idle_phases=1))
+        options = GameOptions(players=6, durations=Durations(night_s=0.3))
+        founded = await hub.found(options, private=False, host_account_id=None, host_name="h")
+        for i in range(5):
+            await hub.join(founded.game.id, account_id=None, name=f"p{i}")
+        actor = hub.actors[founded.game.id]
+        state = _state(actor)
+        unfollowed = {p.seat for p in state.players if p.role.value != "evil"}
+        unfollowed = set(sorted(unfollowed)[:2])
+        for seat in set(range(1, 7)) - unfollowed:
+            actor.subscribe(_Line(seat))
+        try:
+            for _ in range(60):
+                if _state(actor).phase is not Phase.NIGHT and _gone(actor) == unfollowed:
+                    break
+                await asyncio.sleep(0.05)
+            assert _gone(actor) == unfollowed
+            assert hub.presence.connected(founded.game.id, min(set(range(1, 7)) - unfollowed))
+        finally:
+            await hub.close()
+
+
+def _state(actor: GameActor) -> GameState:
+    assert actor.state is not None
+    return actor.state
+
+
+def _gone(actor: GameActor) -> set[int]:
+    return {p.seat for p in _state(actor).players if not p.alive}
