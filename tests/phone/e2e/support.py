@@ -85,6 +85,39 @@ def rms(samples: npt.NDArray[np.int16]) -> float:
     return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) if len(samples) else 0.0
 
 
+LAUNCH_ATTEMPTS = 3
+
+
+def write_config(home: Path, sip_port: int, ctrl_port: int) -> None:
+    """baresip without a sound card: the WAV file in, recording filter, audio to nowhere."""
+    (home / "config").write_text(
+        "\n".join(
+            [
+                "poll_method epoll",
+                f"sip_listen 127.0.0.1:{sip_port}",
+                "sip_transports udp",
+                "net_interface 127.0.0.1",
+                f"audio_source aufile,{home / 'in.wav'}",
+                "audio_player aubridge,nowhere",
+                "audio_alert aubridge,nowhere",
+                "audio_srate 8000",
+                "audio_channels 1",
+                f"module_path {MODULES}",
+                "module g711.so",
+                "module aufile.so",
+                "module aubridge.so",
+                "module sndfile.so",
+                "module_app account.so",
+                "module_app menu.so",
+                "module_app ctrl_tcp.so",
+                f"ctrl_tcp_listen 127.0.0.1:{ctrl_port}",
+                f"snd_path {home / 'snd'}",
+                "",
+            ]
+        )
+    )
+
+
 class Control:
     """baresip's ctrl_tcp: netstring-framed JSON commands (responses are not needed)."""
 
@@ -129,36 +162,21 @@ class Phone:
             audio = np.concatenate([audio, np.zeros(SOURCE_SECONDS * RATE - len(audio), np.int16)])
         write_wav(home / "in.wav", audio)
         (home / "snd").mkdir()
-        sip_port = free_udp_port()
-        ctrl_port = free_tcp_port({sip_port, sip_port + 1})
-        (home / "config").write_text(
-            "\n".join(
-                [
-                    "poll_method epoll",
-                    f"sip_listen 127.0.0.1:{sip_port}",
-                    "sip_transports udp",
-                    "net_interface 127.0.0.1",
-                    f"audio_source aufile,{home / 'in.wav'}",
-                    "audio_player aubridge,nowhere",
-                    "audio_alert aubridge,nowhere",
-                    "audio_srate 8000",
-                    "audio_channels 1",
-                    f"module_path {MODULES}",
-                    "module g711.so",
-                    "module aufile.so",
-                    "module aubridge.so",
-                    "module sndfile.so",
-                    "module_app account.so",
-                    "module_app menu.so",
-                    "module_app ctrl_tcp.so",
-                    f"ctrl_tcp_listen 127.0.0.1:{ctrl_port}",
-                    f"snd_path {home / 'snd'}",
-                    "",
-                ]
-            )
-        )
         (home / "accounts").write_text(f"<sip:{name}@127.0.0.1>;regint=0\n")
         (home / "contacts").write_text("")
+        for _ in range(LAUNCH_ATTEMPTS):
+            launched = await cls._try_launch(home)
+            if launched is not None:
+                process, control = launched
+                return cls(name, home, process, control)
+        raise RuntimeError(f"baresip did not start: {(home / 'baresip.log').read_text()}")
+
+    @staticmethod
+    async def _try_launch(home: Path) -> tuple[asyncio.subprocess.Process, Control] | None:
+        """Start baresip on fresh ports; None when it exits at once (a port was taken)."""
+        sip_port = free_udp_port()
+        ctrl_port = free_tcp_port({sip_port, sip_port + 1})
+        write_config(home, sip_port, ctrl_port)
         log = (home / "baresip.log").open("wb")
         process = await asyncio.create_subprocess_exec(
             "baresip",
@@ -169,13 +187,18 @@ class Phone:
             stderr=asyncio.subprocess.STDOUT,
         )
         log.close()
-        try:
-            control = await Control.connect(ctrl_port)
-        except TimeoutError:
+        deadline = asyncio.get_running_loop().time() + 10
+        while process.returncode is None and asyncio.get_running_loop().time() < deadline:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", ctrl_port)
+            except OSError:
+                await asyncio.sleep(0.1)
+                continue
+            return process, Control(reader, writer)
+        if process.returncode is None:
             process.kill()
-            await process.wait()
-            raise
-        return cls(name, home, process, control)
+        await process.wait()
+        return None
 
     async def dial(self, server_port: int, number: str = "1234") -> None:
         await self.control.send("dial", f"sip:{number}@127.0.0.1:{server_port}")
