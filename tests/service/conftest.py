@@ -20,9 +20,8 @@ from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
 from vollmond.store import create_engine
 
-from .support import ApiClient, Service, running_service
-
-ServiceFactory = Callable[[Policy], AbstractAsyncContextManager[Service]]
+from .support import ApiClient, Service, ServiceFactory, running_service
+from .wsplay import FAST_POLICY
 
 
 @pytest.fixture(params=BACKENDS)
@@ -49,9 +48,7 @@ async def database(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, s
 
 
 @pytest.fixture
-def settings_for(
-    database: tuple[str, str | None], tmp_path: Path
-) -> Callable[[Policy], Settings]:
+def settings_for(database: tuple[str, str | None], tmp_path: Path) -> Callable[[Policy], Settings]:
     backend, schema = database
 
     def make(policy: Policy) -> Settings:
@@ -91,6 +88,27 @@ async def api(service: Service) -> AsyncIterator[Callable[[], ApiClient]]:
 
     def make() -> ApiClient:
         client = ApiClient(service)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        await client.close()
+
+
+@pytest.fixture
+async def fast_service(start_service: ServiceFactory) -> AsyncIterator[Service]:
+    """A service whose operators allow sub-second phases, so a whole game takes seconds."""
+    async with start_service(FAST_POLICY) as running:
+        yield running
+
+
+@pytest.fixture
+async def browsers(fast_service: Service) -> AsyncIterator[Callable[[], ApiClient]]:
+    made: list[ApiClient] = []
+
+    def make() -> ApiClient:
+        client = ApiClient(fast_service)
         made.append(client)
         return client
 

@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
+from vollmond.service.policy import Policy
 from vollmond.service.web.app import create_app
 from vollmond.service.web.auth import CSRF_COOKIE
 
@@ -52,6 +53,9 @@ class Service:
     @property
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/ws"
+
+
+ServiceFactory = Callable[[Policy], contextlib.AbstractAsyncContextManager["Service"]]
 
 
 @contextlib.asynccontextmanager
@@ -162,10 +166,18 @@ class WsClient:
         await self.ws.close()
 
 
+async def open_ws(service: Service) -> WsClient:
+    """A socket the caller closes (`WsClient.close`)."""
+    return WsClient(await connect(service.ws_url, max_size=2**20))
+
+
 @contextlib.asynccontextmanager
 async def ws_client(service: Service) -> AsyncIterator[WsClient]:
-    async with connect(service.ws_url, max_size=2**20) as ws:
-        yield WsClient(ws)
+    client = await open_ws(service)
+    try:
+        yield client
+    finally:
+        await client.close()
 
 
 async def hello(

@@ -21,8 +21,7 @@ from vollmond.store import (
 )
 from vollmond.store import karma_change as add_karma
 
-from .conftest import ServiceFactory
-from .support import ApiClient, Service
+from .support import ApiClient, Service, ServiceFactory
 
 
 async def signed_in(api: Callable[[], ApiClient], name: str) -> ApiClient:

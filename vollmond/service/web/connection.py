@@ -12,7 +12,7 @@ import contextlib
 from typing import Any
 
 import structlog
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.standard import GameState
@@ -85,17 +85,25 @@ class Connection:
         writer = asyncio.create_task(self._write())
         try:
             while True:
-                raw = await self.ws.receive_text()
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
                 self.metrics.messages.inc()
-                await self._handle(raw)
+                raw = message.get("text")
+                if raw is None:
+                    # Binary frames are not part of protocol v1; answered, never parsed.
+                    self.error("binary_frame", "send JSON in text frames")
+                else:
+                    await self._handle(raw)
                 if self._overflowed:
                     await self.ws.close(code=1013)
                     break
-        except WebSocketDisconnect:
-            pass
+        except (WebSocketDisconnect, WebSocketDisconnected):
+            pass  # the client went away, possibly noticed first by the writer
         finally:
             writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            # A writer that failed because the client vanished has nothing left to say.
+            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, OSError):
                 await writer
             if self.actor is not None:
                 self.actor.unsubscribe(self)
