@@ -53,6 +53,7 @@ async def test_pin_sign_in_with_id_and_pin(hub: Hub) -> None:
     assert heard(session, "du bist angemeldet")
     assert session.identity_id == identity.id
     assert said(session)[-1] == t("phone.menu.choices")
+    assert session.announcer.lobby_game is None
     await session.close()
 
 
@@ -202,4 +203,19 @@ async def test_join_by_code_is_rate_limited(hub: Hub) -> None:
     before = len(said(session))
     await press(session, "1" * 16 + "#")
     assert said(session, before) == [t("phone.menu.code_limit")]
+    await session.close()
+
+
+async def test_a_table_called_off_before_the_start_sends_the_caller_back(hub: Hub) -> None:
+    founded = await hub.found(GameOptions(players=5), private=False, host_account_id=None)
+    session = await call_in(hub)
+    await press(session, "2")
+    await press(session, "1")
+    await press(session, "1#")
+    await press(session, "1#")
+    assert session.game_id == founded.game.id
+    await hub.abort(founded.game.id)
+    await wait_until(lambda: heard(session, t("phone.menu.aborted")), 5)
+    assert said(session)[-1] == t("phone.menu.choices")
+    assert session.announcer.lobby_game is None
     await session.close()

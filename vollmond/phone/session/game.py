@@ -174,16 +174,16 @@ class GameLine:
         names = load_catalogue(self.s.lang)
         for key in night_steps(self.composition):
             step = f"phone.night.step.{key}"
+            # Interruptible: a key cuts the walk short only on this caller's own line.
             self.s.say(
                 self.s.t(step if step in names else "phone.night.step.other", self.world),
-                interruptible=False,
                 remember=False,
             )
             if key == my_role:
                 lines = self._ability_lines(night=True)
                 if lines:
                     self.s.say(self.s.t("phone.night.your_turn"), *lines)
-        self.s.say(self.s.t("phone.night.end"), interruptible=False, remember=False)
+        self.s.say(self.s.t("phone.night.end"), remember=False)
         if self._alive:
             others = self._other_lines()
             if others:

@@ -36,6 +36,7 @@ from vollmond.store import (
     create_phone_identity,
     find_game_by_invitation,
     get_account,
+    get_game,
     get_phone_identity,
     identify_caller,
     verify_pin,
@@ -539,13 +540,30 @@ class Announcer:
         return lines
 
     async def _wait_for_start(self) -> None:
+        """Poll for the start (the hub has no lobby notifications); look at the stored status
+        about once a second, so a round the host aborts sends the caller back to the menu."""
         game_id = self.lobby_game
+        checks = 0
         while game_id is not None and game_id == self.lobby_game:
             actor = self.s.hub.actors.get(game_id)
             if actor is not None and actor.state is not None:
                 await self.s.run_exclusive(self._start_playing)
                 return
+            checks += 1
+            if checks * self.s.lobby_poll_s >= 1.0:
+                checks = 0
+                game = await get_game(self.s.hub.sessions, game_id)
+                if game.status in (GameStatus.ABORTED, GameStatus.FINISHED):
+                    await self.s.run_exclusive(self._aborted)
+                    return
             await asyncio.sleep(self.s.lobby_poll_s)
+
+    async def _aborted(self) -> None:
+        if self.state != "lobby":
+            return
+        self._waiter = None
+        self.s.say(self.s.t("phone.menu.aborted"), remember=False)
+        self.open_menu(intro=False)
 
     def stop_waiting(self) -> None:
         if self._waiter is not None and self._waiter is not asyncio.current_task():

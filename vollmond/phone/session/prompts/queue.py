@@ -48,6 +48,10 @@ class Spoken:
     interruptible: bool
 
 
+TRANSCRIPT_LIMIT = 5000
+"""The transcript keeps the most recent prompts of a call (older ones are dropped in bulk)."""
+
+
 class PromptQueue:
     def __init__(self, voice: Voice, lang: str) -> None:
         self.voice = voice
@@ -63,12 +67,17 @@ class PromptQueue:
         item = Utterance(text, interruptible)
         item.pending = asyncio.ensure_future(asyncio.to_thread(self._render, text))
         self._queue.append(item)
-        self.transcript.append(Spoken(text, None, interruptible))
+        self._record(Spoken(text, None, interruptible))
 
     def play(self, name: str, audio: Audio, *, interruptible: bool = True) -> None:
         """A tone (ringing, busy, beep) by name; the name goes into the transcript."""
         self._queue.append(Utterance(None, interruptible, audio=audio))
-        self.transcript.append(Spoken(None, name, interruptible))
+        self._record(Spoken(None, name, interruptible))
+
+    def _record(self, spoken: Spoken) -> None:
+        self.transcript.append(spoken)
+        if len(self.transcript) > TRANSCRIPT_LIMIT:
+            del self.transcript[: TRANSCRIPT_LIMIT // 5]
 
     def _render(self, text: str) -> Audio:
         try:
