@@ -69,8 +69,13 @@ class GameLine:
 
     # -- following the game ----------------------------------------------------------------
     async def attach(self) -> None:
+        state = self.actor.state
         if self.seat is not None:
             self.s.say(self.s.t("phone.game.your_house", n=self.seat), remember=False)
+            # Back after a dropped call: whether one lives is public, and decides the menus.
+            self._alive = state is None or state.player(self.seat).alive
+            if not self._alive:
+                self.s.say(self.s.t("phone.game.dead"), remember=False)
         first = True
         while True:
             sent_out = self.actor.next_event_seq
