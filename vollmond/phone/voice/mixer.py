@@ -86,6 +86,9 @@ class GameMixer:
     def __init__(self, seats: int) -> None:
         self.seats = seats
         self._g = np.zeros((seats + 1, seats), dtype=np.float32)
+        self._links = np.zeros((seats + 1, seats), dtype=np.float32)  # 1 where G != 0
+        self._active = np.zeros(seats, dtype=np.float32)  # 1 for a source in this tick's mix
+        self._unity = True  # every limiter gain is 1: the limiter has nothing to undo
         self._queues: list[deque[Int16Array]] = [deque() for _ in range(seats)]
         self._queued = 0
         self._frames = np.zeros((seats, FRAME_SAMPLES), dtype=np.float32)
@@ -98,6 +101,7 @@ class GameMixer:
     def set_routing(self, table: RoutingTable) -> None:
         """Take a new routing table (call when the game state changed)."""
         self._g = gain_matrix(table, self.seats)
+        self._links = (self._g != 0.0).astype(np.float32)
 
     @property
     def gains(self) -> Float32Array:
@@ -141,25 +145,51 @@ class GameMixer:
         return frame
 
     def tick(self) -> None:
-        """Mix the next frame for every listener."""
+        """Mix the next frame for every listener.
+
+        Sources without a queued frame are zero rows, so the product is always the full
+        ``G @ frames``; a listener is audible when one of its sources is active. The limiter
+        only runs while some mix is (or recently was) above the ceiling.
+        """
         self._pulled.clear()
         self.ticks += 1
-        frames = self._frames
-        active = np.zeros(self.seats, dtype=bool)
+        frames, active = self._frames, self._active
+        speaking = 0
         if self._queued:
             for index, queue in enumerate(self._queues):
                 if queue:
                     frames[index] = queue.popleft()
-                    active[index] = True
-                    self._queued -= 1
-        if not active.any():
+                    active[index] = 1.0
+                    speaking += 1
+                elif active[index]:
+                    frames[index] = 0.0
+                    active[index] = 0.0
+            self._queued -= speaking
+        if not speaking:
             # Nobody speaks: every listener hears silence; the limiter recovers meanwhile.
-            self._gains += (1.0 - self._gains) * RELEASE
+            if active.any():
+                frames.fill(0.0)
+                active.fill(0.0)
+            self._recover()
             self._audible[:] = False
             if self._out is None:
                 self._out = np.zeros((self.seats + 1, FRAME_SAMPLES), dtype=np.int16)
             return
-        g = self._g[:, active]
-        self._audible = np.any(g != 0.0, axis=1)
-        mix = g @ frames[active]
+        self._audible = (self._links @ active) > 0.0
+        mix = self._g @ frames
+        if self._unity and float(np.max(np.abs(mix))) <= CEILING:
+            self._out = mix.astype(np.int16)
+            return
         self._out = limit(mix, self._gains).astype(np.int16)
+        self._unity = False
+        self._recover(0.0)
+
+    def _recover(self, rate: float = RELEASE) -> None:
+        """Let the limiter gains recover by ``rate``; snap to exactly 1 when close."""
+        if self._unity:
+            return
+        if rate:
+            self._gains += (1.0 - self._gains) * rate
+        if float(self._gains.min()) > 0.999:
+            self._gains.fill(1.0)
+            self._unity = True

@@ -1,0 +1,572 @@
+"""Telephone load: SIPp callers in games with voice-room mixing, against a bare RTP echo.
+
+    .venv/bin/python -m benchmarks.phone_load                      # 300 callers, both modes
+    .venv/bin/python -m benchmarks.phone_load --calls 100,200,300 --seconds 20
+    .venv/bin/python -m benchmarks.phone_load --mode mix --calls 300 --json
+
+Each step starts a server in a child process (so its CPU is its own), then SIPp places
+``--calls`` calls at ``--rate`` calls per second; every call streams speech-like PCMU audio
+from a pcap (SIPp ``play_pcap_audio``) for the whole window.
+
+MIX (the product): the real :class:`~vollmond.phone.service.PhoneService` on a real hub with
+a SQLite store; callers are seated ``--game-size`` to a public game (games started and moved
+to the day, so every seat hears every other in the market place: the heaviest routing), so
+each tick mixes ``out = G @ frames`` for every game and sends every caller its own mix. The
+load callers' sessions are minimal (seated, no prompts). Alongside, PROBE calls (a second
+SIPp) use the real :class:`~vollmond.phone.session.PhoneSession` with espeak-ng and press
+keys by SIP INFO: key-to-first-audio is measured in the server from the key's arrival to the
+first non-silent frame of the answer leaving on the media clock (``2`` = guest: an uncached
+prompt, espeak-ng runs; ``#1`` = help: a cached prompt).
+
+ECHO (the baseline): the same SIP/RTP transport (:class:`~vollmond.phone.sip.uas.SipUas`,
+shared 20 ms media clock, G.711 decode and encode) with a handler that sends every caller its
+own last received frame back: no hub, no sessions, no mixer.
+
+Measured in a window that opens once every call is up: server CPU (``time.process_time``)
+per caller, and RTP send jitter = how late each packet left against its absolute schedule
+(``start + index * 20 ms`` of the shared clock), p50/p99 over every packet of every call;
+also the inter-departure deviation ``|Δt - 20 ms|`` per call. The mixer's own cost per caller
+is measured in-process on the same game layout (``GameMixer`` push + pull, no I/O).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HOST = "127.0.0.1"
+SCENARIO_DIR = Path(__file__).parent / "sipp"
+FRAME = 0.020
+
+
+# --- shared helpers --------------------------------------------------------------------------
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    return float(np.percentile(np.asarray(values), q))
+
+
+def speechlike(seconds: float) -> np.ndarray[Any, np.dtype[np.int16]]:
+    """Syllable-rate modulated harmonics: not speech, but never silent and not a pure tone."""
+    t = np.arange(int(seconds * 8000)) / 8000
+    carrier = sum(np.sin(2 * np.pi * f * t) / k for k, f in enumerate((180, 360, 540, 900), 1))
+    envelope = 0.55 + 0.45 * np.sin(2 * np.pi * 4.0 * t)
+    samples: np.ndarray[Any, np.dtype[np.int16]] = (3500 * carrier * envelope).astype(np.int16)
+    return samples
+
+
+def write_pcap(path: Path, seconds: float) -> None:
+    """PCMU RTP packets of speech-like audio, 20 ms apart, for SIPp ``play_pcap_audio``."""
+    import struct  # noqa: PLC0415
+
+    from vollmond.phone.g711 import ULAW  # noqa: PLC0415
+
+    encoded = ULAW.encode(speechlike(seconds))
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for index in range(len(encoded) // 160):
+        rtp = struct.pack("!BBHII", 0x80, 0, index & 0xFFFF, index * 160, 0x5EED)
+        rtp += encoded[index * 160 : (index + 1) * 160]
+        udp = struct.pack("!HHHH", 4000, 6000, 8 + len(rtp), 0) + rtp
+        ip = struct.pack(
+            "!BBHHHBBH4s4s",
+            0x45,
+            0,
+            20 + len(udp),
+            index & 0xFFFF,
+            0,
+            64,
+            17,
+            0,
+            socket.inet_aton(HOST),
+            socket.inet_aton(HOST),
+        )
+        frame = b"\x00" * 12 + b"\x08\x00" + ip + udp
+        ts = index * 20_000
+        out.append(struct.pack("<IIII", ts // 1_000_000, ts % 1_000_000, len(frame), len(frame)))
+        out.append(frame)
+    path.write_bytes(b"".join(out))
+
+
+# --- the server (child process) -------------------------------------------------------------
+
+
+@dataclass
+class Probe:
+    """Wraps a real session: times each key to the first non-silent frame after it."""
+
+    session: Any
+    latencies: list[tuple[str, float]]
+    pending: str = ""
+    key_at: float | None = None
+
+    @property
+    def game_id(self) -> str | None:
+        value: str | None = self.session.game_id
+        return value
+
+    @property
+    def seat(self) -> int | None:
+        value: int | None = self.session.seat
+        return value
+
+    @property
+    def spectating(self) -> bool:
+        return bool(self.session.spectating)
+
+    async def start(self) -> None:
+        await self.session.start()
+
+    def on_key(self, key: str) -> None:
+        self.pending = key if self.key_at is None else self.pending + key
+        self.key_at = time.perf_counter()
+        self.session.on_key(key)
+
+    def next_frame(self) -> Any:
+        frame = self.session.next_frame()
+        if self.key_at is not None and frame is not None and np.any(frame):
+            self.latencies.append((self.pending, time.perf_counter() - self.key_at))
+            self.key_at = None
+            self.pending = ""
+        return frame
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+@dataclass(eq=False)
+class Seated:
+    """A load caller's session: seated in its game, no prompts, keys ignored."""
+
+    game_id: str | None
+    seat: int | None
+    spectating: bool = False
+
+    async def start(self) -> None:
+        return None
+
+    def on_key(self, key: str) -> None:
+        return None
+
+    def next_frame(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass
+class Echo:
+    """The baseline handler: each caller hears its own last frame."""
+
+    last: dict[Any, Any] = field(default_factory=dict)
+
+    def on_call_started(self, call: Any) -> None:
+        call.set_source(lambda: self.last.get(call))
+
+    def on_dtmf(self, call: Any, digit: str) -> None:
+        return None
+
+    def on_audio(self, call: Any, samples: Any) -> None:
+        self.last[call] = samples
+
+    def on_call_ended(self, call: Any, reason: Any) -> None:
+        self.last.pop(call, None)
+
+
+async def _games(hub: Any, count: int, size: int) -> list[str]:
+    from vollmond.engine.core import Rejection  # noqa: PLC0415
+    from vollmond.engine.standard import GameOptions  # noqa: PLC0415
+    from vollmond.engine.standard.commands import PhaseTimeout  # noqa: PLC0415
+    from vollmond.engine.standard.options import Durations  # noqa: PLC0415
+    from vollmond.engine.standard.types import Phase  # noqa: PLC0415
+
+    durations = Durations(night_s=5.0, morning_s=1.0, day_s=3600.0, vote_s=60.0)
+    ids = []
+    for _ in range(count):
+        options = GameOptions(players=size, durations=durations)
+        founded = await hub.found(options, private=False, host_account_id=None, host_name="b1")
+        for i in range(2, size + 1):
+            await hub.join(founded.game.id, account_id=None, name=f"b{i}")
+        actor = hub.actors[founded.game.id]
+        while actor.state.phase is not Phase.DAY:
+            outcome = await hub.submit(founded.game.id, PhaseTimeout(actor.state.phase_seq))
+            assert not isinstance(outcome, Rejection), outcome
+        ids.append(founded.game.id)
+    return ids
+
+
+@dataclass
+class SendRecorder:
+    """Wraps every endpoint's send: how late each packet left against the shared clock."""
+
+    uas: Any
+    recording: bool = False
+    lateness: list[float] = field(default_factory=list)
+    intervals: dict[int, list[float]] = field(default_factory=dict)
+    trace: list[tuple[float, float]] | None = None
+
+    def install(self) -> None:
+        from vollmond.phone.media import RtpEndpoint  # noqa: PLC0415
+
+        loop = asyncio.get_running_loop()
+        original = RtpEndpoint.send_frame
+
+        def timed(endpoint: RtpEndpoint, index: int) -> None:
+            original(endpoint, index)
+            if self.recording:
+                now = loop.time()
+                late = now - self.uas._ticker._clock.deadline(index)
+                self.lateness.append(late)
+                self.intervals.setdefault(id(endpoint), []).append(now)
+                if self.trace is not None:
+                    self.trace.append((now, late))
+
+        setattr(RtpEndpoint, "send_frame", timed)  # noqa: B010 - benchmark instrumentation
+
+    def stats(self, cpu: float, wall: float) -> dict[str, Any]:
+        deviations = [
+            abs((b - a) - FRAME)
+            for stamps in self.intervals.values()
+            for a, b in itertools.pairwise(stamps)
+        ]
+        sending = len(self.intervals)
+        return {
+            "calls_sending": sending,
+            "seconds": wall,
+            "cpu_s": cpu,
+            "cpu_share": cpu / wall,
+            "cpu_per_call_pct": 100 * cpu / wall / max(1, sending),
+            "packets": len(self.lateness),
+            "packets_per_s": len(self.lateness) / wall,
+            "late_p50_ms": 1000 * percentile(self.lateness, 50),
+            "late_p99_ms": 1000 * percentile(self.lateness, 99),
+            "late_max_ms": 1000 * max(self.lateness, default=math.nan),
+            "interval_dev_p50_ms": 1000 * percentile(deviations, 50),
+            "interval_dev_p99_ms": 1000 * percentile(deviations, 99),
+        }
+
+
+async def _start(
+    args: argparse.Namespace, stack: contextlib.AsyncExitStack, latencies: list[tuple[str, float]]
+) -> Any:
+    """The server under test: the product (mix) or the echo baseline; returns its SipUas."""
+    from vollmond.phone.sip.uas import SipUas, UasConfig  # noqa: PLC0415
+
+    config = UasConfig(host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0)
+    if args.serve != "mix":
+        uas = await SipUas.start(config, Echo())
+        stack.push_async_callback(uas.close)
+        return uas
+    from vollmond.phone.service import PhoneService  # noqa: PLC0415
+    from vollmond.phone.session import EspeakVoice, PhoneSession  # noqa: PLC0415
+    from vollmond.service.hub import Hub  # noqa: PLC0415
+    from vollmond.store import open_store  # noqa: PLC0415
+
+    data = Path(args.data)
+    sessions = await stack.enter_async_context(
+        open_store(f"sqlite+aiosqlite:///{data / 'bench.sqlite3'}")
+    )
+    hub = Hub(sessions)
+    stack.push_async_callback(hub.close)
+    game_ids = await _games(hub, math.ceil(args.calls / args.game_size), args.game_size)
+    voice = EspeakVoice(data / "prompts")
+    seated = 0
+
+    def factory(caller: str) -> Any:
+        nonlocal seated
+        if caller == "probe":
+            return Probe(PhoneSession(hub, caller, voice), latencies)
+        game, seat = divmod(seated, args.game_size)
+        seated += 1
+        return Seated(game_ids[game % len(game_ids)], seat + 1)
+
+    service = PhoneService(hub, factory)
+    stack.push_async_callback(service.close)
+    return await service.start(config)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    latencies: list[tuple[str, float]] = []
+    async with contextlib.AsyncExitStack() as stack:
+        uas = await _start(args, stack, latencies)
+        recorder = SendRecorder(uas, trace=[] if os.environ.get("PHONE_LOAD_TRACE") else None)
+        recorder.install()
+        print("ready", flush=True)
+        deadline = time.monotonic() + args.setup_timeout
+        while len(uas.calls) < args.calls and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        reached = len(uas.calls)
+        await asyncio.sleep(1.0)
+        print("window", flush=True)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        recorder.recording = True
+        await asyncio.sleep(args.seconds)
+        recorder.recording = False
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        stats = {
+            "mode": args.serve,
+            "calls_wanted": args.calls,
+            "calls_up": reached,
+            "load_average": os.getloadavg()[0],
+            **recorder.stats(cpu, wall),
+            "key_latency": latencies,
+        }
+        Path(args.stats).write_text(json.dumps(stats))
+        if recorder.trace:
+            Path(args.stats).with_suffix(".trace.json").write_text(json.dumps(recorder.trace))
+        print("done", flush=True)
+        # Keep answering until the parent says stop, so the callers end cleanly.
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        await stop.wait()
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+
+def mixer_cost(calls: int, size: int, ticks: int = 500) -> float:
+    """CPU microseconds of mixer work per caller per 20 ms tick (push + pull, every source
+    speaks, so the limiter works too)."""
+    from vollmond.engine.standard.routing import Route  # noqa: PLC0415
+    from vollmond.phone.voice.mixer import GameMixer  # noqa: PLC0415
+
+    games = []
+    for _ in range(math.ceil(calls / size)):
+        mixer = GameMixer(size)
+        table: dict[int | str, tuple[Route, ...]] = {
+            s: tuple(Route(o, 1.0) for o in range(1, size + 1) if o != s)
+            for s in range(1, size + 1)
+        }
+        table["spectators"] = tuple(Route(o, 1.0) for o in range(1, size + 1))
+        mixer.set_routing(table)
+        games.append(mixer)
+    frame = speechlike(0.02)
+    started = time.process_time()
+    for _ in range(ticks):
+        for mixer in games:
+            for seat in range(1, size + 1):
+                mixer.push(seat, frame)
+            for seat in range(1, size + 1):
+                mixer.pull(seat)
+    elapsed = time.process_time() - started
+    return 1e6 * elapsed / ticks / (len(games) * size)
+
+
+async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    step = work / f"{mode}-{calls}"
+    step.mkdir()
+    sip_port = free_udp_port()
+    stats_file = step / "stats.json"
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "benchmarks.phone_load",
+        "--serve",
+        mode,
+        "--sip-port",
+        str(sip_port),
+        "--calls",
+        str(calls),
+        "--game-size",
+        str(args.game_size),
+        "--seconds",
+        str(args.seconds),
+        "--stats",
+        str(stats_file),
+        "--data",
+        str(step),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=(step / "server.log").open("wb"),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert server.stdout is not None
+
+    async def line(expected: str, timeout: float) -> None:
+        assert server.stdout is not None
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await server.stdout.readline()
+                if not raw:
+                    log = (step / "server.log").read_text(errors="replace")
+                    raise RuntimeError(f"server ended early:\n{log[-3000:]}")
+                if raw.decode().strip() == expected:
+                    return
+
+    hold_ms = int(1000 * (calls / args.rate + args.seconds + 30))
+    sipp: list[asyncio.subprocess.Process] = []
+    try:
+        await line("ready", 300)
+        write_pcap(step / "load.pcap", calls / args.rate + args.seconds + 15)
+        sipp.append(await _sipp(step, "uac_load.xml", sip_port, calls, args.rate, hold_ms))
+        await line("window", calls / args.rate + 120)
+        if mode == "mix" and args.probes:
+            probe_dir = step / "probe"
+            probe_dir.mkdir()
+            sipp.append(await _sipp(probe_dir, "uac_probe.xml", sip_port, args.probes, 1.0, 0))
+        await line("done", args.seconds + 60)
+        stats: dict[str, Any] = json.loads(stats_file.read_text())
+    finally:
+        server.send_signal(signal.SIGTERM)
+        for proc in sipp:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+        try:
+            await asyncio.wait_for(server.wait(), 30)
+        except TimeoutError:
+            server.kill()
+            await server.wait()
+    return stats
+
+
+async def _sipp(
+    workdir: Path, scenario: str, port: int, calls: int, rate: float, hold_ms: int
+) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        "sipp",
+        f"{HOST}:{port}",
+        "-sf",
+        str(SCENARIO_DIR / scenario),
+        "-i",
+        HOST,
+        "-p",
+        str(free_udp_port()),
+        "-mi",
+        HOST,
+        "-mp",
+        str(free_udp_port()),
+        "-s",
+        "1234",
+        "-m",
+        str(calls),
+        "-l",
+        str(calls),
+        "-r",
+        str(rate),
+        "-d",
+        str(max(hold_ms, 1)),
+        "-max_socket",
+        "2048",
+        "-nostdin",
+        "-trace_err",
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=(workdir / "sipp.log").open("wb"),
+    )
+
+
+def summarise(stats: dict[str, Any]) -> dict[str, Any]:
+    keys = stats.pop("key_latency", [])
+    by_key: dict[str, list[float]] = {}
+    for label, seconds in keys:
+        by_key.setdefault(label, []).append(1000 * seconds)
+    for label, values in by_key.items():
+        stats[f"key_{label}_n"] = len(values)
+        stats[f"key_{label}_p50_ms"] = statistics.median(values)
+        stats[f"key_{label}_max_ms"] = max(values)
+    return stats
+
+
+def show(rows: list[dict[str, Any]]) -> None:
+    columns = [
+        ("mode", "mode", "{}"),
+        ("calls_up", "calls", "{}"),
+        ("cpu_share", "CPU (cores)", "{:.2f}"),
+        ("cpu_per_call_pct", "CPU/call %", "{:.3f}"),
+        ("packets_per_s", "pkts/s out", "{:.0f}"),
+        ("late_p50_ms", "late p50 ms", "{:.2f}"),
+        ("late_p99_ms", "late p99 ms", "{:.2f}"),
+        ("interval_dev_p50_ms", "|Δt-20| p50", "{:.2f}"),
+        ("interval_dev_p99_ms", "|Δt-20| p99", "{:.2f}"),
+    ]
+    print("  ".join(f"{title:>12}" for _, title, _ in columns))
+    for row in rows:
+        print("  ".join(f"{fmt.format(row.get(key, '-')):>12}" for key, _, fmt in columns))
+    for row in rows:
+        keys = {k: v for k, v in row.items() if k.startswith("key_")}
+        if keys:
+            print(f"{row['mode']} {row['calls_up']}: key-to-first-audio {json.dumps(keys)}")
+    echo = {r["calls_wanted"]: r for r in rows if r["mode"] == "echo"}
+    for row in rows:
+        base = echo.get(row["calls_wanted"])
+        if row["mode"] == "mix" and base is not None:
+            print(
+                f"mix/echo at {row['calls_wanted']} calls: CPU x{row['cpu_s'] / base['cpu_s']:.2f}"
+                f", late p99 x{row['late_p99_ms'] / max(base['late_p99_ms'], 1e-6):.2f}"
+            )
+
+
+async def drive(args: argparse.Namespace) -> None:
+    modes = ["mix", "echo"] if args.mode == "both" else [args.mode]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="phone_load_") as tmp:
+        work = Path(os.environ.get("PHONE_LOAD_WORK") or tmp)
+        for calls in (int(c) for c in str(args.calls).split(",")):
+            for mode in modes:
+                rows.append(summarise(await run_step(mode, calls, args, work)))
+                if not args.json:
+                    print(f"... {mode} {calls}: {rows[-1]['cpu_share']:.2f} cores", flush=True)
+    cost = {str(c): mixer_cost(int(c), args.game_size) for c in str(args.calls).split(",")}
+    if args.json:
+        print(json.dumps({"steps": rows, "mixer_us_per_call_tick": cost}, indent=2))
+        return
+    show(rows)
+    for label, micro in cost.items():
+        print(
+            f"mixer alone at {label} callers (games of {args.game_size}): {micro:.1f} µs per "
+            f"caller per tick = {100 * micro * 50 / 1e6:.3f}% of a core per caller"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", default="300", help="callers per step, e.g. 100,200,300")
+    parser.add_argument("--mode", choices=("both", "mix", "echo"), default="both")
+    parser.add_argument("--game-size", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
+    parser.add_argument("--rate", type=float, default=30.0, help="new calls per second")
+    parser.add_argument("--probes", type=int, default=10, help="key-latency probe calls")
+    parser.add_argument("--json", action="store_true")
+    # internal: the server child process
+    parser.add_argument("--serve", choices=("mix", "echo"), help=argparse.SUPPRESS)
+    parser.add_argument("--sip-port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--stats", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--setup-timeout", type=float, default=120.0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        args.calls = int(str(args.calls))
+        asyncio.run(serve(args))
+    else:
+        asyncio.run(drive(args))
+
+
+if __name__ == "__main__":
+    main()
