@@ -203,3 +203,14 @@ async def test_the_web_service_starts_the_telephone_on_its_sip_port(tmp_path: Pa
         asyncio.DatagramProtocol, local_addr=("127.0.0.1", sip_port)
     )
     sock_check[0].close()
+
+
+async def test_a_silent_line_is_hung_up_and_its_session_closed(
+    rig: PhoneRig, tmp_path: Path
+) -> None:
+    """No RTP after the set-up: after the RTP timeout (5 s in this rig) the server sends BYE."""
+    code, log = await run_sipp(SCENARIOS / "uac_silent.xml", rig.sip_port, tmp_path)
+    assert code == 0, log
+    session = rig.board.session("silent")
+    await wait_until(lambda: session.closed, 5)
+    assert rig.phone.lines == {}
