@@ -150,8 +150,10 @@ async def test_a_whole_game_by_phone_with_every_key_command(hub: Hub) -> None:  
     assert heard(giver, f"Du rufst Hausnummer {hh} an")
     assert heard(hunter, f"Hausnummer {hv} ruft dich an")
     assert any(s.tone == "incoming_ring" for s in hunter.transcript)
+    assert giver.prompts.queued_tones == ["ringing"]  # the ringback, as long as it rings
     await press(hunter, "1")
     assert heard(hunter, "Die Leitung steht") and heard(giver, "Die Leitung steht")
+    assert giver.prompts.queued_tones == [] and hunter.prompts.queued_tones == []
     await press(seer, f"*0{hh}#")
     assert any(s.tone == "busy" for s in seer.transcript)
     await press(giver, "*0*")  # toggling is a day thing (C9): the engine's reason is spoken

@@ -46,6 +46,12 @@ async def test_the_queue_plays_in_order_in_frames_and_barge_in_drops_menus_only(
     assert len(rest) + FRAME_SAMPLES >= len("Morgenbericht") * 80
     assert queue.next_frame() is None
     assert [s.text or s.tone for s in queue.transcript] == ["Morgenbericht", "Menü eins", "beep"]
+    queue.play("ringing", tones.ringing(4), interruptible=False)
+    queue.say("Die Leitung steht", interruptible=False)
+    assert queue.queued_tones == ["ringing"]
+    assert queue.stop_tone("ringing") == 1 and queue.queued_tones == []
+    left = len(await queue.drain())
+    assert len("Die Leitung steht") * 80 <= left < len("Die Leitung steht") * 80 + FRAME_SAMPLES
 
 
 def test_espeak_renders_german_at_8khz_once_and_caches_on_disk(tmp_path: Path) -> None:

@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 DAY_KINDS: Final = frozenset({ActionKind.SHOOT, ActionKind.TRANSFER_VOTE, ActionKind.INSTANT_KILL})
 """Abilities given with ``* NN #`` (by day); every other ability is ``NN #`` at night."""
 
+RING_ENDS: Final = frozenset(
+    {"call_connected", "call_declined", "call_missed", "call_ended", "call_busy", "seance_opened"}
+)
+"""Events after which no phone of this caller rings any more."""
+
 START_CODES: Final = frozenset(
     {"game_started", "role_assigned", "team_revealed", "partner_revealed", "role_taken"}
 )
@@ -154,14 +159,16 @@ class GameLine:
             elif self._alive:
                 self._own_turn(always=params.get("phase") != "night")
             return
+        if code in RING_ENDS:
+            self.s.prompts.stop_tone("ringing", "incoming_ring")
         if code == "call_incoming":
             say(self._render(event), interruptible=False)
-            self.s.tone("incoming_ring", tones.incoming_ring(2))
             say(self.s.t("phone.can.answer"))
+            self.s.tone("incoming_ring", tones.incoming_ring(self._ring_cycles(1.8)))
             return
         if code == "call_outgoing":
             say(self._render(event), interruptible=False)
-            self.s.tone("ringing", tones.ringing())
+            self.s.tone("ringing", tones.ringing(self._ring_cycles(5.0)))
             return
         if code == "call_busy":
             self.s.tone("busy", tones.busy(), interruptible=False)
@@ -170,6 +177,11 @@ class GameLine:
         say(self._render(event), interruptible=False, remember=code != "chat")
         if code == "game_over":
             self._game_over()
+
+    def _ring_cycles(self, cycle_s: float) -> int:
+        """Ring as long as the game lets a call ring (a public founding option); an answer,
+        a refusal or the end of the ringing stops the tone earlier."""
+        return max(1, round(self.actor.options.calls.ring_s / cycle_s))
 
     def _night_walk(self) -> None:
         """Every night role of the deck, in a fixed order, dead or alive (timing reveals

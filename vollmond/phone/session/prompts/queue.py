@@ -27,6 +27,7 @@ class Utterance:
     text: str | None
     interruptible: bool
     audio: Audio | None = None
+    tone: str | None = None
     pending: asyncio.Future[Audio] | None = field(default=None, repr=False)
     played: int = 0  # samples already sent
 
@@ -71,7 +72,7 @@ class PromptQueue:
 
     def play(self, name: str, audio: Audio, *, interruptible: bool = True) -> None:
         """A tone (ringing, busy, beep) by name; the name goes into the transcript."""
-        self._queue.append(Utterance(None, interruptible, audio=audio))
+        self._queue.append(Utterance(None, interruptible, audio=audio, tone=name))
         self._record(Spoken(None, name, interruptible))
 
     def _record(self, spoken: Spoken) -> None:
@@ -96,11 +97,23 @@ class PromptQueue:
         self._queue = kept
         return dropped
 
+    def stop_tone(self, *names: str) -> int:
+        """Stop tones by name (the ringing once a call is answered), also mid-play."""
+        kept = deque(u for u in self._queue if u.tone is None or u.tone not in names)
+        stopped = len(self._queue) - len(kept)
+        self._queue = kept
+        return stopped
+
     def clear(self) -> None:
         for item in self._queue:
             if item.pending is not None and not item.pending.done():
                 item.pending.cancel()
         self._queue.clear()
+
+    @property
+    def queued_tones(self) -> list[str]:
+        """Names of the tones still to play (or playing), in order."""
+        return [u.tone for u in self._queue if u.tone is not None]
 
     @property
     def busy(self) -> bool:
