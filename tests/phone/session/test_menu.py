@@ -219,3 +219,13 @@ async def test_a_table_called_off_before_the_start_sends_the_caller_back(hub: Hu
     assert said(session)[-1] == t("phone.menu.choices")
     assert session.announcer.lobby_game is None
     await session.close()
+
+
+async def test_an_english_line_speaks_english(hub: Hub) -> None:
+    english = get_world("werwolf")
+    session = await call_in(hub, lang="en")
+    await press(session, "2")
+    await press(session, "1")
+    assert said(session)[0] == text("phone.greeting", "en", english)
+    assert heard(session, "Pick a world: 1: Werewolf; 2: Vampire")
+    await session.close()
