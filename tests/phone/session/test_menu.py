@@ -26,6 +26,8 @@ async def test_greeting_then_identification_choices_for_an_unknown_number(hub: H
     assert lines[0] == t("phone.greeting")
     assert lines[1] == t("phone.ident.choices")
     assert session.game_id is None and session.seat is None and not session.spectating
+    await press(session, "#9")
+    assert said(session)[-1] == t("phone.goodbye") and session.hangup_requested.is_set()
     await session.close()
 
 

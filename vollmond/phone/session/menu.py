@@ -242,7 +242,7 @@ class Announcer:
         return make() if make is not None else [s.t("phone.menu.choices")]
 
     async def handle(self, token: Token) -> None:
-        if self.state in _IDENT_STATES:
+        if self.state in _IDENT_STATES and not (isinstance(token, Info) and token.digit == "9"):
             await self._ident_key(token)
             return
         if isinstance(token, Info) and token.digit == "9":
