@@ -30,6 +30,7 @@ def found_day_game(host: Player) -> str:
     return host.found(4, {"night_s": 3, "morning_s": 2, "day_s": 90, "vote_s": 30}, "custom")
 
 
+@pytest.mark.rule("X5", "C3", "C9", "S5", "S15", "S18")
 def test_day_calls_and_day_abilities(browser: Browser, server: str) -> None:
     tag = secrets.token_hex(3)
     players: list[Player] = []

@@ -229,6 +229,9 @@ def vote_and_end(table: Table, artifacts: Path) -> None:
     doctor.page.screenshot(path=artifacts / "end.png", full_page=True)
 
 
+@pytest.mark.rule(
+    "X5", "W4", "N1", "N2", "N7", "S1", "S2", "S3", "C1", "C2", "C4", "D2", "D3", "S19", "V1"
+)
 def test_seven_players_play_a_full_game(browser: Browser, server: str, artifacts: Path) -> None:
     tag = secrets.token_hex(3)
     players: list[Player] = []

@@ -13,6 +13,7 @@ from .players import Player
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.rule("P1")
 def test_private_round_by_code_and_phone_link(browser: Browser, server: str) -> None:
     tag = secrets.token_hex(3)
     host = Player.open(browser, server, f"Gastgeberin{tag}")

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 DURATIONS = {"night_s": 60, "morning_s": 3, "day_s": 30, "vote_s": 30}
 
 
+@pytest.mark.rule("X5", "O1")
 def test_reload_mid_game_restores_everything(browser: Browser, server: str) -> None:
     tag = secrets.token_hex(3)
     players: list[Player] = []
