@@ -383,7 +383,9 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
     step.mkdir()
     sip_port = free_udp_port()
     stats_file = step / "stats.json"
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
     server = await asyncio.create_subprocess_exec(
+        *nice,
         sys.executable,
         "-m",
         "benchmarks.phone_load",
@@ -423,12 +425,14 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
     try:
         await line("ready", 300)
         write_pcap(step / "load.pcap", calls / args.rate + args.seconds + 15)
-        sipp.append(await _sipp(step, "uac_load.xml", sip_port, calls, args.rate, hold_ms))
+        sipp.append(await _sipp(step, "uac_load.xml", sip_port, calls, args.rate, hold_ms, nice))
         await line("window", calls / args.rate + 120)
         if mode == "mix" and args.probes:
             probe_dir = step / "probe"
             probe_dir.mkdir()
-            sipp.append(await _sipp(probe_dir, "uac_probe.xml", sip_port, args.probes, 1.0, 0))
+            sipp.append(
+                await _sipp(probe_dir, "uac_probe.xml", sip_port, args.probes, 1.0, 0, nice)
+            )
         await line("done", args.seconds + 60)
         stats: dict[str, Any] = json.loads(stats_file.read_text())
     finally:
@@ -446,9 +450,16 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
 
 
 async def _sipp(
-    workdir: Path, scenario: str, port: int, calls: int, rate: float, hold_ms: int
+    workdir: Path,
+    scenario: str,
+    port: int,
+    calls: int,
+    rate: float,
+    hold_ms: int,
+    nice: list[str],
 ) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
+        *nice,
         "sipp",
         f"{HOST}:{port}",
         "-sf",
@@ -553,6 +564,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
     parser.add_argument("--rate", type=float, default=30.0, help="new calls per second")
     parser.add_argument("--probes", type=int, default=10, help="key-latency probe calls")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="run server and SIPp at this niceness (e.g. -10 as root on a shared machine)",
+    )
     parser.add_argument("--json", action="store_true")
     # internal: the server child process
     parser.add_argument("--serve", choices=("mix", "echo"), help=argparse.SUPPRESS)
