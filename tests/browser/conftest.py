@@ -82,8 +82,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Per module: Playwright's sync API keeps an event loop running in this thread while it is
+    open, which would break every asyncio test collected after the browser tests."""
     try:
         from playwright.sync_api import sync_playwright  # noqa: PLC0415
     except ImportError:
