@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import IO, Any
 
@@ -74,6 +75,7 @@ class ServerProcess:
         self.starts += 1
         self._log = (self.data_dir.parent / f"serve-{self.starts}.log").open("wb")
         args = [str(SERVE), "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        args += ["--sip-port", "0"]  # no telephone: these tests need no SIP port of their own
         self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT_S
         async with httpx.AsyncClient(base_url=self.base_url, timeout=2) as http:
@@ -102,6 +104,14 @@ class ServerProcess:
         return "\n".join(
             p.read_text(errors="replace") for p in sorted(self.data_dir.parent.glob("serve-*.log"))
         )
+
+    async def logged_at(self, game_id: str, code: str) -> float:
+        """When the server logged the game's first event with this code (time.time scale):
+        the moment its timer fired, free of the clients' own delays."""
+        async with open_store(self.store_url, schema=self.schema, migrate_to_head=False) as db:
+            stored = await read_events(db, game_id)
+        moment = next(e.created_at for e in stored if e.kind == code)
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
     async def visible_log(self, game_id: str, seat: int) -> list[tuple[int, str, Any]]:
         """The game's event log as the player in `seat` may see it: (seq, code, params)."""
@@ -175,17 +185,6 @@ class Player:
             for _, f in self.frames
             if f["type"] == "event"
         ]
-
-    def arrival(self, code: str, **params: Any) -> float | None:
-        """When the first event with this code (and these params) arrived, if it did."""
-        for moment, frame in self.frames:
-            if (
-                frame["type"] == "event"
-                and frame["code"] == code
-                and all(frame["params"].get(k) == v for k, v in params.items())
-            ):
-                return moment
-        return None
 
     async def connect(self, server: ServerProcess) -> dict[str, Any]:
         """Open a socket, say hello with the last seq seen, and return the welcome frame."""

@@ -20,10 +20,10 @@ from tests.store.support import POSTGRES_URL
 
 from .process import Browser, Player, ServerProcess, serving
 
-A_NIGHT_S = 30.0
-A_RING_S = 20.0
+A_NIGHT_S = 45.0
+A_RING_S = 30.0
 B_NIGHT_S = 8.0
-LATE_S = 1.5  # a timer fires at most this late (scheduling, a busy test machine)
+LATE_S = 3.0  # a timer fires at most this late (scheduling on a busy test machine)
 
 
 def _options(size: int, night_s: float, ring_s: float) -> dict[str, Any]:
@@ -136,8 +136,8 @@ async def _check_resumed(server: ServerProcess, scene: Scene, ready: float) -> N
     for player in scene.b:
         report = await player.expect("event", code="morning_report")
         assert [d["seat"] for d in report["params"]["dead"]] == [scene.b_victim]
-        arrived = player.arrival("morning_report")
-        assert arrived is not None and arrived < ready + LATE_S
+    fired = await server.logged_at(scene.b[0].game, "morning_report")
+    assert fired < ready + LATE_S
 
     # A: the ringing call and the night end on their original deadlines.
     ringing = [
@@ -145,16 +145,14 @@ async def _check_resumed(server: ServerProcess, scene: Scene, ready: float) -> N
     ]
     assert len(ringing) == 2
     for player in ringing:
-        await player.expect("event", timeout=A_RING_S + 5, code="call_missed")
-        arrived = player.arrival("call_missed")
-        assert arrived is not None
-        assert scene.ring_from + A_RING_S - 0.3 <= arrived <= scene.ring_to + A_RING_S + LATE_S
+        await player.expect("event", timeout=A_RING_S + 10, code="call_missed")
+    fired = await server.logged_at(scene.a[0].game, "call_missed")
+    assert scene.ring_from + A_RING_S - 0.3 <= fired <= scene.ring_to + A_RING_S + LATE_S
     for player in scene.a:
-        await player.expect("event", timeout=A_NIGHT_S + 5, code="morning_report")
-        arrived = player.arrival("morning_report")
-        assert arrived is not None
-        assert scene.a_from + A_NIGHT_S - 0.3 <= arrived <= scene.a_to + A_NIGHT_S + LATE_S
-        assert arrived < ready + A_NIGHT_S - 5, "the night timer started again from zero"
+        await player.expect("event", timeout=A_NIGHT_S + 10, code="morning_report")
+    fired = await server.logged_at(scene.a[0].game, "morning_report")
+    assert scene.a_from + A_NIGHT_S - 0.3 <= fired <= scene.a_to + A_NIGHT_S + LATE_S
+    assert fired < ready + A_NIGHT_S - 5, "the night timer started again from zero"
 
 
 async def _check_no_event_lost_or_doubled(server: ServerProcess, scene: Scene) -> None:
