@@ -10,6 +10,7 @@ from tests.needs import need
 from vollmond.i18n import text
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.prompts import FRAME_SAMPLES, Audio, EspeakVoice, PromptQueue, tones
+from vollmond.phone.session.prompts.prewarm import prewarm, static_prompts
 from vollmond.service.hub import Hub
 from vollmond.worlds import get_world
 
@@ -101,3 +102,14 @@ async def test_a_key_cuts_the_menu_short_with_the_real_voice(hub: Hub, tmp_path:
     remaining = await session.prompts.drain()
     assert 0 < len(remaining) < 8000 * 40
     await session.close()
+
+
+async def test_prewarming_renders_the_fixed_prompts_once(tmp_path: Path) -> None:
+    voice = TextVoice()
+    count = await prewarm(voice, "de")
+    rendered = [line for line, _ in voice.rendered]
+    assert count == len(rendered) > 50
+    assert text("phone.menu.choices", "de", get_world("werwolf")) in rendered
+    assert text("phone.night.step.evil", "de", get_world("vampir")) in rendered
+    assert all("{" not in line for line in rendered)
+    assert static_prompts("en") and set(static_prompts("en")).isdisjoint(rendered)

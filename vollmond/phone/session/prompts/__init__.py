@@ -1,6 +1,7 @@
 """Telephone prompts: voices (espeak-ng by default), call-progress tones and the prompt queue."""
 
 from vollmond.phone.session.prompts import tones
+from vollmond.phone.session.prompts.prewarm import prewarm, static_prompts
 from vollmond.phone.session.prompts.queue import PromptQueue, Spoken, Utterance
 from vollmond.phone.session.prompts.voice import (
     FRAME_SAMPLES,
@@ -21,5 +22,7 @@ __all__ = [
     "Utterance",
     "Voice",
     "VoiceUnavailableError",
+    "prewarm",
+    "static_prompts",
     "tones",
 ]
