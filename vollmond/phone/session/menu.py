@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 PIN_ATTEMPTS: Final = 3
 PIN_DIGITS: Final = range(4, 13)
+MAX_ID_DIGITS: Final = 12  # phone IDs are database ids; more digits are a typing mistake
 
 _IDENT_STATES = frozenset({"ident", "pin_id", "pin_pin", "new_pin", "new_pin2"})
 
@@ -140,7 +141,7 @@ class Announcer:
             else:
                 self._wrong(choice)
         elif state == "pin_id":
-            if choice is None or not choice.isdigit():
+            if choice is None or not choice.isdigit() or len(choice) > MAX_ID_DIGITS:
                 self._wrong(choice)
                 return
             self._pin_id = int(choice)
