@@ -134,12 +134,10 @@ async def test_absent_player_takes_defaults_then_is_removed_once(
         nominee = next(s for s in present if s != present[0])
         await _command(watcher, present[0], type="Nominate", target=nominee)
         started = await _event(watcher, "voting_started")  # idle phase 3
-        began = time.monotonic()
         for seat in present:
             await _command(sockets[seat], seat, type="Vote", target=None)
         # The vote waits for the absent seer until its timer; the seer abstains.
         result = await _event(watcher, "vote_result")
-        assert time.monotonic() - began > durations["vote_s"] * 0.6
         assert started["params"]["nominees"] == [nominee]
         assert result["params"]["votes"] == {str(s): None for s in present}
         assert result["params"]["banished"] is None
@@ -165,16 +163,19 @@ async def test_absent_player_takes_defaults_then_is_removed_once(
             assert other is not None and await karma_history(service.hub.sessions, other) == []
         logged = await read_events(service.hub.sessions, game)
         assert not [e for e in logged if e.kind == "check_result"]  # the night action passed
+        at = {e.kind: e.created_at for e in reversed(logged)}  # the first of each kind
+        waited = (at["vote_result"] - at["voting_started"]).total_seconds()
+        assert waited > durations["vote_s"] - 0.1  # the vote ran to its timer, not ended early
         assert evil in present
 
 
 async def test_reconnect_within_grace_keeps_the_seat(
     start_service: StartService, clients: list[ApiClient | WsClient]
 ) -> None:
-    """Grace 2.5 s, removal after one idle phase: the player back within the grace period
+    """Grace 6 s, removal after one idle phase: the player back within the grace period
     stays; a player who stays away is removed at the first phase change after it."""
-    durations = {"night_s": 1.5, "morning_s": 0.5, "day_s": 1.5}
-    async with start_service(_policy(grace_s=2.5, idle_phases=1)) as service:
+    durations = {"night_s": 3.0, "morning_s": 0.5, "day_s": 4.0}
+    async with start_service(_policy(grace_s=6.0, idle_phases=1)) as service:
         game, _, tokens, sockets, views = await _table(service, clients, "Grace", durations)
         # Not the evil player: removing that one would end the game (the village wins).
         back, gone, watching = sorted(s for s, v in views.items() if v["me"]["role"] != "evil")
@@ -188,17 +189,17 @@ async def test_reconnect_within_grace_keeps_the_seat(
         ws = await _open_ws(service)
         clients.append(ws)
         welcome = await hello(ws, game, tokens[back - 1], after=last_seen)
-        assert time.monotonic() - dropped < 2.5, "test too slow: grace over before reconnect"
+        assert time.monotonic() - dropped < 6.0, "test too slow: grace over before reconnect"
         assert welcome["type"] == "welcome" and welcome["seat"] == back
         assert welcome["view"]["me"]["alive"] is True
         report = await _event(ws, "morning_report")
         assert report["seq"] > last_seen  # what happened while away is sent on reconnect
 
-        left = await _event(watcher, "player_left", timeout=6.0)
+        left = await _event(watcher, "player_left", timeout=15.0)
         assert left["params"]["seat"] == gone
-        await _event(watcher, "phase_started", timeout=6.0, phase="morning")
+        await _event(watcher, "phase_started", timeout=15.0, phase="morning")
         assert [f["params"]["seat"] for f in _left(watcher)] == [gone]
-        await _event(ws, "phase_started", timeout=6.0, phase="morning", round=2)
+        await _event(ws, "phase_started", timeout=15.0, phase="morning", round=2)
         assert [f["params"]["seat"] for f in _left(ws)] == [gone]
         seqs = _seqs(ws)
         assert seqs == sorted(set(seqs))
