@@ -378,6 +378,66 @@ def mixer_cost(calls: int, size: int, ticks: int = 500) -> float:
     return 1e6 * elapsed / ticks / (len(games) * size)
 
 
+def service_cost(calls: int, size: int, ticks: int = 300) -> float:
+    """CPU microseconds per caller per tick of the whole service path without I/O: each
+    line's received frame into its game's mixer (``on_audio``) and its outgoing frame
+    (``_frame``: session prompt, room pull, overlay), games in the day (everyone hears
+    everyone in the market place)."""
+    import random  # noqa: PLC0415
+
+    from vollmond.engine.core import Rejection  # noqa: PLC0415
+    from vollmond.engine.standard import GameOptions, apply, new_game  # noqa: PLC0415
+    from vollmond.engine.standard.commands import PhaseTimeout  # noqa: PLC0415
+    from vollmond.engine.standard.types import Phase  # noqa: PLC0415
+    from vollmond.phone.service import Line, PhoneService  # noqa: PLC0415
+
+    @dataclass
+    class Actor:
+        state: Any
+
+        def subscribe(self, subscriber: Any) -> None:
+            return None
+
+        def unsubscribe(self, subscriber: Any) -> None:
+            return None
+
+    @dataclass(eq=False)
+    class FakeCall:
+        call_id: str
+
+    rng = random.Random(1)
+    actors: dict[str, Actor] = {}
+    for g in range(math.ceil(calls / size)):
+        state = new_game(GameOptions(players=size), rng).state
+        while state.phase is not Phase.DAY:
+            outcome = apply(state, PhaseTimeout(state.phase_seq), rng)
+            assert not isinstance(outcome, Rejection)
+            state = outcome.state
+        actors[f"g{g}"] = Actor(state)
+    hub: Any = type("FakeHub", (), {"actors": actors})()
+    service = PhoneService(hub, lambda caller: Seated(None, None))
+    lines = []
+    for i in range(calls):
+        call: Any = FakeCall(str(i))
+        game, seat = divmod(i, size)
+        line = Line(call, Seated(f"g{game}", seat + 1), "load")
+        service.lines[call] = line
+        lines.append(line)
+    frame = speechlike(0.02)
+
+    def run(count: int) -> None:
+        for _ in range(count):
+            for line in lines:
+                service.on_audio(line.call, frame)
+            for line in lines:
+                service._frame(line)
+
+    run(5)
+    started = time.process_time()
+    run(ticks)
+    return 1e6 * (time.process_time() - started) / ticks / calls
+
+
 async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     step = work / f"{mode}-{calls}"
     step.mkdir()
@@ -545,14 +605,20 @@ async def drive(args: argparse.Namespace) -> None:
                 if not args.json:
                     print(f"... {mode} {calls}: {rows[-1]['cpu_share']:.2f} cores", flush=True)
     cost = {str(c): mixer_cost(int(c), args.game_size) for c in str(args.calls).split(",")}
+    path = {str(c): service_cost(int(c), args.game_size) for c in str(args.calls).split(",")}
     if args.json:
-        print(json.dumps({"steps": rows, "mixer_us_per_call_tick": cost}, indent=2))
+        out = {"steps": rows, "mixer_us_per_call_tick": cost, "service_us_per_call_tick": path}
+        print(json.dumps(out, indent=2))
         return
     show(rows)
     for label, micro in cost.items():
         print(
             f"mixer alone at {label} callers (games of {args.game_size}): {micro:.1f} µs per "
             f"caller per tick = {100 * micro * 50 / 1e6:.3f}% of a core per caller"
+        )
+        print(
+            f"service path (mixer + sessions + overlay, no I/O) at {label} callers: "
+            f"{path[label]:.1f} µs per caller per tick = {path[label] * 50 / 1e4:.3f}% of a core"
         )
 
 
