@@ -22,7 +22,7 @@ from .support import ApiClient, Service, WsClient, hello, seated_table
 
 SEVEN_DECK = [["evil", 2], ["seer", 1], ["filler", 4]]
 POLICY = Policy(durations=DurationBounds(min_s=0.05), login_attempts_per_minute=100)
-NIGHT_S = 3.0
+NIGHT_S = 8.0  # room for the night's lines on a loaded machine
 ServiceFactory = Callable[[Policy], AbstractAsyncContextManager[Service]]
 
 
@@ -46,7 +46,7 @@ async def _open_ws(service: Service) -> WsClient:
 
 
 async def _until(ws: WsClient, kind: str, code: str | None = None) -> dict[str, Any]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while True:
         frame = await ws.recv(max(0.01, deadline - time.monotonic()))
         if frame["type"] == kind and (code is None or frame.get("code") == code):
@@ -56,7 +56,7 @@ async def _until(ws: WsClient, kind: str, code: str | None = None) -> dict[str, 
 async def _say(ws: WsClient, seat: int, text: str) -> dict[str, Any]:
     """Send a chat line; returns the ack or the error frame."""
     await ws.send({"type": "command", "command": {"type": "Say", "actor": seat, "text": text}})
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while True:
         frame = await ws.recv(max(0.01, deadline - time.monotonic()))
         if frame["type"] in ("ack", "error"):
