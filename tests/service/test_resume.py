@@ -24,7 +24,15 @@ from vollmond.engine.standard.types import ActionKind, Phase
 from vollmond.service import actor as actor_module
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.hub import Hub
-from vollmond.store import NewEvent, Sessions, create_game, open_store, read_events
+from vollmond.store import (
+    NewEvent,
+    Sessions,
+    append_commands,
+    create_game,
+    next_command_seq,
+    open_store,
+    read_events,
+)
 from vollmond.store.models import GameStatus
 
 SEED = 4711
@@ -162,5 +170,29 @@ async def test_table_started_below_its_size_resumes_with_the_seats_taken(store: 
     await restarted.boot()
     try:
         assert restarted.actors[founded.game.id].state == before
+    finally:
+        await restarted.close()
+
+
+async def test_one_unreadable_log_does_not_keep_other_games_down(store: Sessions) -> None:
+    hub = Hub(store)
+    games = []
+    for host in ("Erste", "Zweite"):
+        founded = await hub.found(
+            GameOptions(players=4), private=False, host_account_id=None, host_name=host
+        )
+        for name in ("Anna", "Bert", "Cleo"):
+            await hub.join(founded.game.id, account_id=None, name=name)
+        games.append(founded.game.id)
+    await hub.close()
+    broken, whole = games
+    # A command the rules refuse at this point (a vote at night): the log no longer replays.
+    bogus = {"command": {"type": "Vote", "actor": 1, "target": None}, "timers": []}
+    await append_commands(store, broken, await next_command_seq(store, broken), [bogus])
+
+    restarted = Hub(store)
+    await restarted.boot()
+    try:
+        assert set(restarted.actors) == {whole}
     finally:
         await restarted.close()

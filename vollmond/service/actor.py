@@ -29,7 +29,7 @@ from vollmond.engine.core import (
 )
 from vollmond.engine.standard import GameOptions, GameState, apply, new_game, validate
 from vollmond.engine.standard.commands import Command, TimerCommand
-from vollmond.engine.standard.replay import rng_for
+from vollmond.engine.standard.replay import ReplayDivergedError, rng_for
 from vollmond.engine.standard.types import Phase
 from vollmond.engine.standard.view import view
 from vollmond.service.codec import decode_command, encode_command
@@ -142,7 +142,7 @@ class GameActor:
                 command = decode_command(raw)
                 outcome = apply(state, command, rng_for(self.seed, index))
                 if isinstance(outcome, Rejection):
-                    raise RuntimeError(f"log of {self.game_id} diverges at {entry.seq}")
+                    raise ReplayDivergedError(f"log of {self.game_id} diverges at {entry.seq}")
                 state = outcome.state
                 events.extend(outcome.events)
             for timer in data.get("timers", []):

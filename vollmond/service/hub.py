@@ -16,9 +16,10 @@ import structlog
 from vollmond.engine.core import Rejection
 from vollmond.engine.standard import Command, GameOptions, Leave
 from vollmond.engine.standard.options import MIN_PLAYERS
+from vollmond.engine.standard.replay import ReplayDivergedError
 from vollmond.engine.standard.types import DeckId, Phase
 from vollmond.service.actor import Accepted, GameActor
-from vollmond.service.codec import options_from_json
+from vollmond.service.codec import CommandDecodeError, options_from_json
 from vollmond.service.founding import founding_problem
 from vollmond.service.policy import (
     PRIVATE_SEATS_GRANT,
@@ -136,7 +137,13 @@ class Hub:
             seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
             options = replace(self.engine_options(game), players=seated)
             actor = GameActor(game.id, options, game.seed, self.sessions)
-            await actor.resume()
+            try:
+                await actor.resume()
+            except (ReplayDivergedError, CommandDecodeError):
+                # One unreadable log must not keep every other table from coming back.
+                log.exception("game_resume_failed", game=game.id)
+                await actor.stop()
+                continue
             self._adopt(actor)
             log.info("game_resumed", game=game.id, phase=actor.state and actor.state.phase.value)
 
