@@ -33,6 +33,7 @@ from vollmond.engine.standard.replay import ReplayDivergedError, rng_for
 from vollmond.engine.standard.types import Phase
 from vollmond.engine.standard.view import view
 from vollmond.service.codec import decode_command, encode_command
+from vollmond.service.logwriter import LogAppend, LogWriter
 from vollmond.store import (
     NewEvent,
     Sessions,
@@ -93,8 +94,10 @@ class GameActor:
         sessions: Sessions,
         *,
         clock: Clock = time.time,
+        writer: LogWriter | None = None,
     ) -> None:
         self.game_id = game_id
+        self.writer = writer
         self.options = options
         self.seed = seed
         self.sessions = sessions
@@ -211,13 +214,24 @@ class GameActor:
         if isinstance(outcome, Rejection):
             return outcome
         now = self.clock()
-        await append_commands(
-            self.sessions, self.game_id, index + 1, [_entry(command, outcome.timers, now)]
-        )
         first = self.next_event_seq
-        await append_events(
-            self.sessions, self.game_id, first, [_event_row(e) for e in outcome.events]
-        )
+        if self.writer is not None:  # group commit with other games' appends (logwriter.py)
+            await self.writer.append(
+                LogAppend(
+                    self.game_id,
+                    index + 1,
+                    _entry(command, outcome.timers, now),
+                    first,
+                    [_event_row(e) for e in outcome.events],
+                )
+            )
+        else:
+            await append_commands(
+                self.sessions, self.game_id, index + 1, [_entry(command, outcome.timers, now)]
+            )
+            await append_events(
+                self.sessions, self.game_id, first, [_event_row(e) for e in outcome.events]
+            )
         self.commands_applied = index
         self.next_event_seq = first + len(outcome.events)
         self.state = outcome.state

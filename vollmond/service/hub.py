@@ -21,6 +21,7 @@ from vollmond.engine.standard.types import DeckId, Phase
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.codec import CommandDecodeError, options_from_json
 from vollmond.service.founding import founding_problem
+from vollmond.service.logwriter import LogWriter
 from vollmond.service.policy import (
     PRIVATE_SEATS_GRANT,
     Policy,
@@ -128,6 +129,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
+        self.log_writer = LogWriter(sessions)
 
     # -- start and stop --------------------------------------------------------------------
     async def boot(self) -> None:
@@ -136,7 +138,7 @@ class Hub:
             # The table is dealt for the seats taken at the start, not the founded size.
             seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
             options = replace(self.engine_options(game), players=seated)
-            actor = GameActor(game.id, options, game.seed, self.sessions)
+            actor = GameActor(game.id, options, game.seed, self.sessions, writer=self.log_writer)
             try:
                 await actor.resume()
             except (ReplayDivergedError, CommandDecodeError):
@@ -154,6 +156,7 @@ class Hub:
         for actor in list(self.actors.values()):
             await actor.stop()
         self.actors.clear()
+        await self.log_writer.close()
 
     def _adopt(self, actor: GameActor) -> None:
         self.actors[actor.game_id] = actor
@@ -310,7 +313,7 @@ class Hub:
             raise LobbyError("too_few_players")
         options = replace(self.engine_options(game), players=len(seats))
         await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
-        actor = GameActor(game_id, options, game.seed, self.sessions)
+        actor = GameActor(game_id, options, game.seed, self.sessions, writer=self.log_writer)
         await actor.start()
         self._adopt(actor)
         log.info("game_started", game=game_id, players=len(seats))

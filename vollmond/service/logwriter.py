@@ -1,0 +1,138 @@
+"""Group commit for the game logs: the appends of many game actors in one transaction.
+
+Every accepted command appends one command entry and its events. Written one by one, that is
+two transactions per command, and with many games on SQLite the writers queue for the file
+lock (sleeping in SQLite's busy handler) — under load, commands waited seconds for the disk.
+The writer takes whatever appends are waiting, writes them all in one transaction, and only
+then lets each actor fan its events out (events still reach the log before any client).
+
+The guarantees of `append_commands`/`append_events` stay: the primary key refuses a second
+writer at the same position, and the predecessor of each appended run must exist. If a batch
+fails, nothing of it was written, and each append is retried alone through the store, so the
+actor that lost track gets its own SeqConflictError and the others are unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert, select, tuple_
+
+from vollmond.store import NewEvent, Sessions, append_commands, append_events
+from vollmond.store.models import GameCommandRow, GameEventRow
+from vollmond.store.types import utcnow
+
+MAX_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class LogAppend:
+    """One actor's append: a command entry at `command_seq`, its events from `event_seq`."""
+
+    game_id: str
+    command_seq: int
+    command: Any
+    event_seq: int
+    events: list[NewEvent]
+
+
+class LogWriter:
+    def __init__(self, sessions: Sessions, *, max_batch: int = MAX_BATCH) -> None:
+        self.sessions = sessions
+        self.max_batch = max_batch
+        self._pending: list[tuple[LogAppend, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.batches = 0
+        self.appends = 0
+
+    async def append(self, item: LogAppend) -> None:
+        """Resolves once the item is committed; raises what the store raised for it."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((item, future))
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="log-writer")
+        await future
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for _, future in self._pending:
+            if not future.done():
+                future.set_exception(RuntimeError("the log writer is closed"))
+        self._pending.clear()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                batch = self._pending[: self.max_batch]
+                del self._pending[: self.max_batch]
+                await self._commit(batch)
+
+    async def _commit(self, batch: list[tuple[LogAppend, asyncio.Future[None]]]) -> None:
+        try:
+            await self._write([item for item, _ in batch])
+        except Exception:  # retried one by one below, which reports each item's own error
+            for item, future in batch:
+                try:
+                    await append_commands(
+                        self.sessions, item.game_id, item.command_seq, [item.command]
+                    )
+                    await append_events(self.sessions, item.game_id, item.event_seq, item.events)
+                except Exception as exc:
+                    if not future.done():
+                        future.set_exception(exc)
+                else:
+                    if not future.done():
+                        future.set_result(None)
+            return
+        self.batches += 1
+        self.appends += len(batch)
+        for _, future in batch:
+            if not future.done():
+                future.set_result(None)
+
+    async def _write(self, items: list[LogAppend]) -> None:
+        now = utcnow()
+        commands = [
+            {"game_id": i.game_id, "seq": i.command_seq, "command": i.command, "created_at": now}
+            for i in items
+        ]
+        events = [
+            {
+                "game_id": i.game_id,
+                "seq": i.event_seq + offset,
+                "kind": e.kind,
+                "payload": e.payload,
+                "audience": e.audience,
+                "created_at": now,
+            }
+            for i in items
+            for offset, e in enumerate(i.events)
+        ]
+        # The first append of a run must follow an entry already in the log (or in this batch).
+        first_command = {i.game_id: i.command_seq for i in reversed(items)}
+        first_event = {i.game_id: i.event_seq for i in reversed(items) if i.events}
+        async with self.sessions.begin() as session:
+            await session.execute(insert(GameCommandRow), commands)
+            if events:
+                await session.execute(insert(GameEventRow), events)
+            for table, firsts in ((GameCommandRow, first_command), (GameEventRow, first_event)):
+                wanted = {(game, seq - 1) for game, seq in firsts.items() if seq > 1}
+                if not wanted:
+                    continue
+                found = await session.execute(
+                    select(table.game_id, table.seq).where(
+                        tuple_(table.game_id, table.seq).in_(sorted(wanted))
+                    )
+                )
+                if len(found.all()) != len(wanted):
+                    raise LookupError("a log would have a gap")  # rolled back; retried alone
