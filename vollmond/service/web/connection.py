@@ -49,6 +49,7 @@ class Connection:
         self.seat: int | None = None
         self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
         self._view_dirty = asyncio.Event()
+        self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
 
@@ -111,12 +112,19 @@ class Connection:
 
     async def _write(self) -> None:
         while True:
-            if self._outbox.empty() and self._view_dirty.is_set():
+            if not self._outbox.empty():
+                # Queued messages go out at once, without two helper tasks per message.
+                await self.ws.send_text(self._outbox.get_nowait())
+                continue
+            if self._view_dirty.is_set():
                 self._view_dirty.clear()
                 if self.actor is not None and self.actor.state is not None:
-                    await self.ws.send_text(
-                        encode({"type": "view", "view": self.actor.view_for(self.viewer)})
-                    )
+                    text = encode({"type": "view", "view": self.actor.view_for(self.viewer)})
+                    # Most commands leave most views as they were (a night action is secret):
+                    # a view equal to the last one sent would only cost the client a re-render.
+                    if text != self._last_view:
+                        self._last_view = text
+                        await self.ws.send_text(text)
                 continue
             getter = asyncio.create_task(self._outbox.get())
             dirty = asyncio.create_task(self._view_dirty.wait())
@@ -148,6 +156,7 @@ class Connection:
         elif self.actor is None:
             self.error("hello_first", "send hello before anything else")
         elif isinstance(message, Sync):
+            self._last_view = None  # a sync is always answered with a view
             self._view_dirty.set()
         elif isinstance(message, CommandMessage):
             await self._command(message)
