@@ -1,0 +1,895 @@
+"""WebSocket load: many players in many games play complete games against the real server.
+
+    .venv/bin/python -m benchmarks.ws_load --players 1000 --duration 60
+    .venv/bin/python -m benchmarks.ws_load --steps 500,1000,2000,5000 --duration 60
+    .venv/bin/python -m benchmarks.ws_load --players 1000 --database-url postgresql://...
+
+For each step it starts `vollmond serve` on a free port with a fresh data directory (SQLite
+by default; `--database-url` must name a scratch PostgreSQL database: games left running when
+the server is stopped resume at its next start), signs up one account per seat of a game (the
+accounts are reused at every table: each signup costs ~0.1 s of argon2 and is rate-limited per
+address, and the load under test is play, not signup), founds `players / group` public games
+and seats everyone over the JSON API, opens one real WebSocket per player from one or more
+client processes, starts the games, and lets every client play: after a think time it sends a
+random legal command from the `me.legal` of its latest view and waits for the answer.
+
+Measured in a window that opens once every game has started and every client is welcomed:
+players connected, games completed, commands per second, command-to-event latency (from
+sending a command to the first event it caused, or its ack if this seat sees no event of it),
+messages per second received by the clients, CPU and memory of the server (from /proc) and
+CPU of the client processes.
+
+Side by side, the BARE baseline: a minimal websockets server (in this file) that forwards every
+message of a client to the clients of its group, driven by the same client processes with the
+same number of clients, the same groups, the same command rate and messages padded to the mean
+size the real server sent. Ratios are real / bare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import websockets
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+HOST = "127.0.0.1"
+PASSWORD = "benchmark-password-42"  # a throw-away account on a throw-away server
+SETUP_CONCURRENCY = 16
+CONNECT_CONCURRENCY = 100
+START_CONCURRENCY = 8
+COMMAND_TIMEOUT_S = 30.0
+SETUP_TIMEOUT_S = 900.0
+# How keen a client is on each kind of command (RandomBot-like: calls and interjections rare).
+WEIGHTS = {"PlaceCall": 0.05, "Interject": 0.05, "HangUp": 0.3, "ToggleCallMode": 0.05}
+
+_decode = msgspec.json.Decoder().decode
+_encoder = msgspec.json.Encoder()
+
+
+def _encode(message: dict[str, Any]) -> str:
+    """Text frames: the protocol is JSON text (a browser sends text, never binary)."""
+    return _encoder.encode(message).decode()
+
+
+def _log(text: str) -> None:
+    sys.stderr.write(f"[ws_load {time.strftime('%H:%M:%S')}] {text}\n")
+    sys.stderr.flush()
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def raise_fd_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else 65536
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return want
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+# -- /proc --------------------------------------------------------------------------------------
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_s() -> float:
+    """CPU seconds all processes of the machine spent busy (every core, from /proc/stat)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    ticks = [int(x) for x in fields]
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """Resident and peak resident memory of a process, in MB."""
+    values: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) / 1024
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+
+# -- the bare baseline server -----------------------------------------------------------------
+async def bare_server(port: int, duration_s: float) -> None:
+    """Forward each message of a client to every client of its group (itself included)."""
+    groups: dict[str, set[ServerConnection]] = {}
+
+    async def handler(ws: ServerConnection) -> None:
+        group = str(await ws.recv())
+        members = groups.setdefault(group, set())
+        members.add(ws)
+        try:
+            async for message in ws:
+                broadcast(members, message)
+        finally:
+            members.discard(ws)
+
+    async with serve(handler, HOST, port, max_size=2**20, ping_interval=None, backlog=4096):
+        await asyncio.sleep(duration_s)
+
+
+# -- client processes ---------------------------------------------------------------------------
+@dataclass
+class Totals:
+    """What one client process measured inside the window."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    sent: int = 0
+    acked: int = 0
+    rejected: int = 0
+    unanswered: int = 0
+    received: int = 0
+    received_bytes: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    by_type: dict[str, int] = field(default_factory=dict)
+    games_over: set[str] = field(default_factory=set)
+    connected: int = 0
+    failed: int = 0
+    dropped: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "latencies_ms": self.latencies_ms,
+            "sent": self.sent,
+            "acked": self.acked,
+            "rejected": self.rejected,
+            "unanswered": self.unanswered,
+            "received": self.received,
+            "received_bytes": self.received_bytes,
+            "errors": self.errors,
+            "by_type": self.by_type,
+            "games_over": sorted(self.games_over),
+            "connected": self.connected,
+            "failed": self.failed,
+            "dropped": self.dropped,
+        }
+
+
+class Window:
+    def __init__(self) -> None:
+        self.t0 = float("inf")
+        self.t1 = float("inf")
+        self.opened = asyncio.Event()
+
+    def inside(self, t: float) -> bool:
+        return self.t0 <= t < self.t1
+
+
+class Player:
+    """One seat of one game, on one WebSocket, choosing random legal commands."""
+
+    def __init__(
+        self, game: str, token: str, think_s: float, rng: random.Random, totals: Totals
+    ) -> None:
+        self.game = game
+        self.token = token
+        self.think_s = think_s
+        self.rng = rng
+        self.totals = totals
+        self.ws: ClientConnection | None = None
+        self.view: dict[str, Any] | None = None
+        self.fresh = asyncio.Event()
+        self.answered = asyncio.Event()
+        self.pending: tuple[int, float] | None = None
+        self.first_event_at: dict[int, float] = {}
+        self.next_id = 1
+        self.over = False
+
+    def choose(self) -> dict[str, Any] | None:
+        me = (self.view or {}).get("me") or {}
+        legal: list[dict[str, Any]] = me.get("legal") or []
+        by_type: dict[str, list[dict[str, Any]]] = {}
+        for command in legal:
+            by_type.setdefault(str(command["type"]), []).append(command)
+        kinds = [k for k in by_type if self.rng.random() < WEIGHTS.get(k, 1.0)]
+        if not kinds:
+            return None
+        command = dict(self.rng.choice(by_type[self.rng.choice(kinds)]))
+        command.pop("actor", None)
+        return command
+
+    async def receive(self, window: Window) -> None:
+        assert self.ws is not None
+        totals = self.totals
+        async for raw in self.ws:
+            now = time.time()
+            inside = window.inside(now)
+            if inside:
+                totals.received += 1
+                totals.received_bytes += len(raw)
+            message = _decode(raw)
+            kind = message.get("type")
+            if inside:
+                totals.by_type[kind] = totals.by_type.get(kind, 0) + 1
+            if kind == "event":
+                if self.pending is not None:
+                    self.first_event_at.setdefault(int(message["seq"]), now)
+            elif kind in ("view", "welcome"):
+                self.view = message["view"]
+                if message["view"].get("phase") == "over":
+                    self.over = True
+                    if inside:
+                        totals.games_over.add(self.game)
+                self.fresh.set()
+            elif kind == "ack" and self.pending is not None and message["id"] == self.pending[0]:
+                sent_at = self.pending[1]
+                answered_at = self.first_event_at.get(int(message["seq"]), now)
+                if window.inside(sent_at):
+                    totals.acked += 1
+                    totals.latencies_ms.append((answered_at - sent_at) * 1000)
+                self._answer()
+            elif kind == "error":
+                code = str(message.get("code"))
+                if inside:
+                    totals.errors[code] = totals.errors.get(code, 0) + 1
+                if self.pending is not None and message.get("id") == self.pending[0]:
+                    if window.inside(self.pending[1]):
+                        totals.rejected += 1
+                    self._answer()
+
+    def _answer(self) -> None:
+        self.pending = None
+        self.first_event_at.clear()
+        self.answered.set()
+
+    async def act(self, window: Window) -> None:
+        assert self.ws is not None
+        await window.opened.wait()
+        while not self.over and time.time() < window.t1:
+            await self.fresh.wait()
+            self.fresh.clear()
+            await asyncio.sleep(self.think_s * self.rng.uniform(0.5, 1.5))
+            if self.over or time.time() >= window.t1:
+                break
+            command = self.choose()
+            if command is None:
+                continue
+            command_id = self.next_id
+            self.next_id += 1
+            self.answered.clear()
+            sent_at = time.time()
+            self.pending = (command_id, sent_at)
+            await self.ws.send(_encode({"type": "command", "id": command_id, "command": command}))
+            if window.inside(sent_at):
+                self.totals.sent += 1
+            try:
+                await asyncio.wait_for(self.answered.wait(), COMMAND_TIMEOUT_S)
+            except TimeoutError:
+                if window.inside(sent_at):
+                    self.totals.unanswered += 1
+                self.pending = None
+
+
+class BarePlayer:
+    """One client of the bare server: sends padded messages at a fixed mean rate."""
+
+    def __init__(self, name: str, interval_s: float, pad: int, rng: random.Random) -> None:
+        self.name = name
+        self.interval_s = interval_s
+        self.pad = "x" * pad
+        self.rng = rng
+        self.ws: ClientConnection | None = None
+        self.sent_at: dict[int, float] = {}
+
+    async def receive(self, window: Window, totals: Totals) -> None:
+        assert self.ws is not None
+        prefix = self.name + ":"
+        async for raw in self.ws:
+            now = time.time()
+            if window.inside(now):
+                totals.received += 1
+                totals.received_bytes += len(raw)
+            text = raw if isinstance(raw, str) else raw.decode()
+            if text.startswith(prefix):
+                number = int(text.split(":", 2)[1])
+                sent_at = self.sent_at.pop(number, None)
+                if sent_at is not None and window.inside(sent_at):
+                    totals.acked += 1
+                    totals.latencies_ms.append((now - sent_at) * 1000)
+
+    async def act(self, window: Window, totals: Totals) -> None:
+        assert self.ws is not None
+        await window.opened.wait()
+        number = 0
+        while time.time() < window.t1:
+            await asyncio.sleep(self.rng.expovariate(1 / self.interval_s))
+            if time.time() >= window.t1:
+                break
+            number += 1
+            sent_at = time.time()
+            self.sent_at[number] = sent_at
+            await self.ws.send(f"{self.name}:{number}:{self.pad}")
+            if window.inside(sent_at):
+                totals.sent += 1
+
+
+async def _read_line() -> dict[str, Any]:
+    line = await asyncio.to_thread(sys.stdin.readline)
+    if not line:
+        raise SystemExit("the benchmark went away")
+    data: dict[str, Any] = json.loads(line)
+    return data
+
+
+def _say(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+async def _open(url: str, limit: asyncio.Semaphore) -> ClientConnection:
+    async with limit:
+        return await connect(url, max_size=2**22, ping_interval=None, open_timeout=60)
+
+
+@dataclass
+class Clients:
+    """The clients of one process, once connected: their sockets and running tasks."""
+
+    totals: Totals = field(default_factory=Totals)
+    window: Window = field(default_factory=Window)
+    sockets: list[ClientConnection] = field(default_factory=list)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    players: list[Player] = field(default_factory=list)
+
+    def all_over(self) -> bool:
+        return bool(self.players) and all(p.over for p in self.players if p.ws is not None)
+
+
+async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Clients) -> None:
+    totals, window = clients.totals, clients.window
+    limit = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    players = [
+        Player(g["id"], token, job["think_s"], random.Random(rng.random()), totals)
+        for g in job["games"]
+        for token in g["tokens"]
+    ]
+    clients.players = players
+    opened = await asyncio.gather(
+        *(_open(job["ws_url"], limit) for _ in players), return_exceptions=True
+    )
+    for player, ws in zip(players, opened, strict=True):
+        if isinstance(ws, ClientConnection):
+            player.ws = ws
+            clients.sockets.append(ws)
+        else:
+            totals.failed += 1
+    _say({"ready": len(clients.sockets), "failed": totals.failed})
+    await _read_line()  # go: start the games and say hello
+    await _start_games(job, players)
+    live = [p for p in players if p.ws is not None]
+    for p in live:
+        clients.tasks.append(asyncio.create_task(p.receive(window)))
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(p.fresh.wait() for p in live))
+    _say({"playing": sum(p.view is not None for p in live)})
+    for p in live:
+        clients.tasks.append(asyncio.create_task(p.act(window)))
+
+
+async def _bare_clients(job: dict[str, Any], rng: random.Random, clients: Clients) -> None:
+    totals, window = clients.totals, clients.window
+    limit = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    bare = [
+        BarePlayer(f"{group}.{i}", job["interval_s"], job["pad"], random.Random(rng.random()))
+        for group, size in job["groups"]
+        for i in range(size)
+    ]
+    opened = await asyncio.gather(
+        *(_open(job["ws_url"], limit) for _ in bare), return_exceptions=True
+    )
+    for client, ws in zip(bare, opened, strict=True):
+        if isinstance(ws, ClientConnection):
+            client.ws = ws
+            clients.sockets.append(ws)
+            await ws.send(client.name.split(".")[0])
+        else:
+            totals.failed += 1
+    _say({"ready": len(clients.sockets), "failed": totals.failed})
+    await _read_line()
+    _say({"playing": len(clients.sockets)})
+    for client in bare:
+        if client.ws is not None:
+            clients.tasks.append(asyncio.create_task(client.receive(window, totals)))
+            clients.tasks.append(asyncio.create_task(client.act(window, totals)))
+
+
+async def worker() -> None:
+    """A client process: reads its job from stdin, reports on stdout (one JSON per line)."""
+    raise_fd_limit()
+    job = await _read_line()
+    rng = random.Random(job["seed"])
+    clients = Clients()
+    if job["mode"] == "real":
+        await _real_clients(job, rng, clients)
+    else:
+        await _bare_clients(job, rng, clients)
+    window = clients.window
+    times = await _read_line()
+    window.t0, window.t1 = float(times["t0"]), float(times["t1"])
+    window.opened.set()
+    while time.time() < window.t1 and not clients.all_over():
+        await asyncio.sleep(0.2)
+    finished = time.time()
+    totals = clients.totals
+    totals.connected = sum(1 for ws in clients.sockets if ws.state is websockets.State.OPEN)
+    totals.dropped = len(clients.sockets) - totals.connected
+    result = totals.to_json()
+    result["finished"] = finished
+    for task in clients.tasks:
+        task.cancel()
+    await asyncio.gather(*clients.tasks, return_exceptions=True)
+    _say(result)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(10):
+            await asyncio.gather(*(ws.close() for ws in clients.sockets), return_exceptions=True)
+
+
+async def _start_games(job: dict[str, Any], players: list[Player]) -> None:
+    """Start this process's games one by one, each followed at once by its players' hellos."""
+    by_game: dict[str, list[Player]] = {}
+    for p in players:
+        by_game.setdefault(p.game, []).append(p)
+    limit = asyncio.Semaphore(START_CONCURRENCY)
+    no_reuse = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(base_url=job["http_url"], timeout=60, limits=no_reuse) as http:
+        http.cookies.update(job["host_cookies"])
+        headers = {"X-CSRF-Token": job["host_cookies"]["vollmond_csrf"]}
+
+        async def start(game: str, seated: list[Player]) -> None:
+            async with limit:
+                response = await http.post(f"/api/games/{game}/start", headers=headers)
+                if response.status_code != 200:
+                    # Counted, not fatal: its players stay silent and are not "playing".
+                    sys.stderr.write(f"start {game}: {response.status_code} {response.text}\n")
+                    return
+                for p in seated:
+                    if p.ws is not None:
+                        hello = {"type": "hello", "game": game, "token": p.token, "lang": "en"}
+                        await p.ws.send(_encode(hello))
+
+        await asyncio.gather(*(start(g, seated) for g, seated in by_game.items()))
+
+
+# -- the coordinator ----------------------------------------------------------------------------
+@dataclass
+class Step:
+    players: int
+    mode: str
+    connected: int = 0
+    failed: int = 0
+    dropped: int = 0
+    games: int = 0
+    games_completed: int = 0
+    window_s: float = 0.0
+    commands: int = 0
+    acked: int = 0
+    rejected: int = 0
+    unanswered: int = 0
+    commands_per_s: float = 0.0
+    p50_ms: float = float("nan")
+    p99_ms: float = float("nan")
+    max_ms: float = float("nan")
+    received_per_s: float = 0.0
+    mean_message_bytes: float = 0.0
+    server_cpu: float = 0.0
+    server_rss_mb: float = 0.0
+    server_peak_mb: float = 0.0
+    client_cpu: float = 0.0
+    others_cpu: float = 0.0
+    load_average: float = 0.0
+    server_ms_per_command: float = 0.0
+    setup_s: float = 0.0
+    errors: dict[str, int] = field(default_factory=dict)
+    received_by_type: dict[str, int] = field(default_factory=dict)
+
+
+class Workers:
+    """Client processes, each this module run with `--worker`."""
+
+    def __init__(self, count: int) -> None:
+        self.procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "benchmarks.ws_load", "--worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=Path(__file__).resolve().parent.parent,
+            )
+            for _ in range(count)
+        ]
+
+    def send(self, index: int, data: dict[str, Any]) -> None:
+        stdin = self.procs[index].stdin
+        assert stdin is not None
+        stdin.write(json.dumps(data) + "\n")
+        stdin.flush()
+
+    def send_all(self, data: dict[str, Any]) -> None:
+        for i in range(len(self.procs)):
+            self.send(i, data)
+
+    async def read_all(self, timeout_s: float) -> list[dict[str, Any]]:
+        async def one(proc: subprocess.Popen[str]) -> dict[str, Any]:
+            assert proc.stdout is not None
+            line = await asyncio.to_thread(proc.stdout.readline)
+            if not line:
+                raise RuntimeError(f"client process {proc.pid} died")
+            data: dict[str, Any] = json.loads(line)
+            return data
+
+        async with asyncio.timeout(timeout_s):
+            return list(await asyncio.gather(*(one(p) for p in self.procs)))
+
+    def cpu(self) -> float:
+        return sum(cpu_seconds(p.pid) for p in self.procs if p.poll() is None)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
+            if proc.poll() is None:
+                proc.kill()
+
+
+def _split(items: Sequence[Any], parts: int) -> list[list[Any]]:
+    return [list(items[i::parts]) for i in range(parts)]
+
+
+async def _drive(
+    workers: Workers, step: Step, server_pid: int, duration_s: float, jobs: list[dict[str, Any]]
+) -> None:
+    for i, job in enumerate(jobs):
+        workers.send(i, job)
+    ready = await workers.read_all(SETUP_TIMEOUT_S)
+    step.failed = sum(r["failed"] for r in ready)
+    workers.send_all({"go": True})
+    playing = await workers.read_all(SETUP_TIMEOUT_S)
+    step.connected = sum(r["playing"] for r in playing)
+    _log(f"{step.mode}: {step.connected} clients playing (server pid {server_pid})")
+    t0 = time.time() + 0.5
+    t1 = t0 + duration_s
+    workers.send_all({"t0": t0, "t1": t1})
+    await asyncio.sleep(max(0.0, t0 - time.time()))
+    server_cpu0, client_cpu0, machine0 = cpu_seconds(server_pid), workers.cpu(), machine_busy_s()
+    results = await workers.read_all(duration_s + 120)
+    finished = max(r["finished"] for r in results)
+    server_cpu1, client_cpu1, machine1 = cpu_seconds(server_pid), workers.cpu(), machine_busy_s()
+    step.load_average = load_average()
+    step.window_s = max(0.001, min(finished, t1) - t0)
+    server_cpu_s = server_cpu1 - server_cpu0
+    step.server_cpu = server_cpu_s / step.window_s
+    step.client_cpu = (client_cpu1 - client_cpu0) / step.window_s
+    others = (machine1 - machine0) - server_cpu_s - (client_cpu1 - client_cpu0)
+    step.others_cpu = max(0.0, others) / step.window_s
+    step.server_rss_mb, step.server_peak_mb = memory_mb(server_pid)
+    latencies = [x for r in results for x in r["latencies_ms"]]
+    step.commands = sum(r["sent"] for r in results)
+    step.acked = sum(r["acked"] for r in results)
+    step.rejected = sum(r["rejected"] for r in results)
+    step.unanswered = sum(r["unanswered"] for r in results)
+    step.dropped = sum(r["dropped"] for r in results)
+    step.connected = min(step.connected, sum(r["connected"] for r in results))
+    step.games_completed = len({g for r in results for g in r["games_over"]})
+    step.commands_per_s = step.commands / step.window_s
+    step.server_ms_per_command = 1000 * server_cpu_s / max(1, step.commands)
+    received = sum(r["received"] for r in results)
+    step.received_per_s = received / step.window_s
+    step.mean_message_bytes = sum(r["received_bytes"] for r in results) / max(1, received)
+    for r in results:
+        for code, n in r["errors"].items():
+            step.errors[code] = step.errors.get(code, 0) + n
+        for kind, n in r["by_type"].items():
+            step.received_by_type[kind] = step.received_by_type.get(kind, 0) + n
+    if latencies:
+        step.p50_ms = statistics.median(latencies)
+        step.p99_ms = percentile(latencies, 0.99)
+        step.max_ms = max(latencies)
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise RuntimeError("the server did not become healthy")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def durations(phase_s: float) -> dict[str, float]:
+    return {
+        "night_s": phase_s,
+        "day_s": phase_s,
+        "vote_s": phase_s * 0.75,
+        "morning_s": phase_s * 0.25,
+        "steal_s": phase_s * 0.5,
+        "floor_s": phase_s * 0.5,
+    }
+
+
+async def _setup_games(
+    http_url: str, games: int, group: int, phase_s: float
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Sign up one account per seat, found `games` public games and seat everyone."""
+    # No keep-alive: under load an idle pooled connection can be closed by the server just as
+    # it is reused, which loses a (non-idempotent) join.
+    no_reuse = httpx.Limits(max_keepalive_connections=0)
+    clients = [
+        httpx.AsyncClient(base_url=http_url, timeout=120, limits=no_reuse) for _ in range(group)
+    ]
+    try:
+        headers: list[dict[str, str]] = []
+        for i, client in enumerate(clients):
+            (await client.get("/api/me")).raise_for_status()
+            headers.append({"X-CSRF-Token": client.cookies["vollmond_csrf"]})
+            body = {"name": f"Last{i + 1:02d}", "password": PASSWORD}
+            (await client.post("/api/signup", json=body, headers=headers[i])).raise_for_status()
+        limit = asyncio.Semaphore(SETUP_CONCURRENCY)
+        founding = {
+            "world": "werwolf",
+            "size": group + 1,  # one seat spare: the host starts the game once clients wait
+            "durations": durations(phase_s),
+        }
+
+        async def found() -> dict[str, Any]:
+            async with limit:
+                response = await clients[0].post("/api/games", json=founding, headers=headers[0])
+                response.raise_for_status()
+                game = str(response.json()["game"])
+                tokens = [str(response.json()["token"])]
+                for i in range(1, group):
+                    r = await clients[i].post(f"/api/games/{game}/join", headers=headers[i])
+                    r.raise_for_status()
+                    tokens.append(str(r.json()["token"]))
+                return {"id": game, "tokens": tokens}
+
+        created = list(await asyncio.gather(*(found() for _ in range(games))))
+        host_cookies = {name: str(value) for name, value in clients[0].cookies.items()}
+        return created, host_cookies
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def run_real(args: argparse.Namespace, players: int) -> Step:
+    step = Step(players, "real")
+    games = max(1, players // args.group)
+    step.games = games
+    data_dir = Path(tempfile.mkdtemp(prefix="vollmond-load-"))
+    port = free_port()
+    env = dict(os.environ)
+    if args.database_url:
+        env["DATABASE_URL"] = args.database_url
+    else:
+        env.pop("DATABASE_URL", None)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "vollmond"),
+            "serve",
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=None if args.server_log else subprocess.DEVNULL,
+    )
+    workers = Workers(args.client_procs)
+    try:
+        http_url = f"http://{HOST}:{port}"
+        _wait_healthy(http_url + "/healthz", server)
+        started = time.monotonic()
+        created, host_cookies = await _setup_games(http_url, games, args.group, args.phase_s)
+        jobs = [
+            {
+                "mode": "real",
+                "seed": args.seed + i,
+                "ws_url": f"ws://{HOST}:{port}/ws",
+                "http_url": http_url,
+                "host_cookies": host_cookies,
+                "games": part,
+                "think_s": args.think_s,
+            }
+            for i, part in enumerate(_split(created, args.client_procs))
+        ]
+        step.setup_s = time.monotonic() - started
+        _log(f"real: {games} games founded and seated in {step.setup_s:.0f} s")
+        await _drive(workers, step, server.pid, args.duration, jobs)
+    finally:
+        workers.stop()
+        _stop(server)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return step
+
+
+async def run_bare(args: argparse.Namespace, players: int, real: Step) -> Step:
+    step = Step(players, "bare")
+    groups = max(1, players // args.group)
+    step.games = groups
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.ws_load",
+            "--bare-server",
+            str(port),
+            "--duration",
+            str(args.duration + SETUP_TIMEOUT_S),
+        ],
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    workers = Workers(args.client_procs)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection((HOST, port), 1):
+                break
+            await asyncio.sleep(0.1)
+        clients = groups * args.group
+        interval = clients / max(real.commands_per_s, 0.01)
+        pad = max(0, int(real.mean_message_bytes) - 16)
+        jobs = [
+            {
+                "mode": "bare",
+                "seed": args.seed + i,
+                "ws_url": f"ws://{HOST}:{port}/",
+                "groups": [[g, args.group] for g in part],
+                "interval_s": interval,
+                "pad": pad,
+            }
+            for i, part in enumerate(_split(range(groups), args.client_procs))
+        ]
+        await _drive(workers, step, server.pid, real.window_s, jobs)
+    finally:
+        workers.stop()
+        if server.poll() is None:
+            server.terminate()
+            server.wait(10)
+    return step
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.1f}×" if b else "–"
+
+
+def report(pairs: list[tuple[Step, Step | None]]) -> None:
+    print(
+        f"{'players':>7} {'mode':>4} {'held':>5} {'games':>9} {'cmd/s':>6} {'p50 ms':>7} "
+        f"{'p99 ms':>7} {'max ms':>6} {'msg/s':>6} {'B/msg':>5} {'srv CPU':>7} "
+        f"{'ms/cmd':>6} {'srv MB':>6} {'cli CPU':>7} {'others':>6} {'load':>5}"
+    )
+    for real, bare in pairs:
+        for s in (real, bare):
+            if s is None:
+                continue
+            games = f"{s.games_completed}/{s.games}" if s.mode == "real" else f"{s.games} grp"
+            print(
+                f"{s.players:>7} {s.mode:>4} {s.connected:>5} {games:>9} "
+                f"{s.commands_per_s:>6.0f} {s.p50_ms:>7.1f} {s.p99_ms:>7.1f} {s.max_ms:>6.0f} "
+                f"{s.received_per_s:>6.0f} {s.mean_message_bytes:>5.0f} {s.server_cpu:>7.0%} "
+                f"{s.server_ms_per_command:>6.2f} {s.server_rss_mb:>6.0f} {s.client_cpu:>7.0%} "
+                f"{s.others_cpu:>6.0%} {s.load_average:>5.1f}"
+            )
+        if bare is not None:
+            print(
+                f"{'':>7} real/bare: p50 {_ratio(real.p50_ms, bare.p50_ms)}, "
+                f"p99 {_ratio(real.p99_ms, bare.p99_ms)}, "
+                f"server CPU {_ratio(real.server_cpu, bare.server_cpu)}"
+            )
+        print(
+            f"{'':>7} window {real.window_s:.0f} s, setup {real.setup_s:.0f} s; "
+            f"commands {real.commands}: {real.acked} acked, {real.rejected} rejected, "
+            f"{real.unanswered} unanswered; dropped {real.dropped}, failed {real.failed}; "
+            f"errors {dict(sorted(real.errors.items()))}; "
+            f"received {dict(sorted(real.received_by_type.items()))}"
+        )
+
+
+async def coordinate(args: argparse.Namespace) -> list[tuple[Step, Step | None]]:
+    steps = [int(x) for x in args.steps.split(",")] if args.steps else [args.players]
+    pairs: list[tuple[Step, Step | None]] = []
+    for players in steps:
+        real = await run_real(args, players)
+        bare = None if args.no_baseline else await run_bare(args, players, real)
+        pairs.append((real, bare))
+        if not args.json:
+            report([(real, bare)])
+    return pairs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--players", type=int, default=1000)
+    parser.add_argument("--steps", help="comma-separated player counts, e.g. 500,1000,2000,5000")
+    parser.add_argument("--duration", type=float, default=60.0, help="measured window, s")
+    parser.add_argument("--group", type=int, default=10, help="players per game (at most 10)")
+    parser.add_argument("--phase-s", type=float, default=6.0, help="night/day length, s")
+    parser.add_argument("--think-s", type=float, default=1.0, help="mean think time, s")
+    parser.add_argument("--client-procs", type=int, default=1)
+    parser.add_argument("--database-url", help="a scratch PostgreSQL database instead of SQLite")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--server-log", action="store_true", help="show the server's stderr")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    raise_fd_limit()
+    if args.worker:
+        asyncio.run(worker())
+        return
+    if args.bare_server:
+        asyncio.run(bare_server(args.bare_server, args.duration))
+        return
+    if not 4 <= args.group <= 10:
+        parser.error("--group must be 4..10 (one signup per seat; signups are rate-limited)")
+    pairs = asyncio.run(coordinate(args))
+    if args.json:
+        out = [
+            {"real": vars(real), "bare": vars(bare) if bare is not None else None}
+            for real, bare in pairs
+        ]
+        print(json.dumps(out, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
