@@ -54,9 +54,9 @@ def roles_of(welcomes: list[dict[str, Any]]) -> dict[int, str]:
 
 # -- hello -----------------------------------------------------------------------------------
 async def test_hello_with_a_seat_token_welcomes_with_the_players_own_view(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, tokens = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
     welcomes = []
     for token in tokens:
         async with ws_client(fast_service) as client:
@@ -93,11 +93,10 @@ async def test_hello_with_a_seat_token_welcomes_with_the_players_own_view(
 )
 async def test_a_bad_hello_is_refused_and_the_socket_stays_open(
     fast_service: Service,
-    browsers: Callable[[], ApiClient],
     message: dict[str, Any],
     code: str,
 ) -> None:
-    game_id, tokens = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
     async with ws_client(fast_service) as client:
         await client.send(json.loads(json.dumps(message).replace("GAME", game_id)))
         error = await client.expect("error")
@@ -109,10 +108,10 @@ async def test_a_bad_hello_is_refused_and_the_socket_stays_open(
 
 
 async def test_a_token_of_another_game_is_a_bad_token(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    _, first_tokens = await table(browsers, 4, FOUR_DECK, SLOW)
-    second, _ = await table(browsers, 4, FOUR_DECK, SLOW)
+    _, first_tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
+    second, _ = await table(fast_service, 4, FOUR_DECK, SLOW)
     async with ws_client(fast_service) as client:
         assert (await hello(client, second, first_tokens[0]))["code"] == "bad_token"
 
@@ -129,9 +128,9 @@ async def test_a_lobby_cannot_be_followed_yet(
 
 
 async def test_a_second_hello_on_one_socket_is_refused(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, tokens = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
     async with ws_client(fast_service) as client:
         assert (await hello(client, game_id, tokens[0]))["seat"] == 1
         await client.send({"type": "hello", "game": game_id, "token": tokens[1]})
@@ -143,9 +142,9 @@ async def test_a_second_hello_on_one_socket_is_refused(
 # -- spectators (X6) ------------------------------------------------------------------------
 @pytest.mark.rule("X6")
 async def test_spectators_see_only_public_events_and_cannot_act(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, _ = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, _ = await table(fast_service, 4, FOUR_DECK, SLOW)
     async with ws_client(fast_service) as spectator:
         welcome = await hello(spectator, game_id, spectate=True)
         assert welcome["type"] == "welcome"
@@ -167,9 +166,9 @@ async def test_spectators_see_only_public_events_and_cannot_act(
 
 # -- authorization ---------------------------------------------------------------------------
 async def test_a_player_acts_only_for_their_own_seat(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, tokens = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
     clients = await welcome_all(fast_service, game_id, tokens)
     try:
         await asyncio.gather(*(c.quiet(0.2) for c in clients))
@@ -225,9 +224,9 @@ BAD_INPUT: list[tuple[str | bytes | dict[str, Any], str]] = [
 
 
 async def test_bad_input_gets_an_error_to_that_client_only_and_changes_nothing(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, tokens = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
     clients = await welcome_all(fast_service, game_id, tokens)
     try:
         await asyncio.gather(*(c.quiet(0.2) for c in clients))
@@ -258,9 +257,9 @@ async def test_bad_input_gets_an_error_to_that_client_only_and_changes_nothing(
 
 
 async def test_a_frame_beyond_the_socket_limit_closes_only_that_socket(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, tokens = await table(browsers, 4, FOUR_DECK, SLOW)
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
     clients = await welcome_all(fast_service, game_id, tokens)
     try:
         await asyncio.gather(*(c.quiet(0.2) for c in clients))
@@ -338,9 +337,9 @@ def assert_only_own_secrets(
 
 @pytest.mark.rule("X6")
 async def test_a_whole_game_over_websockets_keeps_every_secret_with_its_audience(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
-    game_id, tokens = await table(browsers, 5, FIVE_DECK, FAST)
+    game_id, tokens = await table(fast_service, 5, FIVE_DECK, FAST)
     clients = await welcome_all(fast_service, game_id, tokens)
     async with ws_client(fast_service) as spectator:
         await hello(spectator, game_id, spectate=True)

@@ -7,7 +7,6 @@ server stays healthy, and the game changes only by commands the server acknowled
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -17,8 +16,8 @@ from hypothesis import strategies as st
 from vollmond.engine.standard.types import ActionKind
 from vollmond.service.codec import COMMAND_TYPES
 
-from .support import ApiClient, Service, WsClient, hello, seated_table, ws_client
-from .wsplay import FOUR_DECK, SLOW
+from .support import Service, WsClient, hello, ws_client
+from .wsplay import FOUR_DECK, SLOW, table
 
 json_scalars = (
     st.none()
@@ -94,12 +93,11 @@ async def ping_counting_acks(client: WsClient) -> int:
 )
 async def test_no_input_crashes_the_socket_or_changes_the_game_unacknowledged(
     fast_service: Service,
-    browsers: Callable[[], ApiClient],
     greeting: str,
     seat: int,
     sent: list[str | bytes],
 ) -> None:
-    game_id, tokens = await fuzz_table(browsers)
+    game_id, tokens = await fuzz_table(fast_service)
     actor = fast_service.hub.actors[game_id]
     before_state, before_applied = actor.state, actor.commands_applied
     async with ws_client(fast_service) as client:
@@ -126,28 +124,19 @@ async def test_no_input_crashes_the_socket_or_changes_the_game_unacknowledged(
 _tables: dict[int, tuple[str, list[str]]] = {}
 
 
-async def fuzz_table(browsers: Callable[[], ApiClient]) -> tuple[str, list[str]]:
+async def fuzz_table(service: Service) -> tuple[str, list[str]]:
     """One slow-timer game per service (hypothesis runs many examples on one fixture)."""
-    key = id(browsers)
+    key = id(service)
     if key not in _tables:
-        game_id, _, tokens = await seated_table(
-            browsers,
-            4,
-            "Fuzz",
-            deck="custom",
-            custom_roles=FOUR_DECK,
-            durations=SLOW,
-            calls={"enabled": False},
-        )
-        _tables[key] = (game_id, tokens)
+        _tables[key] = await table(service, 4, FOUR_DECK, SLOW, calls={"enabled": False})
     return _tables[key]
 
 
 async def test_raw_bytes_and_junk_keep_the_server_serving_others(
-    fast_service: Service, browsers: Callable[[], ApiClient]
+    fast_service: Service,
 ) -> None:
     """A fixed sample of the worst inputs, next to a player who keeps playing."""
-    game_id, tokens = await fuzz_table(browsers)
+    game_id, tokens = await fuzz_table(fast_service)
     junk: list[Any] = [b"\x00" * 100, "\ud7ff" * 50, "null", "0", '""', "{}", '{"type": null}']
     async with ws_client(fast_service) as player, ws_client(fast_service) as attacker:
         assert (await hello(player, game_id, tokens[0]))["type"] == "welcome"

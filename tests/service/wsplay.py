@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
 from typing import Any
 
+from vollmond.service.codec import options_from_json
 from vollmond.service.policy import DurationBounds, Policy
 
-from .support import ApiClient, WsClient, seated_table
+from .support import Service, WsClient
 
 FAST_POLICY = Policy(durations=DurationBounds(min_s=0.05))
 SLOW = {"night_s": 600.0, "steal_s": 600.0, "day_s": 600.0, "vote_s": 600.0}
 FAST = {
     "steal_s": 0.4,
-    "night_s": 0.8,
+    "night_s": 1.5,
     "morning_s": 0.2,
     "day_s": 0.8,
     "vote_s": 0.6,
@@ -33,18 +33,37 @@ _tables = itertools.count(1)
 
 
 async def table(
-    make: Callable[[], ApiClient], players: int, deck: list[list[Any]], durations: dict[str, float]
+    service: Service,
+    players: int,
+    deck: list[list[Any]],
+    durations: dict[str, float],
+    calls: dict[str, Any] = FAST_CALLS,
 ) -> tuple[str, list[str]]:
-    game_id, _, tokens = await seated_table(
-        make,
-        players,
-        f"T{next(_tables)}P",
-        deck="custom",
-        custom_roles=deck,
-        durations=durations,
-        calls=FAST_CALLS,
+    """A running public game with guest seats, seated through the hub.
+
+    The lobby's HTTP path is tested in test_lobby; here it would only add argon2 hashing per
+    seat, and the first (short) night could pass before the sockets are connected.
+    """
+    options = options_from_json(
+        {
+            "players": players,
+            "deck": "custom",
+            "custom_roles": deck,
+            "durations": durations,
+            "calls": calls,
+        }
     )
-    return game_id, tokens
+    prefix = f"T{next(_tables)}P"
+    founded = await service.hub.found(
+        options, private=False, host_account_id=None, host_name=f"{prefix}1"
+    )
+    assert founded.token is not None
+    tokens = [founded.token]
+    for seat in range(2, players + 1):
+        joined = await service.hub.join(founded.game.id, account_id=None, name=f"{prefix}{seat}")
+        tokens.append(joined.token)
+    assert service.hub.running_phase(founded.game.id) is not None
+    return founded.game.id, tokens
 
 
 class Player:
@@ -93,6 +112,9 @@ class Player:
 
     async def play(self, timeout: float = 90.0) -> None:
         """Until game_over, then a short drain for the final view."""
+        views = [f for f in self.client.frames if f["type"] in ("welcome", "view")]
+        if views:  # the welcome was read by `hello` already
+            await self.react(views[-1]["view"])
         while True:
             frame = await self.client.recv(timeout)
             if frame["type"] in ("welcome", "view"):
