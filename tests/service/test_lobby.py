@@ -255,3 +255,20 @@ async def test_oversized_and_malformed_bodies_are_refused(
     assert broken.json()["error"] == "invalid_request"
     assert (await host.get("/healthz")).status_code == 200
     assert service.hub.actors == {}
+
+
+async def test_leaving_a_running_game_is_the_leave_command(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    host = await signed_in(api, "Host")
+    game_id = (await host.found(size=4))["game"]
+    guests = [await signed_in(api, name) for name in ("A", "B", "C")]
+    tokens = [(await guest.join(game_id))["token"] for guest in guests]
+    actor = service.hub.actors[game_id]
+    assert actor.state is not None
+    assert actor.state.player(4).alive
+    left = await guests[2].post(f"/api/games/{game_id}/leave", {"token": tokens[2]})
+    assert left.status_code == 200
+    assert not actor.state.player(4).alive
+    game = (await host.get(f"/api/games/{game_id}")).json()["game"]
+    assert game["status"] in ("running", "finished")
