@@ -23,6 +23,7 @@ class Player:
     context: BrowserContext
     page: Page
     frames: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
     seat: int = 0
     role: str = ""
 
@@ -36,6 +37,7 @@ class Player:
         page = context.new_page()
         player = cls(name, context, page)
         page.on("websocket", player._watch)
+        page.on("pageerror", lambda error: player.errors.append(str(error)))
         page.goto("/")
         return player
 
@@ -107,6 +109,9 @@ class Player:
         self.page.fill("#chat-input", text)
         self.page.click("#chat-send")
         expect(self.page.locator("#chat-list")).to_contain_text(text)
+
+    def assert_no_script_errors(self) -> None:
+        assert not self.errors, f"{self.name}: uncaught errors in the page: {self.errors}"
 
     def close(self) -> None:
         self.context.close()

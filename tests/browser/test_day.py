@@ -87,6 +87,8 @@ def test_day_calls_and_day_abilities(browser: Browser, server: str) -> None:
         for player in players:
             player.wait_phase("over")
         expect(villager.page.locator("#sides")).to_contain_text("Dorf")
+        for player in players:
+            player.assert_no_script_errors()
     finally:
         for player in players:
             player.close()

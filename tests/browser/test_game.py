@@ -255,6 +255,8 @@ def test_seven_players_play_a_full_game(browser: Browser, server: str, artifacts
         callee = by_role(players, "filler")[1]
         assert any(table.night_secret in f for f in wolf_b.frames)
         assert any(table.call_secret in f for f in callee.frames)
+        for player in players:
+            player.assert_no_script_errors()
     finally:
         for player in players:
             player.close()

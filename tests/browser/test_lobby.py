@@ -44,6 +44,8 @@ def test_private_round_by_code_and_phone_link(browser: Browser, server: str) -> 
         guest.page.fill('input[name="pin"]', "4711")
         guest.page.click('form:has(input[name="pin"]) button[type="submit"]')
         expect(guest.page.locator("main")).to_contain_text("4930")
+        for player in (host, guest):
+            player.assert_no_script_errors()
     finally:
         host.close()
         guest.close()

@@ -70,6 +70,8 @@ def test_reload_mid_game_restores_everything(browser: Browser, server: str) -> N
 
         lost_connection(wolf, villager)
         language_and_operator(villager, wolf)
+        for player in players:
+            player.assert_no_script_errors()
     finally:
         for player in players:
             player.close()

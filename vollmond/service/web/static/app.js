@@ -253,7 +253,12 @@ function gamesSection() {
       const world = worldById(game.world);
       const n = world ? names(world) : null;
       const deck = n && game.deck ? n.decks[game.deck] || game.deck : game.deck;
-      const status = game.status === "lobby" ? t("status_lobby") : t("status_running");
+      const status =
+        game.status === "lobby"
+          ? t("status_lobby")
+          : game.phase
+            ? `${t("status_running")} · ${t("phase_" + game.phase)}`
+            : t("status_running");
       const seated = Boolean(mine[game.id]);
       return h(
         "li",
@@ -385,6 +390,7 @@ function foundSection() {
             evil_may_call: on("evil_may_call"),
             ring_s: num("ring_s"),
           },
+          stalemate_rounds: num("stalemate_rounds"),
           durations: {
             steal_s: num("steal_s"),
             night_s: num("night_s"),
@@ -470,6 +476,7 @@ function foundSection() {
         d("day_s", 180, 3, 3600),
         d("vote_s", 60, 3, 600),
         d("floor_s", 20, 3, 120),
+        field(t("stalemate_rounds"), numberInput("stalemate_rounds", 3, 1, 20)),
       ),
     ),
     h("button", { type: "submit", id: "found-submit", class: "primary" }, t("found_submit")),
