@@ -202,6 +202,13 @@ def play_day(table: Table, browser: Browser, server: str, artifacts: Path) -> No
         phone.page.goto(f"/#/game/{table.game_id}/spectate")
         expect(phone.page.locator("#game")).to_have_attribute("data-phase", "day")
         phone.page.screenshot(path=artifacts / "day-phone.png", full_page=True)
+        # A spectator (X6) reads the market place, never the night room or a private call.
+        expect(phone.page.locator("#chat-list")).to_contain_text("Guten Morgen")
+        expect(phone.page.locator("#log li").first).to_be_visible()
+        check_frames(phone, [table.night_secret, table.call_secret])
+        assert table.night_secret not in phone.page.content()
+        assert table.call_secret not in phone.page.content()
+        phone.assert_no_script_errors()
     finally:
         phone.close()
     doctor.page.screenshot(path=artifacts / "day.png", full_page=True)
@@ -230,7 +237,7 @@ def vote_and_end(table: Table, artifacts: Path) -> None:
 
 
 @pytest.mark.rule(
-    "X5", "W4", "N1", "N2", "N7", "S1", "S2", "S3", "C1", "C2", "C4", "D2", "D3", "S19", "V1"
+    "X5", "X6", "W4", "N1", "N2", "N7", "S1", "S2", "S3", "C1", "C2", "C4", "D2", "D3", "S19", "V1"
 )
 def test_seven_players_play_a_full_game(browser: Browser, server: str, artifacts: Path) -> None:
     tag = secrets.token_hex(3)
