@@ -67,6 +67,11 @@ async def test_appends_of_many_games_land_in_order(store: Sessions) -> None:
         events = await read_events(store, game)
         assert [e.seq for e in events] == list(range(1, 9))
         assert [e.kind for e in events] == [f"e{i}" for i in range(1, 9)]
+        assert [e.payload for e in events] == [{"i": i % 2} for i in range(8)]
+        assert all(e.audience == {"kind": "all"} for e in events)
+        assert [c.command for c in await read_commands(store, game)] == [
+            {"n": n} for n in range(1, 5)
+        ]
 
 
 async def test_a_conflicting_append_fails_alone(store: Sessions) -> None:
