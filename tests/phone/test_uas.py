@@ -148,9 +148,12 @@ async def test_200_retransmitted_with_doubling_until_ack(rig: Rig) -> None:
         if resp.status == 200:
             times.append(loop.time())
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    # T1 = 50 ms, doubling: 50, 100, 200 ms.
-    assert gaps == pytest.approx([0.05, 0.1, 0.2], abs=0.04)
-    assert gaps[0] * 1.5 < gaps[1] < gaps[2]
+    # T1 = 50 ms, doubling: 50, 100, 200 ms. A timer never fires early; on a loaded machine it
+    # may fire late, so only the lower bounds are tight and the growth is checked overall.
+    for gap, expected in zip(gaps, (0.05, 0.1, 0.2), strict=True):
+        assert gap >= expected - 0.01
+    assert gaps[2] > gaps[0]
+    assert sum(gaps) < 0.35 + 0.5
     dialog.to_tag = header_params(resp.require("To"))["tag"]
     dialog.ack()
     await rig.handler.wait_for(lambda: rig.handler.started)
