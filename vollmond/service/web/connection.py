@@ -35,6 +35,33 @@ from vollmond.worlds import World, get_world
 
 log = structlog.get_logger(__name__)
 OUTBOX_LIMIT = 1000
+EVENT_CACHE_SIZE = 256
+
+# One fan-out hands the same Event object to every subscriber of its audience; the message is
+# the same for all of them in one language, so it is rendered and encoded once. The entry holds
+# the event itself, so its id cannot be reused by another object while it is cached.
+_event_messages: dict[tuple[int, int, str], tuple[Event, str]] = {}
+
+
+def event_message(seq: int, event: Event, lang: str, world: World) -> str:
+    """The encoded `event` message (all of an event's subscribers play in one world)."""
+    key = (id(event), seq, lang)
+    hit = _event_messages.get(key)
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    text = encode(
+        {
+            "type": "event",
+            "seq": seq,
+            "code": event.code,
+            "params": dict(event.params),
+            "text": render_event(event, lang, world),
+        }
+    )
+    if len(_event_messages) >= EVENT_CACHE_SIZE:
+        del _event_messages[next(iter(_event_messages))]
+    _event_messages[key] = (event, text)
+    return text
 
 
 class Connection:
@@ -59,22 +86,17 @@ class Connection:
         if seq <= self._last_seq:
             return  # already sent from the log while catching up: never twice
         self._last_seq = seq
-        self._put(
-            {
-                "type": "event",
-                "seq": seq,
-                "code": event.code,
-                "params": dict(event.params),
-                "text": render_event(event, self.lang, self.world),
-            }
-        )
+        self._put_text(event_message(seq, event, self.lang, self.world))
 
     def state_changed(self, state: GameState, phase_changed: bool) -> None:
         self._view_dirty.set()
 
     def _put(self, message: dict[str, Any]) -> None:
+        self._put_text(encode(message))
+
+    def _put_text(self, text: str) -> None:
         try:
-            self._outbox.put_nowait(encode(message))
+            self._outbox.put_nowait(text)
         except asyncio.QueueFull:
             # A client too slow to read is dropped rather than slowing the game down.
             self._overflowed = True
