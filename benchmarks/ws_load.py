@@ -134,14 +134,15 @@ async def bare_server(port: int, duration_s: float) -> None:
     groups: dict[str, set[ServerConnection]] = {}
 
     async def handler(ws: ServerConnection) -> None:
-        group = str(await ws.recv())
-        members = groups.setdefault(group, set())
-        members.add(ws)
-        try:
-            async for message in ws:
-                broadcast(members, message)
-        finally:
-            members.discard(ws)
+        with contextlib.suppress(websockets.ConnectionClosed):  # clients end abruptly
+            group = str(await ws.recv())
+            members = groups.setdefault(group, set())
+            members.add(ws)
+            try:
+                async for message in ws:
+                    broadcast(members, message)
+            finally:
+                members.discard(ws)
 
     async with serve(handler, HOST, port, max_size=2**20, ping_interval=None, backlog=4096):
         await asyncio.sleep(duration_s)
@@ -706,6 +707,17 @@ async def _setup_games(
             await client.aclose()
 
 
+async def _retire_games(database_url: str, game_ids: list[str]) -> None:
+    """On a shared database, games this run left running would resume at the next start."""
+    from vollmond.store import get_game, open_store, set_game_status  # noqa: PLC0415
+    from vollmond.store.models import GameStatus  # noqa: PLC0415
+
+    async with open_store(database_url, migrate_to_head=False) as sessions:
+        for game_id in game_ids:
+            if (await get_game(sessions, game_id)).status is GameStatus.RUNNING:
+                await set_game_status(sessions, game_id, GameStatus.ABORTED)
+
+
 async def run_real(args: argparse.Namespace, players: int) -> Step:
     step = Step(players, "real")
     games = max(1, players // args.group)
@@ -733,6 +745,7 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         stderr=None if args.server_log else subprocess.DEVNULL,
     )
     workers = Workers(args.client_procs)
+    created: list[dict[str, Any]] = []
     try:
         http_url = f"http://{HOST}:{port}"
         _wait_healthy(http_url + "/healthz", server)
@@ -757,6 +770,8 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         workers.stop()
         _stop(server)
         shutil.rmtree(data_dir, ignore_errors=True)
+        if args.database_url and created:
+            await _retire_games(args.database_url, [g["id"] for g in created])
     return step
 
 
