@@ -383,3 +383,22 @@ async def spectator_until_over(spectator: WsClient) -> None:
         if frame["type"] == "event" and frame["code"] == "game_over":
             await spectator.quiet(0.5)
             return
+
+
+@pytest.mark.rule("P1", "X6")
+async def test_private_rounds_cannot_be_spectated(
+    fast_service: Service, browsers: Callable[[], ApiClient]
+) -> None:
+    host = browsers()
+    await host.signup("Host")
+    founded = await host.found(size=4, private=True)
+    for i in range(3):
+        guest = browsers()
+        await guest.signup(f"Guest{i}")
+        joined = await guest.post("/api/join", {"code": founded["invitation_code"]})
+        assert joined.status_code == 201
+    async with ws_client(fast_service) as outsider:
+        refused = await hello(outsider, founded["game"], spectate=True)
+        assert refused["code"] == "private_game"
+    async with ws_client(fast_service) as player:
+        assert (await hello(player, founded["game"], founded["token"]))["seat"] == 1

@@ -204,6 +204,10 @@ class Connection:
         elif not hello.spectate:
             self.error("token_or_spectate", "send a seat token, or spectate")
             return
+        elif (await self.hub.table(hello.game)).game.private:
+            # Like GET /api/games/{id}: a private round is not shown to outsiders (P1).
+            self.error("private_game", "private rounds are watched only by their players")
+            return
         self.lang = hello.lang
         self.world = get_world(actor.options.world)
         self.actor = actor
