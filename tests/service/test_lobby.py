@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -272,3 +273,25 @@ async def test_leaving_a_running_game_is_the_leave_command(
     assert not actor.state.player(4).alive
     game = (await host.get(f"/api/games/{game_id}")).json()["game"]
     assert game["status"] in ("running", "finished")
+
+
+async def test_a_host_start_racing_the_last_join_starts_one_game(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    host = await signed_in(api, "Host")
+    game_id = (await host.found(size=5))["game"]
+    guests = [await signed_in(api, name) for name in ("A", "B", "C", "D")]
+    for guest in guests[:3]:
+        await guest.join(game_id)
+    start, last = await asyncio.gather(
+        host.post(f"/api/games/{game_id}/start"), guests[3].post(f"/api/games/{game_id}/join")
+    )
+    # Either order is fine: the host started with four (the join is refused), or the join
+    # filled the table and started it (the host's start is refused). Never two games.
+    assert sorted([start.status_code, last.status_code]) in ([200, 409], [201, 409])
+    game = (await host.get(f"/api/games/{game_id}")).json()["game"]
+    houses = sorted(p["house"] for p in game["players"])
+    assert houses == list(range(1, len(houses) + 1))
+    actor = service.hub.actors[game_id]
+    assert actor.state is not None
+    assert len(actor.state.players) == len(houses)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -17,9 +18,11 @@ from vollmond.store import (
     credit_change,
     credit_history,
     grant_premium,
+    list_games,
     revoke_grant,
 )
 from vollmond.store import karma_change as add_karma
+from vollmond.store.models import GameStatus
 
 from .support import ApiClient, Service, ServiceFactory
 
@@ -245,3 +248,23 @@ async def test_operators_choose_the_active_paths_and_their_sizes(
             assert await credit_balance(sessions, account(host)) == 500
         finally:
             await host.close()
+
+
+@pytest.mark.rule("P2", "X7")
+async def test_racing_requests_cannot_mint_or_skip_credit(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    """Two aborts at once refund once; two large rounds at once on credit for one: one charge."""
+    sessions = service.hub.sessions
+    host = await signed_in(api, "Host")
+    await credit_change(sessions, account(host), 50, "bought credit")
+    game_id = (await found_private(host, 10)).json()["game"]
+    aborts = await asyncio.gather(*(host.post(f"/api/games/{game_id}/abort") for _ in range(4)))
+    assert sorted(r.status_code for r in aborts) == [200, 409, 409, 409]
+    assert await credit_balance(sessions, account(host)) == 50
+
+    founds = await asyncio.gather(*(found_private(host, 10) for _ in range(4)))
+    assert sorted(r.status_code for r in founds) == [201, 409, 409, 409]
+    assert await credit_balance(sessions, account(host)) == 0
+    lobbies = await list_games(sessions, statuses=(GameStatus.LOBBY,))
+    assert [g.id for g in lobbies] == [r.json()["game"] for r in founds if r.status_code == 201]

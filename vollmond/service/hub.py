@@ -32,6 +32,7 @@ from vollmond.service.policy import (
 from vollmond.service.presence import Presence
 from vollmond.store import (
     Game,
+    InsufficientCreditError,
     Sessions,
     active_grants,
     create_game,
@@ -196,6 +197,19 @@ class Hub:
         problem = founding_problem(self.policy, options)
         if problem is not None:
             raise LobbyError(problem)
+        async with self._lock:  # one founder's standing is checked and charged at a time
+            game, code = await self._create(options, private, host_account_id)
+        seat = token = None
+        if host_name is not None:
+            joined = await self.join(
+                game.id, account_id=host_account_id, name=host_name, channel=channel
+            )
+            seat, token = joined.seat, joined.token
+        return Founded(game, code, seat, token)
+
+    async def _create(
+        self, options: GameOptions, private: bool, host_account_id: int | None
+    ) -> tuple[Game, str | None]:
         charge = 0
         if private:
             standing = await self.standing(host_account_id)
@@ -214,20 +228,18 @@ class Hub:
             host_account_id=host_account_id,
         )
         if charge and host_account_id is not None:
-            await credit_change(
-                self.sessions,
-                host_account_id,
-                -charge,
-                f"large private round ({options.players} seats)",
-                game_id=game.id,
-            )
-        seat = token = None
-        if host_name is not None:
-            joined = await self.join(
-                game.id, account_id=host_account_id, name=host_name, channel=channel
-            )
-            seat, token = joined.seat, joined.token
-        return Founded(game, code, seat, token)
+            try:
+                await credit_change(
+                    self.sessions,
+                    host_account_id,
+                    -charge,
+                    f"large private round ({options.players} seats)",
+                    game_id=game.id,
+                )
+            except InsufficientCreditError as exc:  # spent meanwhile, e.g. on another node
+                await set_game_status(self.sessions, game.id, GameStatus.ABORTED)
+                raise LobbyError("private_size_locked", "not enough credit") from exc
+        return game, code
 
     async def standing(self, account_id: int | None) -> Standing:
         """What an account brings to P2: premium, karma and credit, as of now."""
@@ -303,16 +315,20 @@ class Hub:
 
     async def start(self, game_id: str, *, by_account_id: int | None) -> GameActor:
         """The host starts the game, or it starts when the table is full."""
-        game = await get_game(self.sessions, game_id)
-        if game.status is not GameStatus.LOBBY:
-            raise LobbyError("already_started")
-        if by_account_id is not None and game.host_account_id != by_account_id:
-            raise LobbyError("only_host_starts")
-        seats = await number_houses(self.sessions, game_id)
-        if len(seats) < MIN_PLAYERS:
-            raise LobbyError("too_few_players")
-        options = replace(self.engine_options(game), players=len(seats))
-        await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
+        # Under the lobby lock: a host's start, a full table's start, a join and an abort of
+        # the same round must not interleave (two actors, a seat without a house, a refund
+        # for a round that runs).
+        async with self._lock:
+            game = await get_game(self.sessions, game_id)
+            if game.status is not GameStatus.LOBBY:
+                raise LobbyError("already_started")
+            if by_account_id is not None and game.host_account_id != by_account_id:
+                raise LobbyError("only_host_starts")
+            seats = await number_houses(self.sessions, game_id)
+            if len(seats) < MIN_PLAYERS:
+                raise LobbyError("too_few_players")
+            options = replace(self.engine_options(game), players=len(seats))
+            await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
         actor = GameActor(game_id, options, game.seed, self.sessions, writer=self.log_writer)
         await actor.start()
         self._adopt(actor)
@@ -320,11 +336,12 @@ class Hub:
         return actor
 
     async def abort(self, game_id: str) -> None:
-        """A round that never starts: refund the founding charge (P2)."""
-        game = await get_game(self.sessions, game_id)
-        if game.status is not GameStatus.LOBBY:
-            raise LobbyError("already_started")
-        await set_game_status(self.sessions, game_id, GameStatus.ABORTED)
+        """A round that never starts: refund the founding charge (P2), exactly once."""
+        async with self._lock:  # two aborts at once must not both refund
+            game = await get_game(self.sessions, game_id)
+            if game.status is not GameStatus.LOBBY:
+                raise LobbyError("already_started")
+            await set_game_status(self.sessions, game_id, GameStatus.ABORTED)
         charge = int(game.options.get("charge", 0))
         if charge and game.host_account_id is not None:
             await credit_change(
