@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select, tuple_
+import sqlalchemy
+from sqlalchemy import Executable, Select, Table, event, insert, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store import NewEvent, Sessions, append_commands, append_events
+from vollmond.store.db import SQLITE_BUSY_TIMEOUT_MS, _configure_sqlite
 from vollmond.store.models import GameCommandRow, GameEventRow
 from vollmond.store.types import utcnow
 
@@ -51,6 +55,29 @@ class LogWriter:
         self._task: asyncio.Task[None] | None = None
         self.batches = 0
         self.appends = 0
+        # SQLite: each batch is one call in a thread of its own, on a plain sqlite3 connection.
+        # Through aiosqlite a batch took 16 thread round trips, and under load each of them
+        # waited for a turn of the busy event loop: commands waited seconds for their batch.
+        self._sync_engine: sqlalchemy.Engine | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        bind = sessions.kw.get("bind")
+        url = bind.url if isinstance(bind, AsyncEngine) else None
+        if (
+            url is not None
+            and url.get_backend_name() == "sqlite"
+            and url.database
+            not in (
+                None,
+                "",
+                ":memory:",
+            )
+        ):
+            self._sync_engine = sqlalchemy.create_engine(
+                url.set(drivername="sqlite"),
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            )
+            event.listen(self._sync_engine, "connect", _configure_sqlite)
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="log-writer")
 
     async def append(self, item: LogAppend) -> None:
         """Resolves once the item is committed; raises what the store raised for it."""
@@ -70,6 +97,10 @@ class LogWriter:
             if not future.done():
                 future.set_exception(RuntimeError("the log writer is closed"))
         self._pending.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
 
     async def _run(self) -> None:
         while True:
@@ -104,38 +135,66 @@ class LogWriter:
                 future.set_result(None)
 
     async def _write(self, items: list[LogAppend]) -> None:
-        now = utcnow()
-        commands = [
-            {"game_id": i.game_id, "seq": i.command_seq, "command": i.command, "created_at": now}
-            for i in items
-        ]
-        events = [
-            {
-                "game_id": i.game_id,
-                "seq": i.event_seq + offset,
-                "kind": e.kind,
-                "payload": e.payload,
-                "audience": e.audience,
-                "created_at": now,
-            }
-            for i in items
-            for offset, e in enumerate(i.events)
-        ]
-        # The first append of a run must follow an entry already in the log (or in this batch).
-        first_command = {i.game_id: i.command_seq for i in reversed(items)}
-        first_event = {i.game_id: i.event_seq for i in reversed(items) if i.events}
+        statements = _statements(items)
+        if self._sync_engine is not None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._executor, self._write_sync, statements)
+            return
         async with self.sessions.begin() as session:
             connection = await session.connection()
-            await connection.execute(insert(COMMANDS), commands)
-            if events:
-                await connection.execute(insert(EVENTS), events)
-            for table, firsts in ((COMMANDS, first_command), (EVENTS, first_event)):
-                wanted = {(game, seq - 1) for game, seq in firsts.items() if seq > 1}
-                if not wanted:
-                    continue
-                game_id, seq = table.c.game_id, table.c.seq
-                found = await connection.execute(
-                    select(game_id, seq).where(tuple_(game_id, seq).in_(sorted(wanted)))
-                )
-                if len(found.all()) != len(wanted):
+            for statement, rows in statements.inserts:
+                await connection.execute(statement, rows)
+            for check, expected in statements.checks:
+                if len((await connection.execute(check)).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
+
+    def _write_sync(self, statements: Statements) -> None:
+        assert self._sync_engine is not None
+        with self._sync_engine.begin() as connection:
+            for statement, rows in statements.inserts:
+                connection.execute(statement, rows)
+            for check, expected in statements.checks:
+                if len(connection.execute(check).all()) != expected:
+                    raise LookupError("a log would have a gap")  # rolled back; retried alone
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """One batch: the inserts, and the predecessor checks with the rows each must find."""
+
+    inserts: list[tuple[Executable, list[dict[str, Any]]]]
+    checks: list[tuple[Select[Any], int]]
+
+
+def _statements(items: list[LogAppend]) -> Statements:
+    now = utcnow()
+    commands = [
+        {"game_id": i.game_id, "seq": i.command_seq, "command": i.command, "created_at": now}
+        for i in items
+    ]
+    events = [
+        {
+            "game_id": i.game_id,
+            "seq": i.event_seq + offset,
+            "kind": e.kind,
+            "payload": e.payload,
+            "audience": e.audience,
+            "created_at": now,
+        }
+        for i in items
+        for offset, e in enumerate(i.events)
+    ]
+    inserts: list[tuple[Executable, list[dict[str, Any]]]] = [(insert(COMMANDS), commands)]
+    if events:
+        inserts.append((insert(EVENTS), events))
+    # The first append of a run must follow an entry already in the log (or in this batch).
+    first_command = {i.game_id: i.command_seq for i in reversed(items)}
+    first_event = {i.game_id: i.event_seq for i in reversed(items) if i.events}
+    checks: list[tuple[Select[Any], int]] = []
+    for table, firsts in ((COMMANDS, first_command), (EVENTS, first_event)):
+        wanted = {(game, seq - 1) for game, seq in firsts.items() if seq > 1}
+        if wanted:
+            game_id, seq = table.c.game_id, table.c.seq
+            query = select(game_id, seq).where(tuple_(game_id, seq).in_(sorted(wanted)))
+            checks.append((query, len(wanted)))
+    return Statements(inserts, checks)
