@@ -522,6 +522,8 @@ class Step:
     setup_s: float = 0.0
     errors: dict[str, int] = field(default_factory=dict)
     received_by_type: dict[str, int] = field(default_factory=dict)
+    healthz_p50_ms: float = float("nan")
+    healthz_max_ms: float = float("nan")
 
 
 class Workers:
@@ -579,8 +581,24 @@ def _split(items: Sequence[Any], parts: int) -> list[list[Any]]:
     return [list(items[i::parts]) for i in range(parts)]
 
 
+async def _probe(url: str, until: float, lags_ms: list[float]) -> None:
+    """GET /healthz every 0.5 s: how long the server's event loop keeps a request waiting."""
+    async with httpx.AsyncClient(timeout=60) as http:
+        while time.time() < until:
+            started = time.perf_counter()
+            with contextlib.suppress(httpx.HTTPError):
+                await http.get(url)
+                lags_ms.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(0.5)
+
+
 async def _drive(
-    workers: Workers, step: Step, server_pid: int, duration_s: float, jobs: list[dict[str, Any]]
+    workers: Workers,
+    step: Step,
+    server_pid: int,
+    duration_s: float,
+    jobs: list[dict[str, Any]],
+    probe_url: str | None = None,
 ) -> None:
     for i, job in enumerate(jobs):
         workers.send(i, job)
@@ -595,7 +613,15 @@ async def _drive(
     workers.send_all({"t0": t0, "t1": t1})
     await asyncio.sleep(max(0.0, t0 - time.time()))
     server_cpu0, client_cpu0, machine0 = cpu_seconds(server_pid), workers.cpu(), machine_busy_s()
+    lags: list[float] = []
+    probe = asyncio.create_task(_probe(probe_url, t1, lags)) if probe_url else None
     results = await workers.read_all(duration_s + 120)
+    if probe is not None:
+        probe.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await probe
+        step.healthz_p50_ms = statistics.median(lags) if lags else float("nan")
+        step.healthz_max_ms = max(lags, default=float("nan"))
     finished = max(r["finished"] for r in results)
     server_cpu1, client_cpu1, machine1 = cpu_seconds(server_pid), workers.cpu(), machine_busy_s()
     step.load_average = load_average()
@@ -765,7 +791,7 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         ]
         step.setup_s = time.monotonic() - started
         _log(f"real: {games} games founded and seated in {step.setup_s:.0f} s")
-        await _drive(workers, step, server.pid, args.duration, jobs)
+        await _drive(workers, step, server.pid, args.duration, jobs, http_url + "/healthz")
     finally:
         workers.stop()
         _stop(server)
@@ -854,6 +880,8 @@ def report(pairs: list[tuple[Step, Step | None]]) -> None:
             f"{'':>7} window {real.window_s:.0f} s, setup {real.setup_s:.0f} s; "
             f"commands {real.commands}: {real.acked} acked, {real.rejected} rejected, "
             f"{real.unanswered} unanswered; dropped {real.dropped}, failed {real.failed}; "
+            f"GET /healthz meanwhile p50 {real.healthz_p50_ms:.0f} ms, "
+            f"max {real.healthz_max_ms:.0f} ms; "
             f"errors {dict(sorted(real.errors.items()))}; "
             f"received {dict(sorted(real.received_by_type.items()))}"
         )
