@@ -402,3 +402,52 @@ async def test_private_rounds_cannot_be_spectated(
         assert refused["code"] == "private_game"
     async with ws_client(fast_service) as player:
         assert (await hello(player, founded["game"], founded["token"]))["seat"] == 1
+
+
+async def test_sync_answers_with_the_view_and_after_resumes_without_gaps_or_repeats(
+    fast_service: Service,
+) -> None:
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
+    clients = await welcome_all(fast_service, game_id, tokens)
+    try:
+        await asyncio.gather(*(c.quiet(0.2) for c in clients))
+        roles = {i + 1: c.frames[0]["view"]["me"]["role"] for i, c in enumerate(clients)}
+        evil = next(seat for seat, role in roles.items() if role == "evil")
+        watcher = next(seat for seat in roles if seat != evil)
+        seen = max(e["seq"] for e in events(clients[watcher - 1]))
+
+        await clients[watcher - 1].send({"type": "sync"})
+        view = await clients[watcher - 1].expect("view")
+        assert view["view"]["me"]["seat"] == watcher
+        await clients[watcher - 1].close()
+
+        # While the watcher is away: the evil vote (secret) and nothing public yet.
+        own = clients[evil - 1]
+        await own.send(command(evil, "UseAbility", kind="evil_vote", target=watcher))
+        await own.expect("ack")
+        await own.send({"type": "command", "id": 9, "command": {"type": "Say", "text": "hm"}})
+        await own.expect("ack")
+
+        async with ws_client(fast_service) as back:
+            welcome = await hello(back, game_id, tokens[watcher - 1], after=seen)
+            assert welcome["seat"] == watcher
+            await back.quiet(0.3)
+            assert events(back) == []  # nothing of its audience happened meanwhile
+        async with ws_client(fast_service) as evil_back:
+            await hello(evil_back, game_id, tokens[evil - 1], after=seen)
+            await evil_back.quiet(0.3)
+            later = events(evil_back)
+        audiences = await stored_audiences(fast_service, game_id)
+        expected = [
+            seq
+            for seq, audience in sorted(audiences.items())
+            if seq > seen and audience.includes(Viewer.player(evil))
+        ]
+        assert [e["seq"] for e in later] == expected
+        assert {"evil_vote_cast", "chat"} <= {e["code"] for e in later}
+        missed_by_watcher = [
+            seq for seq in expected if audiences[seq].includes(Viewer.player(watcher))
+        ]
+        assert missed_by_watcher == []
+    finally:
+        await close_all([c for i, c in enumerate(clients) if i + 1 != watcher])
