@@ -132,6 +132,7 @@ async def test_public_games_are_listed_per_world_with_seats_and_phase(
     assert (entry["size"], entry["taken"], entry["free"]) == (5, 2, 3)
     assert entry["status"] == "lobby"
     assert entry["phase"] is None
+    assert entry["watchable"] is False
     assert entry["players"] == []  # names only on the game's own page
 
     # Fill the werwolf table: it starts by itself and shows its phase.
@@ -141,6 +142,7 @@ async def test_public_games_are_listed_per_world_with_seats_and_phase(
     running = {g["id"]: g for g in await listing(third, "werwolf")}[wolf["game"]]
     assert running["status"] == "running"
     assert running["phase"] == "night"
+    assert running["watchable"] is True
     assert (running["taken"], running["free"]) == (4, 0)
 
 

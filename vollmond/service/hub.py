@@ -103,6 +103,8 @@ class TableInfo:
             "taken": len(self.seats),
             "free": max(0, self.size - len(self.seats)),
             "phase": self.phase,
+            # Spectators (X6) may follow it now: hello {"game": id, "spectate": true} on /ws.
+            "watchable": self.phase is not None and not self.game.private,
             "deck": self.game.options.get("engine", {}).get("deck"),
             "options": self.game.options.get("engine"),
             "players": [
