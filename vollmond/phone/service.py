@@ -14,11 +14,10 @@ silenced; it cannot stop the shared media clock or disturb another call.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import numpy as np
 import structlog
@@ -325,19 +324,15 @@ def _fit(frame: Int16Array) -> Int16Array:
 
 def default_session_factory(hub: Hub) -> SessionFactory:
     """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice."""
-    module = importlib.import_module("vollmond.phone.session.session")
-    session_class = module.PhoneSession
-    voice_module = importlib.import_module("vollmond.phone.session.voice")
-    voice = voice_module.default_voice()
+    from vollmond.phone.session import PhoneSession  # noqa: PLC0415 - loaded only when serving
+    from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
+
+    voice = default_voice()
 
     def make(caller: str) -> LineSession:
-        return cast(LineSession, session_class(hub, caller, voice))
+        return PhoneSession(hub, caller, voice)
 
     return make
-
-
-def _no_sessions(caller: str) -> LineSession:
-    raise RuntimeError("no phone session implementation is installed")
 
 
 async def start_phone(
@@ -353,13 +348,7 @@ async def start_phone(
     """
     if not settings.sip_port and config is None:
         return None
-    if session_factory is None:
-        try:
-            session_factory = default_session_factory(hub)
-        except (ImportError, AttributeError) as exc:
-            log.error("phone_sessions_unavailable", error=str(exc))
-            session_factory = _no_sessions
-    service = PhoneService(hub, session_factory)
+    service = PhoneService(hub, session_factory or default_session_factory(hub))
     try:
         await service.start(config or UasConfig(host=settings.host, port=settings.sip_port))
     except OSError as exc:
