@@ -9,6 +9,7 @@ identity and the text), so a busy server speaks its menus without starting a pro
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import threading
@@ -94,7 +95,8 @@ class EspeakVoice:
             return
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         path = self.cache_dir / f"{key}.s16"
-        partial = path.with_suffix(".part")
+        # Unique per writer: two callers may render the same new prompt at the same moment.
+        partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.part")
         partial.write_bytes(audio.astype("<i2").tobytes())
         partial.replace(path)  # atomic: a reader never sees half a prompt
 
