@@ -110,7 +110,9 @@ class GameActor:
         self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Rejection | Accepted]]] = (
             asyncio.Queue()
         )
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._timers: dict[int, asyncio.TimerHandle] = {}
+        self._next_timer = 0
+        self._firing: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.finished = asyncio.Event()
@@ -172,7 +174,7 @@ class GameActor:
 
     async def stop(self) -> None:
         self._closed = True
-        for handle in self._timers:
+        for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
         if self._task is not None:
@@ -248,14 +250,17 @@ class GameActor:
         loop = asyncio.get_running_loop()
         now = self.clock()
         for due, command in sorted(timers, key=lambda t: t[0]):
-            handle = loop.call_later(max(0.0, due - now), self._fire, command)
-            self._timers.add(handle)
+            self._next_timer += 1
+            key = self._next_timer
+            self._timers[key] = loop.call_later(max(0.0, due - now), self._fire, key, command)
 
-    def _fire(self, command: TimerCommand) -> None:
+    def _fire(self, key: int, command: TimerCommand) -> None:
+        self._timers.pop(key, None)
         if self._closed:
             return
-        self._timers = {h for h in self._timers if not h.cancelled() and h.when() > 0}
-        asyncio.get_running_loop().create_task(self._fire_async(command))
+        task = asyncio.get_running_loop().create_task(self._fire_async(command))
+        self._firing.add(task)
+        task.add_done_callback(self._firing.discard)
 
     async def _fire_async(self, command: TimerCommand) -> None:
         with contextlib.suppress(GameClosedError):

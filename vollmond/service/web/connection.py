@@ -150,7 +150,13 @@ class Connection:
                 continue
             getter = asyncio.create_task(self._outbox.get())
             dirty = asyncio.create_task(self._view_dirty.wait())
-            done, _ = await asyncio.wait({getter, dirty}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                done, _ = await asyncio.wait({getter, dirty}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                # The connection is closing: leave no helper task pending behind us.
+                getter.cancel()
+                dirty.cancel()
+                raise
             if getter in done:
                 dirty.cancel()
                 await self.ws.send_text(getter.result())
