@@ -7,6 +7,7 @@ Nothing here does I/O, reads a clock or draws random numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -17,6 +18,24 @@ Json = JsonScalar | Sequence["Json"] | Mapping[str, "Json"]
 
 
 T = TypeVar("T")
+V = TypeVar("V")
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def evolve(value: V, **changes: Any) -> V:
+    """`dataclasses.replace` for the engine's frozen, slotted value classes, without running
+    `__init__`: the state is copied on every command, and the generic path costs about three
+    times as much (benchmarks/engine.py). Only for classes without `__post_init__`."""
+    cls = type(value)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(value))  # type: ignore[arg-type]
+        _FIELD_NAMES[cls] = names
+    new = object.__new__(cls)
+    for name in names:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(value, name))
+    return new
 
 
 class Rng(Protocol):

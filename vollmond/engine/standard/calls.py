@@ -6,9 +6,7 @@ audio itself never passes through the engine.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import (
@@ -90,7 +88,7 @@ def place(tx: Tx, cmd: PlaceCall) -> None:
     placed = state.calls_placed
     if not partner:
         placed = {**placed, cmd.actor: placed.get(cmd.actor, 0) + 1}
-    tx.state = replace(
+    tx.state = evolve(
         state,
         calls=(*state.calls, call),
         next_call_id=call.id + 1,
@@ -127,8 +125,8 @@ def answer(tx: Tx, cmd: AnswerCall) -> None:
         tx.state.phase in DAY_CALL_PHASES and tx.state.options.calls.day_modes is DayCallModes.HALB
     )
     start = CallMode.HALB if halb_only else CallMode.STUMM
-    active = replace(call, status=CallStatus.ACTIVE, modes=(start, start))
-    tx.state = replace(
+    active = evolve(call, status=CallStatus.ACTIVE, modes=(start, start))
+    tx.state = evolve(
         tx.state, calls=tuple(active if c.id == call.id else c for c in tx.state.calls)
     )
     tx.emit(Ev.CALL_CONNECTED, both, call=call.id, caller=call.caller, callee=call.callee)
@@ -136,7 +134,7 @@ def answer(tx: Tx, cmd: AnswerCall) -> None:
 
 
 def _drop(tx: Tx, call: Call) -> None:
-    tx.state = replace(tx.state, calls=tuple(c for c in tx.state.calls if c.id != call.id))
+    tx.state = evolve(tx.state, calls=tuple(c for c in tx.state.calls if c.id != call.id))
 
 
 def check_hang_up(state: GameState, cmd: HangUp) -> Rejection | None:
@@ -183,8 +181,8 @@ def toggle(tx: Tx, cmd: ToggleCallMode) -> None:
     current = call.mode_of(cmd.actor)
     new = CallMode.HALB if current is CallMode.STUMM else CallMode.STUMM
     modes = (new, call.modes[1]) if cmd.actor == call.caller else (call.modes[0], new)
-    updated = replace(call, modes=modes)
-    tx.state = replace(
+    updated = evolve(call, modes=modes)
+    tx.state = evolve(
         tx.state, calls=tuple(updated if c.id == call.id else c for c in tx.state.calls)
     )
     tx.emit(

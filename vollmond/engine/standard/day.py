@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import FloorTimeout, Interject, Nominate, Vote
@@ -42,7 +40,7 @@ def nominate(tx: Tx, cmd: Nominate) -> None:
     day = _day(tx.state)
     nominations = {**day.nominations, cmd.actor: cmd.target}
     used = day.used | {(cmd.actor, NOMINATE)}  # once, even if the nominee dies (D2)
-    tx.state = replace(tx.state, day=replace(day, nominations=nominations, used=used))
+    tx.state = evolve(tx.state, day=evolve(day, nominations=nominations, used=used))
     tx.emit(Ev.NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
 
 
@@ -62,8 +60,8 @@ def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
 def vote(tx: Tx, cmd: Vote) -> None:
     """Who voted is public at once; for whom, only in the result."""
     day = _day(tx.state)
-    day = replace(day, votes={**day.votes, cmd.actor: cmd.target})
-    tx.state = replace(tx.state, day=day)
+    day = evolve(day, votes={**day.votes, cmd.actor: cmd.target})
+    tx.state = evolve(tx.state, day=day)
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
     advance_if_complete(tx)
 
@@ -82,8 +80,8 @@ def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
 def interject(tx: Tx, cmd: Interject) -> None:
     """S19: the player is announced and has the floor for a short turn."""
     day = _day(tx.state)
-    tx.state = replace(
-        tx.state, day=replace(day, used=day.used | {(cmd.actor, INTERJECT)}, floor=cmd.actor)
+    tx.state = evolve(
+        tx.state, day=evolve(day, used=day.used | {(cmd.actor, INTERJECT)}, floor=cmd.actor)
     )
     seconds = tx.state.options.durations.floor_s
     tx.emit(Ev.INTERJECTION, Audience.public(), seat=cmd.actor, seconds=seconds)
@@ -97,5 +95,5 @@ def check_floor_timeout(state: GameState, cmd: FloorTimeout) -> Rejection | None
 
 
 def release_floor(tx: Tx, cmd: FloorTimeout) -> None:
-    tx.state = replace(tx.state, day=replace(_day(tx.state), floor=None))
+    tx.state = evolve(tx.state, day=evolve(_day(tx.state), floor=None))
     tx.emit(Ev.FLOOR_RELEASED, Audience.public(), seat=cmd.seat)

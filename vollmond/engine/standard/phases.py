@@ -6,9 +6,7 @@ nominated) → next night. Time only enters through PhaseTimeout commands.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from vollmond.engine.core import Audience
+from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
@@ -32,10 +30,10 @@ def _enter(tx: Tx, phase: Phase, seconds: float, **params: int | str | None) -> 
     seq = tx.state.phase_seq + 1
     day = tx.state.day
     if day is not None and day.floor is not None:
-        day = replace(day, floor=None)
+        day = evolve(day, floor=None)
     # C8: the per-night call count spans the whole night (steal step and main step).
     placed = tx.state.calls_placed if phase is tx.state.phase else {}
-    tx.state = replace(tx.state, phase=phase, phase_seq=seq, calls_placed=placed, day=day)
+    tx.state = evolve(tx.state, phase=phase, phase_seq=seq, calls_placed=placed, day=day)
     tx.emit(
         Ev.PHASE_STARTED,
         Audience.public(),
@@ -56,10 +54,10 @@ def start_night(tx: Tx) -> None:
     state = tx.state
     durations = state.options.durations
     if state.round == 1 and has_vagabond(tx):
-        tx.state = replace(state, night=NightState(state.round, NightStep.STEAL), day=None)
+        tx.state = evolve(state, night=NightState(state.round, NightStep.STEAL), day=None)
         _enter(tx, Phase.NIGHT, durations.steal_s, step=NightStep.STEAL.value)
         return
-    tx.state = replace(state, night=NightState(state.round, NightStep.MAIN), day=None)
+    tx.state = evolve(state, night=NightState(state.round, NightStep.MAIN), day=None)
     _enter(tx, Phase.NIGHT, durations.night_s, step=NightStep.MAIN.value)
     _tell_mediums(tx)
 
@@ -80,7 +78,7 @@ def reveal_bonds(tx: Tx) -> None:
 def start_main_step(tx: Tx) -> None:
     night = tx.state.night
     assert night is not None
-    tx.state = replace(tx.state, night=replace(night, step=NightStep.MAIN))
+    tx.state = evolve(tx.state, night=evolve(night, step=NightStep.MAIN))
     _enter(tx, Phase.NIGHT, tx.state.options.durations.night_s, step=NightStep.MAIN.value)
     reveal_bonds(tx)
     _tell_mediums(tx)
@@ -95,7 +93,7 @@ def _tell_mediums(tx: Tx) -> None:
     for player in list(tx.state.living()):
         if has_trait(player, Trait.LEARNS_BANISHED):
             fact = Fact(FactKind.MEDIUM, tx.state.round, banished, evil)
-            tx.state = tx.state.with_player(replace(player, facts=(*player.facts, fact)))
+            tx.state = tx.state.with_player(evolve(player, facts=(*player.facts, fact)))
             tx.emit(Ev.MEDIUM_RESULT, Audience.to(player.seat), target=banished, evil=evil)
 
 
@@ -103,7 +101,7 @@ def end_night(tx: Tx) -> None:
     end_calls_of(tx, None, CallEndReason.PHASE_END)
     dying = resolve_night(tx)
     dead = kill(tx, dying)
-    tx.state = replace(tx.state, day=DayState(tx.state.round))
+    tx.state = evolve(tx.state, day=DayState(tx.state.round))
     tx.emit(Ev.MORNING_REPORT, Audience.public(), round=tx.state.round, dead=death_list(tx, dead))
     if settle(tx):
         return
@@ -137,7 +135,7 @@ def next_night(tx: Tx) -> None:
     """A new round; a table where nobody dies for several rounds ends in a draw."""
     state = tx.state
     quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = replace(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
+    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
     if settle(tx):
         return
     if quiet >= state.options.stalemate_rounds:

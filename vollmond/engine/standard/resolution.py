@@ -5,8 +5,9 @@ steal (done first, in night 1) → protect & trap → evil kill → potions → 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from vollmond.engine.core import evolve
 from vollmond.engine.standard.abilities.night import choose_victim
 from vollmond.engine.standard.queries import has_trait, in_night_room, spec_of
 from vollmond.engine.standard.state import NightState
@@ -114,5 +115,5 @@ def resolve_night(tx: Tx) -> list[int]:
     out = NightOutcome(night)
     for _name, step in NIGHT_STEPS:
         step(tx, out)
-    tx.state = replace(tx.state, night=None)
+    tx.state = evolve(tx.state, night=None)
     return out.dying

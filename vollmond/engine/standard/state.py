@@ -7,9 +7,10 @@ that holds it was built, so old states stay valid for replay checks and views.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
+from vollmond.engine.core import evolve
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.types import (
     ActionKind,
@@ -54,7 +55,7 @@ class Player:
         return self.memory.get(key, 0)
 
     def remember(self, **values: int) -> Player:
-        return replace(self, memory={**self.memory, **values})
+        return evolve(self, memory={**self.memory, **values})
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +72,7 @@ class NightState:
 
     def with_action(self, seat: int, kind: ActionKind, target: int | None) -> NightState:
         mine = {**self.actions.get(seat, {}), kind: target}
-        return replace(self, actions={**self.actions, seat: mine})
+        return evolve(self, actions={**self.actions, seat: mine})
 
     def targets_of(self, kind: ActionKind) -> Iterator[tuple[int, int | None]]:
         for seat, acts in self.actions.items():
@@ -148,7 +149,7 @@ class GameState:
     def with_player(self, player: Player) -> GameState:
         players = list(self.players)
         players[player.seat - 1] = player
-        return replace(self, players=tuple(players))
+        return evolve(self, players=tuple(players))
 
     def call_of(self, seat: int) -> Call | None:
         for call in self.calls:

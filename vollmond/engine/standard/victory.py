@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from vollmond.engine.core import Audience
+from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.queries import has_trait, on_team, spec_of
 from vollmond.engine.standard.state import GameState, Outcome
@@ -40,7 +38,7 @@ def decide(state: GameState) -> Outcome | None:
 
 
 def finish(tx: Tx, outcome: Outcome) -> None:
-    tx.state = replace(
+    tx.state = evolve(
         tx.state, phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, outcome=outcome, calls=()
     )
     tx.emit(

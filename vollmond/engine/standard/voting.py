@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 
-from vollmond.engine.core import Audience
+from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, kill
 from vollmond.engine.standard.queries import has_trait
@@ -56,9 +55,9 @@ def resolve_vote(tx: Tx) -> None:
         player = tx.state.player(banished)
         if has_trait(player, Trait.SURVIVES_FIRST_BANISHMENT) and not player.mem("spared"):
             spared = True
-            tx.state = tx.state.with_player(replace(player.remember(spared=1), revealed=True))
+            tx.state = tx.state.with_player(evolve(player.remember(spared=1), revealed=True))
         else:
-            tx.state = replace(tx.state, last_banished=banished)
+            tx.state = evolve(tx.state, last_banished=banished)
             dead = kill(tx, [banished])
     tx.emit(
         Ev.VOTE_RESULT,

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import ClassVar
 
-from vollmond.engine.core import Rejection
+from vollmond.engine.core import Rejection, evolve
 from vollmond.engine.standard.codes import Rej
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
@@ -67,7 +66,7 @@ class Ability:
         """Default: remember the choice for the night's resolution steps."""
         night = tx.state.night
         assert night is not None
-        tx.state = replace(tx.state, night=night.with_action(actor.seat, self.kind, target))
+        tx.state = evolve(tx.state, night=night.with_action(actor.seat, self.kind, target))
 
 
 def living_target(

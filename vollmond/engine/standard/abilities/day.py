@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.deaths import death_list, kill
@@ -25,7 +23,7 @@ def _day(state: GameState) -> DayState:
 
 def _mark_used(tx: Tx, seat: int, what: str) -> None:
     day = _day(tx.state)
-    tx.state = replace(tx.state, day=replace(day, used=day.used | {(seat, what)}))
+    tx.state = evolve(tx.state, day=evolve(day, used=day.used | {(seat, what)}))
 
 
 class _DayAbility(Ability):
@@ -93,7 +91,7 @@ class InstantKill(_DayAbility):
 
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         assert target is not None
-        tx.state = replace(tx.state, instant_kill_used=True)
+        tx.state = evolve(tx.state, instant_kill_used=True)
         dead = kill(tx, [target])
         tx.emit(Ev.INSTANT_KILL, Audience.public(), target=target, dead=death_list(tx, dead))
         settle(tx)
@@ -119,8 +117,8 @@ class TransferVote(_DayAbility):
         assert target is not None
         _mark_used(tx, actor.seat, self.kind.value)
         day = _day(tx.state)
-        tx.state = replace(
-            tx.state, day=replace(day, transfers={**day.transfers, actor.seat: target})
+        tx.state = evolve(
+            tx.state, day=evolve(day, transfers={**day.transfers, actor.seat: target})
         )
         tx.emit(Ev.VOTE_TRANSFERRED, Audience.to(actor.seat, target), giver=actor.seat, to=target)
         # A giver who hands his vote over during the vote was the last one it waited for.

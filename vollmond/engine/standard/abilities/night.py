@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 
-from vollmond.engine.core import Audience, Rejection
+from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.queries import (
@@ -52,7 +51,7 @@ def lock_victim(tx: Tx) -> None:
     night = tx.state.night
     assert night is not None
     victim = choose_victim(night.evil_votes, tx.state.options.unanimous, tx)
-    tx.state = replace(tx.state, night=replace(night, victim_locked=True, victim=victim))
+    tx.state = evolve(tx.state, night=evolve(night, victim_locked=True, victim=victim))
     tx.emit(Ev.EVIL_VOTES_COMPLETE, Audience.group(night_room(tx.state)), victim=victim)
     witches = [p.seat for p in tx.state.living() if spec_of(p).ability(ActionKind.HEAL) is not None]
     if witches:
@@ -78,8 +77,8 @@ class EvilVote(Ability):
         night = tx.state.night
         assert night is not None
         votes = {**night.evil_votes, actor.seat: target}
-        night = replace(night, evil_votes=votes).with_action(actor.seat, self.kind, target)
-        tx.state = replace(tx.state, night=night)
+        night = evolve(night, evil_votes=votes).with_action(actor.seat, self.kind, target)
+        tx.state = evolve(tx.state, night=night)
         room = night_room(tx.state)
         tally = Counter(votes.values())
         tx.emit(
@@ -108,7 +107,7 @@ class Steal(Ability):
         super().perform(tx, actor, target)
         players = len(tx.state.players)
         if target is None:
-            new_self = replace(
+            new_self = evolve(
                 tx.state.player(actor.seat),
                 role=FILLER,
                 memory=initial_memory(FILLER, players),
@@ -119,10 +118,10 @@ class Steal(Ability):
         robbed = tx.state.player(target)
         taken = robbed.role
         tx.state = tx.state.with_player(
-            replace(robbed, role=FILLER, memory=initial_memory(FILLER, players))
+            evolve(robbed, role=FILLER, memory=initial_memory(FILLER, players))
         )
         tx.state = tx.state.with_player(
-            replace(tx.state.player(actor.seat), role=taken, memory=robbed.memory)
+            evolve(tx.state.player(actor.seat), role=taken, memory=robbed.memory)
         )
         tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.value, source=target)
         tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=FILLER.value)
@@ -153,7 +152,7 @@ class Check(Ability):
         assert night is not None
         me = tx.state.player(actor.seat)
         fact = Fact(FactKind.CHECK, night.number, target, evil)
-        tx.state = tx.state.with_player(replace(me, facts=(*me.facts, fact)))
+        tx.state = tx.state.with_player(evolve(me, facts=(*me.facts, fact)))
         tx.emit(Ev.CHECK_RESULT, Audience.to(actor.seat), target=target, evil=evil)
 
 
@@ -282,7 +281,7 @@ class Seance(Ability):
         if target is None:
             return
         call = Call(tx.state.next_call_id, CallKind.SEANCE, actor.seat, target, CallStatus.ACTIVE)
-        tx.state = replace(
+        tx.state = evolve(
             tx.state, calls=(*tx.state.calls, call), next_call_id=tx.state.next_call_id + 1
         )
         tx.emit(Ev.SEANCE_OPENED, Audience.to(actor.seat, target), call=call.id, dead=target)
