@@ -59,6 +59,7 @@ SETUP_CONCURRENCY = 16
 CONNECT_CONCURRENCY = 100
 START_CONCURRENCY = 8
 COMMAND_TIMEOUT_S = 30.0
+ANSWER_GRACE_S = 30.0
 SETUP_TIMEOUT_S = 900.0
 # How keen a client is on each kind of command (RandomBot-like: calls and interjections rare).
 WEIGHTS = {"PlaceCall": 0.05, "Interject": 0.05, "HangUp": 0.3, "ToggleCallMode": 0.05}
@@ -391,14 +392,14 @@ async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Client
         if isinstance(ws, ClientConnection):
             player.ws = ws
             clients.sockets.append(ws)
+            # Read from the start: a client that does not read is one the server must drop.
+            clients.tasks.append(asyncio.create_task(player.receive(window)))
         else:
             totals.failed += 1
     _say({"ready": len(clients.sockets), "failed": totals.failed})
     await _read_line()  # go: start the games and say hello
     await _start_games(job, players)
     live = [p for p in players if p.ws is not None]
-    for p in live:
-        clients.tasks.append(asyncio.create_task(p.receive(window)))
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(60):
             await asyncio.gather(*(p.fresh.wait() for p in live))
@@ -451,7 +452,12 @@ async def worker() -> None:
     while time.time() < window.t1 and not clients.all_over():
         await asyncio.sleep(0.2)
     finished = time.time()
+    # Commands sent inside the window still count when their answer comes later (bounded).
+    while any(p.pending for p in clients.players) and time.time() < window.t1 + ANSWER_GRACE_S:
+        await asyncio.sleep(0.2)
     totals = clients.totals
+    late = [p for p in clients.players if p.pending and clients.window.inside(p.pending[1])]
+    totals.unanswered += len(late)
     totals.connected = sum(1 for ws in clients.sockets if ws.state is websockets.State.OPEN)
     totals.dropped = len(clients.sockets) - totals.connected
     result = totals.to_json()
@@ -765,6 +771,8 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
             str(port),
             "--data-dir",
             str(data_dir),
+            "--sip-port",
+            "0",  # no telephone: the SIP port of a test server may be taken
         ],
         env=env,
         stdout=subprocess.DEVNULL,
