@@ -79,9 +79,7 @@ class Scenario:
         role_ids = tuple(RoleId(word) for word in roles.split())
         self.options = GameOptions(players=len(role_ids), **options)
         self.rng = random.Random(seed)
-        result = start_with_roles(
-            self.options, role_ids, frozenset(lovers or ()), self.rng
-        )
+        result = start_with_roles(self.options, role_ids, frozenset(lovers or ()), self.rng)
         self.state: GameState = result.state
         self.events: list[Event] = list(result.events)
         self.last_events: list[Event] = list(result.events)
