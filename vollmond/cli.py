@@ -121,6 +121,9 @@ def serve(
         port=settings.port,
         log_level="warning",
         ws_max_size=8192,
+        # Game messages are small; compressing each costs the server more than it saves.
+        ws_per_message_deflate=False,
+        loop="uvloop",
     )
 
 
