@@ -200,3 +200,20 @@ class Scenario:
 
     def with_options(self, **changes: Any) -> None:
         self.state = replace(self.state, options=replace(self.state.options, **changes))
+
+
+def next_night(g: Scenario) -> None:
+    """End the night, pass the morning, let the day end without nominations."""
+    g.to_day()
+    g.run("timeout")
+    assert g.phase is Phase.NIGHT
+
+
+def banish(g: Scenario, target: int) -> None:
+    """From the night: let the night pass, then let every living player vote `target` out."""
+    g.to_day()
+    voters = sorted(g.alive)
+    nominator = next(s for s in voters if s != target)
+    g.run(f"nominate {nominator} -> {target}; timeout")
+    g.run(f"vote {','.join(str(s) for s in voters)} -> {target}")
+    assert g.phase is Phase.NIGHT

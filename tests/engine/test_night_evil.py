@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scenario import Scenario
+from tests.scenario import Scenario, banish, next_night
 from vollmond.engine.core import AudienceKind, Viewer
 from vollmond.engine.standard import Phase
 from vollmond.engine.standard.codes import Ev, Rej
@@ -15,24 +15,6 @@ from vollmond.engine.standard.view import view
 TABLE = "evil evil seer doctor filler filler"
 WITCH_TABLE = "evil evil witch seer filler filler filler"
 THREE_EVIL = "evil evil evil seer doctor filler filler filler filler filler"
-
-
-def next_night(g: Scenario) -> None:
-    """End the night, pass the morning, let the day end without nominations."""
-    g.to_day()
-    g.run("timeout")
-    assert g.phase is Phase.NIGHT
-
-
-def banish(g: Scenario, target: int) -> None:
-    """From the night: kill nobody, then let every living player vote `target` out."""
-    g.to_day()
-    voters = sorted(g.alive)
-    nominator = next(s for s in voters if s != target)
-    g.run(f"nominate {nominator} -> {target}; timeout")
-    g.run(f"vote {','.join(str(s) for s in voters)} -> {target}")
-    assert target in g.dead
-    assert g.phase is Phase.NIGHT
 
 
 # --- N1: the night room ---------------------------------------------------------------------
@@ -119,6 +101,7 @@ def test_there_is_no_fixed_voting_round_votes_come_in_any_order_while_the_night_
 def test_a_dead_evil_player_leaves_the_night_room() -> None:
     g = Scenario(THREE_EVIL, stalemate_rounds=9)
     banish(g, 1)
+    assert 1 in g.dead
     assert routing(g.state)[1] == ()
     assert [r.source for r in routing(g.state)[2]] == [3]
     g.run("evil 2 -> 6; evil 3 -> 6")
@@ -365,6 +348,7 @@ def test_with_einstimmig_disagreement_the_witch_learns_there_is_no_victim() -> N
 def test_the_witch_learns_when_all_living_evil_voted() -> None:
     g = Scenario("evil evil evil witch seer filler filler filler filler filler", stalemate_rounds=9)
     banish(g, 1)
+    assert 1 in g.dead
     g.run("evil 2 -> 6")
     assert g.events_for(4, Ev.WITCH_VICTIM) == []
     g.run("evil 3 -> 6")

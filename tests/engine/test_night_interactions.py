@@ -5,16 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scenario import Scenario
+from tests.scenario import Scenario, next_night
 from vollmond.engine.standard import Phase, Side
 from vollmond.engine.standard.codes import Ev, Rej
-
-
-def next_night(g: Scenario) -> None:
-    """End the night, pass the morning, let the day end without nominations."""
-    g.to_day()
-    g.run("timeout")
-    assert g.phase is Phase.NIGHT
 
 
 def reported(g: Scenario) -> list[int]:

@@ -5,31 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scenario import Scenario
+from tests.scenario import Scenario, banish, next_night
 from vollmond.engine.core import Viewer
 from vollmond.engine.standard import ActionKind, CallSettings, Phase, RoleId
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.legal import ability_targets
 from vollmond.engine.standard.routing import routing
 from vollmond.engine.standard.types import CallKind, CallStatus, NightStep
-
-
-def next_night(g: Scenario) -> None:
-    """End the night, pass the morning, let the day end without nominations."""
-    g.to_day()
-    g.run("timeout")
-    assert g.phase is Phase.NIGHT
-
-
-def banish(g: Scenario, target: int) -> None:
-    """From the night: let the night pass, then let every living player vote `target` out."""
-    g.to_day()
-    voters = sorted(g.alive)
-    nominator = next(s for s in voters if s != target)
-    g.run(f"nominate {nominator} -> {target}; timeout")
-    g.run(f"vote {','.join(str(s) for s in voters)} -> {target}")
-    assert g.phase is Phase.NIGHT
-
 
 # --- S1 seer -------------------------------------------------------------------------------
 
