@@ -21,28 +21,6 @@ from importlib.resources import files
 from types import MappingProxyType
 from typing import Final, Literal, TypeGuard
 
-__all__ = [
-    "COLOR_KEYS",
-    "DECK_KEYS",
-    "LANGUAGES",
-    "NAME_KEYS",
-    "ROLE_KEYS",
-    "Colors",
-    "Language",
-    "UnknownDeckError",
-    "UnknownLanguageError",
-    "UnknownRoleError",
-    "UnknownWorldError",
-    "World",
-    "WorldDataError",
-    "WorldLookupError",
-    "WorldNames",
-    "get_world",
-    "is_language",
-    "load_worlds",
-    "world_ids",
-]
-
 Language = Literal["de", "en"]
 """A language the worlds are written in; German is the source, English a translation."""
 
