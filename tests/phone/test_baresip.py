@@ -42,12 +42,8 @@ def free_tcp_port(avoid: set[int]) -> int:
             return port
 
 
-def write_config(home: Path, sip_port: int, ctrl_port: int) -> None:
-    """A baresip config with no sound card: file in, recording filter, audio to nowhere."""
-    wav = str(home / "in.wav")
-    sox = ["sox", "-n", "-r", "8000", "-c", "1", "-b", "16", wav, "synth", "10", "sine", "600"]
-    subprocess.run([*sox, "vol", "0.3"], check=True)
-    (home / "snd").mkdir()
+def write_config_file(home: Path, sip_port: int, ctrl_port: int) -> None:
+    """baresip without a sound card: the WAV file in, recording filter, audio to nowhere."""
     (home / "config").write_text(
         "\n".join(
             [
@@ -74,6 +70,15 @@ def write_config(home: Path, sip_port: int, ctrl_port: int) -> None:
             ]
         )
     )
+
+
+def write_config(home: Path, sip_port: int, ctrl_port: int) -> None:
+    """A baresip home for one test phone: a 600 Hz tone to send, a folder for recordings."""
+    wav = str(home / "in.wav")
+    sox = ["sox", "-n", "-r", "8000", "-c", "1", "-b", "16", wav, "synth", "10", "sine", "600"]
+    subprocess.run([*sox, "vol", "0.3"], check=True)
+    (home / "snd").mkdir()
+    write_config_file(home, sip_port, ctrl_port)
     (home / "accounts").write_text("<sip:tester@127.0.0.1>;regint=0\n")
     (home / "contacts").write_text("")
 

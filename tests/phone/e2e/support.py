@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import struct
 import wave
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from tests.phone.test_baresip import MODULES, free_tcp_port
+from tests.phone.test_baresip import Control, free_tcp_port, write_config_file
 from tests.phone.test_sipp import free_udp_port
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import Int16Array
@@ -88,62 +87,6 @@ def rms(samples: npt.NDArray[np.int16]) -> float:
 LAUNCH_ATTEMPTS = 3
 
 
-def write_config(home: Path, sip_port: int, ctrl_port: int) -> None:
-    """baresip without a sound card: the WAV file in, recording filter, audio to nowhere."""
-    (home / "config").write_text(
-        "\n".join(
-            [
-                "poll_method epoll",
-                f"sip_listen 127.0.0.1:{sip_port}",
-                "sip_transports udp",
-                "net_interface 127.0.0.1",
-                f"audio_source aufile,{home / 'in.wav'}",
-                "audio_player aubridge,nowhere",
-                "audio_alert aubridge,nowhere",
-                "audio_srate 8000",
-                "audio_channels 1",
-                f"module_path {MODULES}",
-                "module g711.so",
-                "module aufile.so",
-                "module aubridge.so",
-                "module sndfile.so",
-                "module_app account.so",
-                "module_app menu.so",
-                "module_app ctrl_tcp.so",
-                f"ctrl_tcp_listen 127.0.0.1:{ctrl_port}",
-                f"snd_path {home / 'snd'}",
-                "",
-            ]
-        )
-    )
-
-
-class Control:
-    """baresip's ctrl_tcp: netstring-framed JSON commands (responses are not needed)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
-
-    @classmethod
-    async def connect(cls, port: int, timeout: float = 10.0) -> Control:
-        async with asyncio.timeout(timeout):
-            while True:
-                try:
-                    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-                    return cls(reader, writer)
-                except OSError:
-                    await asyncio.sleep(0.1)
-
-    async def send(self, command: str, params: str = "") -> None:
-        body = json.dumps({"command": command, "params": params, "token": command}).encode()
-        self._writer.write(str(len(body)).encode() + b":" + body + b",")
-        await self._writer.drain()
-
-    def close(self) -> None:
-        self._writer.close()
-
-
 @dataclass
 class Phone:
     """One baresip softphone with its own account name (the SIP From user)."""
@@ -176,7 +119,7 @@ class Phone:
         """Start baresip on fresh ports; None when it exits at once (a port was taken)."""
         sip_port = free_udp_port()
         ctrl_port = free_tcp_port({sip_port, sip_port + 1})
-        write_config(home, sip_port, ctrl_port)
+        write_config_file(home, sip_port, ctrl_port)
         log = (home / "baresip.log").open("wb")
         process = await asyncio.create_subprocess_exec(
             "baresip",
@@ -190,11 +133,11 @@ class Phone:
         deadline = asyncio.get_running_loop().time() + 10
         while process.returncode is None and asyncio.get_running_loop().time() < deadline:
             try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", ctrl_port)
+                _, writer = await asyncio.open_connection("127.0.0.1", ctrl_port)
             except OSError:
                 await asyncio.sleep(0.1)
                 continue
-            return process, Control(reader, writer)
+            return process, Control(writer)
         if process.returncode is None:
             process.kill()
         await process.wait()
