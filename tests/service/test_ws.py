@@ -32,6 +32,11 @@ def command(actor: int, name: str, /, **fields: Any) -> dict[str, Any]:
     return {"type": "command", "id": 7, "command": {"type": name, "actor": actor, **fields}}
 
 
+def dealt_roles(clients: list[WsClient]) -> dict[int, str]:
+    """Each seat's own role, from the welcome view it received (seat = position + 1)."""
+    return {i + 1: c.frames[0]["view"]["me"]["role"] for i, c in enumerate(clients)}
+
+
 async def welcome_all(service: Service, game_id: str, tokens: list[str]) -> list[WsClient]:
     """Open one socket per seat (the caller closes them)."""
     clients = []
@@ -172,7 +177,7 @@ async def test_a_player_acts_only_for_their_own_seat(
     clients = await welcome_all(fast_service, game_id, tokens)
     try:
         await asyncio.gather(*(c.quiet(0.2) for c in clients))
-        roles = {i + 1: c.frames[0]["view"]["me"]["role"] for i, c in enumerate(clients)}
+        roles = dealt_roles(clients)
         evil = next(seat for seat, role in roles.items() if role == "evil")
         victim = next(seat for seat in roles if seat != evil)
         impostor = clients[victim - 1]
@@ -411,7 +416,7 @@ async def test_sync_answers_with_the_view_and_after_resumes_without_gaps_or_repe
     clients = await welcome_all(fast_service, game_id, tokens)
     try:
         await asyncio.gather(*(c.quiet(0.2) for c in clients))
-        roles = {i + 1: c.frames[0]["view"]["me"]["role"] for i, c in enumerate(clients)}
+        roles = dealt_roles(clients)
         evil = next(seat for seat, role in roles.items() if role == "evil")
         watcher = next(seat for seat in roles if seat != evil)
         seen = max(e["seq"] for e in events(clients[watcher - 1]))
