@@ -7,17 +7,12 @@ from vollmond.engine.standard.abilities.base import living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import FloorTimeout, Interject, Nominate, Vote
 from vollmond.engine.standard.progress import advance_if_complete
-from vollmond.engine.standard.state import DayState, GameState
+from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase
 
 INTERJECT = "interject"
 NOMINATE = "nominate"
-
-
-def _day(state: GameState) -> DayState:
-    assert state.day is not None
-    return state.day
 
 
 def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
@@ -28,7 +23,7 @@ def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
     refused = living_target(state, state.player(cmd.actor), cmd.target, allow_self=False)
     if refused is not None:
         return refused
-    day = _day(state)
+    day = state.today()
     if cmd.actor in day.nominations or (cmd.actor, NOMINATE) in day.used:
         return reject(Rej.ALREADY_ACTED)
     if cmd.target in day.nominations.values():
@@ -37,7 +32,7 @@ def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
 
 
 def nominate(tx: Tx, cmd: Nominate) -> None:
-    day = _day(tx.state)
+    day = tx.state.today()
     nominations = {**day.nominations, cmd.actor: cmd.target}
     used = day.used | {(cmd.actor, NOMINATE)}  # once, even if the nominee dies (D2)
     tx.state = evolve(tx.state, day=evolve(day, nominations=nominations, used=used))
@@ -47,7 +42,7 @@ def nominate(tx: Tx, cmd: Nominate) -> None:
 def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
     if state.phase is not Phase.VOTE:
         return reject(Rej.WRONG_PHASE)
-    day = _day(state)
+    day = state.today()
     if cmd.actor in day.transfers:
         return reject(Rej.VOTE_GIVEN_AWAY)
     if cmd.actor in day.votes:
@@ -59,7 +54,7 @@ def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
 
 def vote(tx: Tx, cmd: Vote) -> None:
     """Who voted is public at once; for whom, only in the result."""
-    day = _day(tx.state)
+    day = tx.state.today()
     day = evolve(day, votes={**day.votes, cmd.actor: cmd.target})
     tx.state = evolve(tx.state, day=day)
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
@@ -69,7 +64,7 @@ def vote(tx: Tx, cmd: Vote) -> None:
 def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
     if state.phase not in (Phase.MORNING, Phase.DAY, Phase.VOTE):
         return reject(Rej.WRONG_PHASE)
-    day = _day(state)
+    day = state.today()
     if (cmd.actor, INTERJECT) in day.used:
         return reject(Rej.ALREADY_USED)
     if day.floor is not None:
@@ -79,7 +74,7 @@ def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
 
 def interject(tx: Tx, cmd: Interject) -> None:
     """S19: the player is announced and has the floor for a short turn."""
-    day = _day(tx.state)
+    day = tx.state.today()
     tx.state = evolve(
         tx.state, day=evolve(day, used=day.used | {(cmd.actor, INTERJECT)}, floor=cmd.actor)
     )
@@ -95,5 +90,5 @@ def check_floor_timeout(state: GameState, cmd: FloorTimeout) -> Rejection | None
 
 
 def release_floor(tx: Tx, cmd: FloorTimeout) -> None:
-    tx.state = evolve(tx.state, day=evolve(_day(tx.state), floor=None))
+    tx.state = evolve(tx.state, day=evolve(tx.state.today(), floor=None))
     tx.emit(Ev.FLOOR_RELEASED, Audience.public(), seat=cmd.seat)

@@ -151,6 +151,11 @@ class GameState:
         players[player.seat - 1] = player
         return evolve(self, players=tuple(players))
 
+    def today(self) -> DayState:
+        """The current day's record; only asked in the morning, day and vote phases."""
+        assert self.day is not None
+        return self.day
+
     def call_of(self, seat: int) -> Call | None:
         for call in self.calls:
             if call.has(seat):

@@ -8,7 +8,7 @@ from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.deaths import death_list, kill
 from vollmond.engine.standard.progress import advance_if_complete
 from vollmond.engine.standard.queries import in_night_room
-from vollmond.engine.standard.state import DayState, GameState, Player
+from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Phase
 from vollmond.engine.standard.victory import settle
@@ -16,13 +16,8 @@ from vollmond.engine.standard.victory import settle
 HUNTER_TWO_BULLETS_FROM = 12
 
 
-def _day(state: GameState) -> DayState:
-    assert state.day is not None
-    return state.day
-
-
 def _mark_used(tx: Tx, seat: int, what: str) -> None:
-    day = _day(tx.state)
+    day = tx.state.today()
     tx.state = evolve(tx.state, day=evolve(day, used=day.used | {(seat, what)}))
 
 
@@ -33,7 +28,7 @@ class _DayAbility(Ability):
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         if state.phase not in self.phases:
             return reject(Rej.WRONG_PHASE)
-        if self.once_per_day and (actor.seat, self.kind.value) in _day(state).used:
+        if self.once_per_day and (actor.seat, self.kind.value) in state.today().used:
             return reject(Rej.ALREADY_USED)
         return None
 
@@ -105,7 +100,7 @@ class TransferVote(_DayAbility):
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
-        if refused is None and actor.seat in _day(state).votes:
+        if refused is None and actor.seat in state.today().votes:
             return reject(Rej.ALREADY_VOTED)
         return refused
 
@@ -116,7 +111,7 @@ class TransferVote(_DayAbility):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         assert target is not None
         _mark_used(tx, actor.seat, self.kind.value)
-        day = _day(tx.state)
+        day = tx.state.today()
         tx.state = evolve(
             tx.state, day=evolve(day, transfers={**day.transfers, actor.seat: target})
         )
