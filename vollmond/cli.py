@@ -105,6 +105,10 @@ def serve(
     data_dir: Annotated[
         Path | None, typer.Option(help="Data directory, SQLite by default [VOLLMOND_DATA_DIR].")
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(help="Operator settings file (TOML, docs/settings.md) [VOLLMOND_CONFIG]."),
+    ] = None,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
@@ -113,7 +117,9 @@ def serve(
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
     from vollmond.service.web.app import create_app  # noqa: PLC0415
 
-    settings = Settings.from_env(host=host, port=port, sip_port=sip_port, data_dir=data_dir)
+    settings = Settings.from_env(
+        config, host=host, port=port, sip_port=sip_port, data_dir=data_dir
+    )
     configure_logging()
     uvicorn.run(
         create_app(settings),

@@ -8,6 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vollmond.service.policy import Policy
+from vollmond.settings import IdentitySettings, SipSettings, WebSettings
+from vollmond.settings.toml import ConfigError, load_config, read_group
+
+#: The tables of the operator's settings file and the Settings field each one fills.
+CONFIG_GROUPS: dict[str, type[object]] = {
+    "policy": Policy,
+    "sip": SipSettings,
+    "web": WebSettings,
+    "identity": IdentitySettings,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,9 +31,14 @@ class Settings:
     # PostgreSQL only: keep every table in this schema (tests isolate themselves this way).
     database_schema: str | None = None
     policy: Policy = field(default_factory=Policy)
+    sip: SipSettings = field(default_factory=SipSettings)
+    web: WebSettings = field(default_factory=WebSettings)
+    identity: IdentitySettings = field(default_factory=IdentitySettings)
 
     @staticmethod
-    def from_env(**overrides: object) -> Settings:
+    def from_env(config: Path | None = None, **overrides: object) -> Settings:
+        """Settings from the environment, the operator's file `config` (or
+        ``VOLLMOND_CONFIG``) and `overrides` (command-line options), later ones winning."""
         env = os.environ
         values: dict[str, object] = {
             "host": env.get("VOLLMOND_HOST", "127.0.0.1"),
@@ -33,6 +48,9 @@ class Settings:
             "database_url": env.get("DATABASE_URL") or None,
             "database_schema": env.get("VOLLMOND_DATABASE_SCHEMA") or None,
         }
+        config_path = config or (Path(env["VOLLMOND_CONFIG"]) if env.get("VOLLMOND_CONFIG") else None)
+        if config_path is not None:
+            values.update(read_config(config_path))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return Settings(**values)  # type: ignore[arg-type]
 
@@ -50,3 +68,12 @@ class Settings:
             return self.database_url
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return f"sqlite+aiosqlite:///{(self.data_dir / 'vollmond.sqlite3').resolve()}"
+
+
+def read_config(path: Path) -> dict[str, object]:
+    """The settings groups of the operator's file, each checked (:mod:`vollmond.settings.toml`)."""
+    tables = load_config(path)
+    unknown = sorted(set(tables) - set(CONFIG_GROUPS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown tables {unknown}; known: {sorted(CONFIG_GROUPS)}")
+    return {name: read_group(table, CONFIG_GROUPS[name], name) for name, table in tables.items()}

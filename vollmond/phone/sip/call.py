@@ -73,6 +73,10 @@ class Call:
     invite_cseq: int = 0
     #: We sent the offer (INVITE or re-INVITE without SDP); the answer comes in the ACK.
     awaiting_answer: bool = False
+    #: The caller's number as asserted (P-Asserted-Identity) by a trusted proxy
+    #: (``SipSettings.trusted_proxies``); None for every other call. The From number of a
+    #: call is the caller's claim only and never proves anything (docs/security.md).
+    asserted_identity: str | None = None
     _hangup: Callable[[Call], None] | None = field(default=None, repr=False)
     _timers: list[asyncio.TimerHandle | asyncio.Task[None]] = field(
         default_factory=list, repr=False
