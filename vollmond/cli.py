@@ -117,9 +117,7 @@ def serve(
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
     from vollmond.service.web.app import create_app  # noqa: PLC0415
 
-    settings = Settings.from_env(
-        config, host=host, port=port, sip_port=sip_port, data_dir=data_dir
-    )
+    settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
     configure_logging()
     uvicorn.run(
         create_app(settings),

@@ -48,9 +48,9 @@ class Settings:
             "database_url": env.get("DATABASE_URL") or None,
             "database_schema": env.get("VOLLMOND_DATABASE_SCHEMA") or None,
         }
-        config_path = config or (Path(env["VOLLMOND_CONFIG"]) if env.get("VOLLMOND_CONFIG") else None)
-        if config_path is not None:
-            values.update(read_config(config_path))
+        config_path = config or env.get("VOLLMOND_CONFIG")
+        if config_path:
+            values.update(read_config(Path(config_path)))
         values.update({k: v for k, v in overrides.items() if v is not None})
         return Settings(**values)  # type: ignore[arg-type]
 
