@@ -10,8 +10,10 @@ echo "== ruff"; ruff check .
 echo "== ruff format"; ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== pytest"
+# Most tests wait on sockets, subprocesses and timers, not on the CPU: four workers keep both
+# cores busy. loadfile keeps a module's fixtures (a browser, a server process) on one worker.
 set +e
-pytest "$@"
+pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
