@@ -283,6 +283,7 @@ async def _start(
         uas = await SipUas.start(config, Echo())
         stack.push_async_callback(uas.close)
         return uas
+    from vollmond.phone.caller import CallerId  # noqa: PLC0415
     from vollmond.phone.service import PhoneService  # noqa: PLC0415
     from vollmond.phone.session import EspeakVoice, PhoneSession  # noqa: PLC0415
     from vollmond.service.hub import Hub  # noqa: PLC0415
@@ -298,9 +299,9 @@ async def _start(
     voice = EspeakVoice(data / "prompts")
     seated = 0
 
-    def factory(caller: str) -> Any:
+    def factory(caller: CallerId) -> Any:
         nonlocal seated
-        if caller == "probe":
+        if caller.number == "probe":
             return Probe(PhoneSession(hub, caller, voice), latencies)
         game, seat = divmod(seated, args.game_size)
         seated += 1

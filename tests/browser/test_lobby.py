@@ -1,4 +1,5 @@
-"""The lobby in Chromium: a private round joined by its invitation code, linking a phone."""
+"""The lobby in Chromium: a private round joined by its invitation code, linking a phone
+(the page shows the one-time code to type when calling from the number)."""
 
 from __future__ import annotations
 
@@ -37,13 +38,15 @@ def test_private_round_by_code_and_phone_link(browser: Browser, server: str) -> 
         expect(host.page.locator("#waiting-count")).to_contain_text("2")
         expect(host.page.locator("#start-button")).to_be_visible()
 
-        # Link a phone number and PIN to the account.
+        # Set a PIN and ask to link a number: the page shows the code to type from it.
         guest.page.goto("/#/")
         guest.page.locator("details:has(#auth-h) summary, details summary").first.click()
         guest.page.fill('input[name="number"]', "+49 30 1234567")
         guest.page.fill('input[name="pin"]', "4711")
         guest.page.click('form:has(input[name="pin"]) button[type="submit"]')
-        expect(guest.page.locator("main")).to_contain_text("4930")
+        expect(guest.page.locator("#phone-code")).to_contain_text("+49301234567")
+        expect(guest.page.locator("#phone-code")).to_have_text(re.compile(r"\b\d{6}\b"))
+        expect(guest.page.locator("#phone-status")).to_contain_text("PIN gesetzt")
         for player in (host, guest):
             player.assert_no_script_errors()
     finally:

@@ -1,6 +1,6 @@
 """The browser client's endpoints (web/client_api.py) over real HTTP and WebSockets: world
 texts, the phase clock, the per-seat history behind the replay (no secret of another seat in
-it), the operator alarm (O1) and linking a phone to an account.
+it), the operator alarm (O1). Linking a phone: test_phone_link.py.
 """
 
 from __future__ import annotations
@@ -134,17 +134,3 @@ async def test_operator_alarm_needs_a_seat_and_a_known_reason(
     finally:
         for ws in sockets.values():
             await ws.close()
-
-
-async def test_phone_link(api: Callable[[], ApiClient]) -> None:
-    anonymous = api()
-    assert (await anonymous.post("/api/phone", {"pin": "1234"})).status_code == 401
-    first, second = api(), api()
-    await first.signup(f"Telefon{time.monotonic_ns() % 100000}")
-    await second.signup(f"Telefax{time.monotonic_ns() % 100000}")
-    linked = await first.post("/api/phone", {"number": "+49 30 1234567", "pin": "4711"})
-    assert linked.status_code == 200, linked.text
-    assert linked.json()["has_pin"] is True
-    taken = await second.post("/api/phone", {"number": "+49 30 1234567"})
-    assert taken.status_code == 409
-    assert (await second.post("/api/phone", {})).status_code == 400

@@ -25,6 +25,7 @@ import structlog
 from vollmond.engine.core import Event, Viewer
 from vollmond.engine.standard import GameState
 from vollmond.engine.standard.routing import SPECTATORS, Listener, routing
+from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
 from vollmond.phone.sip.uas import SipUas, UasConfig
@@ -32,6 +33,7 @@ from vollmond.phone.voice.mixer import GameMixer, overlay
 from vollmond.service.actor import GameActor
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
+from vollmond.settings import IdentitySettings
 
 log = structlog.get_logger(__name__)
 
@@ -63,13 +65,24 @@ class LineSession(Protocol):
     async def close(self) -> None: ...
 
 
-#: Makes the session of a new call from the caller's number (the user part of From).
-SessionFactory = Callable[[str], LineSession]
+#: Makes the session of a new call from what the network says about the caller: the From
+#: number (a claim), the number a trusted proxy asserted, the signalling address.
+SessionFactory = Callable[[CallerId], LineSession]
 
 
 def caller_number(call: Call) -> str:
     """The caller's number or name from the From URI: ``sip:+4930123@host`` → ``+4930123``."""
     return caller_number_of(call.caller)
+
+
+def caller_id(call: Call) -> CallerId:
+    """The :class:`CallerId` of a call; `asserted_identity` is set by the SIP server only for
+    calls from a trusted proxy (``SipSettings.trusted_proxies``)."""
+    asserted = call.asserted_identity
+    asserted_number = user_part(asserted) if asserted else None
+    if asserted_number == "anonymous":
+        asserted_number = None
+    return CallerId(caller_number(call), asserted_number, call.peer[0])
 
 
 def caller_number_of(uri: str) -> str:
@@ -184,9 +197,10 @@ class PhoneService:
 
     # -- CallHandler -----------------------------------------------------------------------
     def on_call_started(self, call: Call) -> None:
-        number = caller_number(call)
+        caller = caller_id(call)
+        number = caller.number
         try:
-            session = self.session_factory(number)
+            session = self.session_factory(caller)
         except Exception:
             log.exception("phone_session_refused", call=call.call_id)
             call.hangup()
@@ -322,15 +336,16 @@ def _fit(frame: Int16Array) -> Int16Array:
     return np.pad(flat, (0, FRAME_SAMPLES - len(flat)))
 
 
-def default_session_factory(hub: Hub) -> SessionFactory:
+def default_session_factory(hub: Hub, identity: IdentitySettings | None = None) -> SessionFactory:
     """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice."""
     from vollmond.phone.session import PhoneSession  # noqa: PLC0415 - loaded only when serving
     from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
 
     voice = default_voice()
+    settings = identity or IdentitySettings()
 
-    def make(caller: str) -> LineSession:
-        return PhoneSession(hub, caller, voice)
+    def make(caller: CallerId) -> LineSession:
+        return PhoneSession(hub, caller, voice, identity=settings)
 
     return make
 
@@ -348,7 +363,7 @@ async def start_phone(
     """
     if not settings.sip_port and config is None:
         return None
-    service = PhoneService(hub, session_factory or default_session_factory(hub))
+    service = PhoneService(hub, session_factory or default_session_factory(hub, settings.identity))
     try:
         await service.start(config or UasConfig(host=settings.host, port=settings.sip_port))
     except OSError as exc:

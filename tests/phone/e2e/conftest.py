@@ -20,6 +20,7 @@ from tests.needs import need
 from tests.phone.e2e.support import KeyLog
 from tests.service.support import Service, running_service
 from vollmond.engine.standard import GameOptions
+from vollmond.phone.caller import CallerId
 from vollmond.phone.media import Int16Array
 from vollmond.phone.service import LineSession, PhoneService, start_phone
 from vollmond.phone.session import EspeakVoice, PhoneSession
@@ -70,10 +71,10 @@ class Switchboard:
     prepared: dict[str, SeatSession] = field(default_factory=dict)
     made: dict[str, list[SeatSession]] = field(default_factory=dict)
 
-    def __call__(self, caller: str) -> LineSession:
-        template = self.prepared.get(caller, SeatSession())
+    def __call__(self, caller: CallerId) -> LineSession:
+        template = self.prepared.get(caller.number, SeatSession())
         session = SeatSession(template.game_id, template.seat, template.spectating, template.prompt)
-        self.made.setdefault(caller, []).append(session)
+        self.made.setdefault(caller.number, []).append(session)
         return session
 
     def session(self, caller: str) -> SeatSession:
@@ -165,9 +166,11 @@ async def live(tmp_path: Path, voice: EspeakVoice) -> AsyncIterator[LiveRig]:
     async with running_service("sqlite", settings) as service:
         made: dict[str, list[PhoneSession]] = {}
 
-        def factory(caller: str) -> LineSession:
-            session = PhoneSession(service.hub, caller, voice, digit_timeout_s=2.0)
-            made.setdefault(caller, []).append(session)
+        def factory(caller: CallerId) -> LineSession:
+            session = PhoneSession(
+                service.hub, caller, voice, identity=settings.identity, digit_timeout_s=2.0
+            )
+            made.setdefault(caller.number, []).append(session)
             return session
 
         phone = await start_phone(

@@ -27,6 +27,7 @@ from vollmond.engine.core import Rejection
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.commands import Interject, PhaseTimeout
 from vollmond.engine.standard.types import Phase
+from vollmond.phone.caller import CallerId
 from vollmond.phone.media import Int16Array
 from vollmond.phone.service import KEY_BURST, PhoneService
 from vollmond.phone.sip.call import Call
@@ -153,8 +154,8 @@ async def test_a_failing_session_is_silenced_and_others_keep_talking(rig: PhoneR
     rig.board.prepared["listener"] = SeatSession(game, 4)
     real_factory = rig.board
 
-    def factory(caller: str) -> SeatSession:
-        if caller == "buggy":
+    def factory(caller: CallerId) -> SeatSession:
+        if caller.number == "buggy":
             return FailingSession(game, 5)
         session = real_factory(caller)
         assert isinstance(session, SeatSession)

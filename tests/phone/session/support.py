@@ -13,10 +13,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from vollmond.phone.caller import CallerId
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.prompts import tones
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.hub import Hub
+from vollmond.settings import IdentitySettings
+from vollmond.store.phone import PhoneIdentity
+from vollmond.store.phone_numbers import VerifyOutcome, request_number_link, verify_number
 
 SAMPLES_PER_CHAR = 80  # 10 ms of beep per character
 
@@ -34,21 +38,36 @@ class TextVoice:
 
 async def call_in(
     hub: Hub,
-    caller: str = "anonymous",
+    caller: str | CallerId = "anonymous",
     *,
     voice: TextVoice | None = None,
     timeout_s: float = 3.0,
     **kwargs: object,
 ) -> PhoneSession:
+    """A call from `caller` (a From number, or a whole CallerId), greeted and identified."""
     session = PhoneSession(
         hub,
-        caller,
+        caller if isinstance(caller, CallerId) else CallerId(caller, None, "192.0.2.1"),
         voice or TextVoice(),
         digit_timeout_s=timeout_s,
         **kwargs,  # type: ignore[arg-type]
     )
     await session.start()
     return session
+
+
+async def verified_number(
+    hub: Hub, account_id: int, number: str, *, asserted: bool = False
+) -> PhoneIdentity:
+    """Link `number` to the account the way a person does: ask in the browser (the store
+    call behind ``POST /api/phone``), then type the code from that number."""
+    settings = IdentitySettings()
+    claim = await request_number_link(hub.sessions, account_id, number, settings=settings)
+    verified = await verify_number(
+        hub.sessions, number, claim.code, asserted=asserted, settings=settings
+    )
+    assert verified.outcome is VerifyOutcome.VERIFIED and verified.identity is not None
+    return verified.identity
 
 
 async def press(session: PhoneSession, keys: str) -> None:

@@ -19,10 +19,10 @@ from vollmond.i18n import render_event, text
 from vollmond.phone.session import EspeakVoice, PhoneSession
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.hub import Hub
-from vollmond.store import create_account, create_phone_identity, read_events
+from vollmond.store import create_account, read_events, set_account_pin
 from vollmond.worlds import get_world
 
-from .support import call_in, heard, press, said, wait_until
+from .support import call_in, heard, press, said, verified_number, wait_until
 
 W = get_world("werwolf")
 
@@ -421,10 +421,12 @@ async def test_the_night_walk_is_the_same_whether_the_seer_lives_or_not(
 
 async def test_a_known_caller_who_dropped_goes_back_to_the_seat_with_4(hub: Hub) -> None:
     account = await create_account(hub.sessions, "Ottilie", "correct horse battery staple")
-    await create_phone_identity(hub.sessions, number="+4989777", account_id=account.id)
+    await set_account_pin(hub.sessions, account.id, "8642")
+    await verified_number(hub, account.id, "+4989777")
     options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
     founded = await hub.found(options, private=False, host_account_id=None, channel="web")
     caller = await call_in(hub, "+4989777")
+    await press(caller, "8642#")  # the number pre-fills the phone ID; the PIN is asked
     await press(caller, "1")
     await press(caller, "1#")
     await press(caller, "1#")
@@ -434,6 +436,7 @@ async def test_a_known_caller_who_dropped_goes_back_to_the_seat_with_4(hub: Hub)
     seat = house(caller)
     await caller.close()
     again = await call_in(hub, "+4989777")
+    await press(again, "8642#")
     assert heard(again, t("phone.menu.rejoin", n=seat))
     await press(again, "4")
     assert again.seat == seat and again.game_id == founded.game.id

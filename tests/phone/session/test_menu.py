@@ -8,10 +8,11 @@ from vollmond.engine.standard import GameOptions
 from vollmond.i18n import text
 from vollmond.phone.session.codes import invitation_from_phone, phone_code
 from vollmond.service.hub import Hub
-from vollmond.store import create_account, create_phone_identity, identify_caller
+from vollmond.settings import IdentitySettings
+from vollmond.store import create_account, create_phone_identity, identify_caller, set_account_pin
 from vollmond.worlds import get_world
 
-from .support import call_in, heard, press, said, wait_until
+from .support import call_in, heard, press, said, verified_number, wait_until
 
 W = get_world("werwolf")
 
@@ -32,12 +33,16 @@ async def test_greeting_then_identification_choices_for_an_unknown_number(hub: H
 
 
 @pytest.mark.rule("X1")
-async def test_a_linked_number_is_recognised_and_lands_in_the_announcer(hub: Hub) -> None:
+async def test_a_verified_number_pre_fills_the_id_and_the_pin_signs_in(hub: Hub) -> None:
     account = await create_account(hub.sessions, "Marlene", "correct horse battery staple")
-    await create_phone_identity(hub.sessions, number="+49 30 555", account_id=account.id)
+    await set_account_pin(hub.sessions, account.id, "5550")
+    await verified_number(hub, account.id, "+49 30 555")
     session = await call_in(hub, "+4930555")
-    assert said(session)[1:4] == [
-        t("phone.ident.known", name="Marlene"),
+    assert said(session)[1:] == [t("phone.ident.prefilled")]
+    assert session.identity_id is None  # not signed in by the number
+    await press(session, "5550#")
+    assert said(session)[2:5] == [
+        t("phone.ident.welcome", name="Marlene"),
         t("phone.menu.intro"),
         t("phone.menu.choices"),
     ]
@@ -80,7 +85,7 @@ async def test_guest(hub: Hub) -> None:
     await session.close()
 
 
-async def test_creating_a_phone_identity_by_keypad_then_being_recognised(hub: Hub) -> None:
+async def test_creating_a_phone_identity_by_keypad_then_signing_in_with_it(hub: Hub) -> None:
     session = await call_in(hub, "+49 171 999")
     await press(session, "3")
     await press(session, "12#")  # too short
@@ -88,12 +93,18 @@ async def test_creating_a_phone_identity_by_keypad_then_being_recognised(hub: Hu
     await press(session, "2468#2469#")  # mismatch
     assert heard(session, t("phone.ident.pin_mismatch"))
     await press(session, "2468#2468#")
-    identity = await identify_caller(hub.sessions, "+49171999")
-    assert identity is not None and identity.has_pin
-    assert heard(session, f"Deine Telefon-Kennung ist {' '.join(str(identity.id))}")
+    assert session.identity_id is not None
+    phone_id = str(session.identity_id)
+    assert len(phone_id) == IdentitySettings().phone_id_digits  # random, not 1, 2, 3 …
+    assert heard(session, f"Deine Telefon-Kennung ist {' '.join(phone_id)}")
     await session.close()
+    # The From number was not stored with it: it is no proof and pre-fills nothing.
+    assert await identify_caller(hub.sessions, "+49171999") is None
     again = await call_in(hub, "+49171999")
-    assert heard(again, "Schön, dass du wieder anrufst")
+    assert said(again)[-1] == t("phone.ident.choices")
+    await press(again, "1")
+    await press(again, f"{phone_id}#2468#")
+    assert again.identity_id == session.identity_id
     await again.close()
 
 

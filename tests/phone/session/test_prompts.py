@@ -8,6 +8,7 @@ import numpy as np
 
 from tests.needs import need
 from vollmond.i18n import text
+from vollmond.phone.caller import CallerId
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.prompts import FRAME_SAMPLES, Audio, EspeakVoice, PromptQueue, tones
 from vollmond.phone.session.prompts.prewarm import prewarm, static_prompts
@@ -74,7 +75,7 @@ def test_espeak_renders_german_at_8khz_once_and_caches_on_disk(tmp_path: Path) -
 async def test_the_greeting_is_heard_with_the_real_voice(hub: Hub, tmp_path: Path) -> None:
     need("espeak-ng", "sox")
     voice = EspeakVoice(tmp_path / "cache")
-    session = PhoneSession(hub, "anonymous", voice)
+    session = PhoneSession(hub, CallerId("anonymous"), voice)
     await session.start()
     await session.prompts.rendered()
     first = session.prompts._queue[0]
@@ -92,7 +93,7 @@ async def test_the_greeting_is_heard_with_the_real_voice(hub: Hub, tmp_path: Pat
 
 async def test_a_key_cuts_the_menu_short_with_the_real_voice(hub: Hub, tmp_path: Path) -> None:
     need("espeak-ng", "sox")
-    session = PhoneSession(hub, "anonymous", EspeakVoice(tmp_path / "cache"))
+    session = PhoneSession(hub, CallerId("anonymous"), EspeakVoice(tmp_path / "cache"))
     await session.start()
     await session.prompts.rendered()
     session.next_frame()

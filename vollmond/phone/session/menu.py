@@ -1,8 +1,8 @@
 """Identification and the announcer ("Ausrufer", X1): where a caller lands, picks or founds a game.
 
-Identification: a caller number linked to a phone identity signs the caller in at once;
-otherwise the caller chooses 1 (phone ID and PIN), 2 (guest) or 3 (create a phone ID by
-keypad: a PIN typed twice; the number is stored with it when the network sent one).
+Identification (:mod:`.ident`): a caller number only pre-fills the phone ID of a verified
+number and the PIN is asked; otherwise the caller chooses 1 (phone ID and PIN), 2 (guest),
+3 (create a phone ID by keypad) or 4 (confirm a number with the code from the browser).
 
 The announcer's keys (docs/phone-keys.md): 1 public games, 2 join by number code, 3 listen in,
 00# found a private round; in lists ``NN#`` picks, ``0#`` goes back, ``00#`` founds a public
@@ -16,7 +16,7 @@ import secrets
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.options import MIN_PLAYERS
@@ -27,34 +27,16 @@ from vollmond.phone.session.codes import (
     phone_code,
     spoken_groups,
 )
+from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
 from vollmond.service.hub import Hub, LobbyError, TableInfo
-from vollmond.store import (
-    InvalidPhoneNumberError,
-    InvalidPinError,
-    PhoneNumberTakenError,
-    create_phone_identity,
-    find_game_by_invitation,
-    get_account,
-    get_game,
-    get_phone_identity,
-    identify_caller,
-    verify_pin,
-)
-from vollmond.store.errors import PhoneIdentityNotFoundError
+from vollmond.store import find_game_by_invitation, get_account, get_game
 from vollmond.store.models import GameStatus
-from vollmond.store.phone import normalize_number
 from vollmond.store.seats import list_seats
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
-
-PIN_ATTEMPTS: Final = 3
-PIN_DIGITS: Final = range(4, 13)
-MAX_ID_DIGITS: Final = 12  # phone IDs are database ids; more digits are a typing mistake
-
-_IDENT_STATES = frozenset({"ident", "pin_id", "pin_pin", "new_pin", "new_pin2"})
 
 
 class Announcer:
@@ -70,23 +52,16 @@ class Announcer:
         self.lobby_game: str | None = None
         self.lobby_token: str | None = None
         self.founder = False
-        self._pin_id: int | None = None
-        self._new_pin = ""
-        self._pin_failures = 0
+        self.ident = Identification(self)
         self._code_attempts: deque[float] = deque()
         self._waiter: asyncio.Task[None] | None = None
         self.rejoin: tuple[str, int] | None = None
 
-    # -- identification --------------------------------------------------------------------
+    # -- identification (vollmond.phone.session.ident) -------------------------------------
     async def identify(self) -> None:
-        identity = await identify_caller(self.s.hub.sessions, self.s.caller)
-        if identity is None:
-            self.state = "ident"
-            self.s.say(self.s.t("phone.ident.choices"))
-            return
-        await self._signed_in(identity.id, identity.account_id, known=True)
+        await self.ident.start()
 
-    async def _signed_in(self, identity_id: int, account_id: int | None, *, known: bool) -> None:
+    async def signed_in(self, identity_id: int, account_id: int | None, *, known: bool) -> None:
         self.s.identity_id = identity_id
         self.s.account_id = account_id
         if account_id is not None:
@@ -121,86 +96,10 @@ class Announcer:
         if self.s.identity_id is not None:
             _seated_identities(self.s.hub)[self.s.identity_id] = (game_id, house)
 
-    def _guest(self) -> None:
+    def guest(self) -> None:
         self.s.name = self.s.t("phone.ident.player_name", n=f"{secrets.randbelow(900) + 100}")
         self.s.say(self.s.t("phone.ident.guest", name=self.s.name), remember=False)
         self.open_menu()
-
-    async def _ident_key(self, token: Token) -> None:
-        state = self.state
-        choice = _digits(token)
-        if state == "ident":
-            if choice == "1":
-                self.state = "pin_id"
-                self.s.say(self.s.t("phone.ident.ask_id"))
-            elif choice == "2":
-                self._guest()
-            elif choice == "3":
-                self.state = "new_pin"
-                self.s.say(self.s.t("phone.ident.new_pin"))
-            else:
-                self._wrong(choice)
-        elif state == "pin_id":
-            if choice is None or not choice.isdigit() or len(choice) > MAX_ID_DIGITS:
-                self._wrong(choice)
-                return
-            self._pin_id = int(choice)
-            self.state = "pin_pin"
-            self.s.say(self.s.t("phone.ident.ask_pin"))
-        elif state == "pin_pin":
-            await self._check_pin(choice or "")
-        elif state == "new_pin":
-            if choice is None or not choice.isdigit() or len(choice) not in PIN_DIGITS:
-                self.s.say(self.s.t("phone.ident.pin_invalid"), self.s.t("phone.ident.new_pin"))
-                return
-            self._new_pin = choice
-            self.state = "new_pin2"
-            self.s.say(self.s.t("phone.ident.confirm_pin"))
-        elif state == "new_pin2":
-            await self._create(choice or "")
-
-    async def _check_pin(self, pin: str) -> None:
-        sessions = self.s.hub.sessions
-        identity_id = self._pin_id or 0
-        ok = pin.isdigit() and await verify_pin(sessions, identity_id, pin)
-        if ok:
-            try:
-                identity = await get_phone_identity(sessions, identity_id)
-            except PhoneIdentityNotFoundError:
-                ok = False
-            else:
-                await self._signed_in(identity.id, identity.account_id, known=False)
-                return
-        self._pin_failures += 1
-        if self._pin_failures >= PIN_ATTEMPTS:
-            self.s.say(self.s.t("phone.ident.too_many"), remember=False)
-            self._guest()
-            return
-        self.state = "pin_id"
-        self.s.say(self.s.t("phone.ident.wrong"), self.s.t("phone.ident.ask_id"))
-
-    async def _create(self, pin: str) -> None:
-        if pin != self._new_pin:
-            self.state = "new_pin"
-            self.s.say(self.s.t("phone.ident.pin_mismatch"), self.s.t("phone.ident.new_pin"))
-            return
-        number: str | None
-        try:
-            number = normalize_number(self.s.caller)
-        except InvalidPhoneNumberError:
-            number = None
-        sessions = self.s.hub.sessions
-        try:
-            identity = await create_phone_identity(sessions, number=number, pin=pin)
-        except PhoneNumberTakenError:
-            self.s.say(self.s.t("phone.ident.number_taken"), remember=False)
-            identity = await create_phone_identity(sessions, pin=pin)
-        except InvalidPinError:
-            self.state = "new_pin"
-            self.s.say(self.s.t("phone.ident.pin_invalid"), self.s.t("phone.ident.new_pin"))
-            return
-        self.s.say(self.s.t("phone.ident.created", id=_spell(str(identity.id))), remember=False)
-        await self._signed_in(identity.id, None, known=False)
 
     # -- the announcer ---------------------------------------------------------------------
     def open_menu(self, *, intro: bool = True) -> None:
@@ -216,7 +115,7 @@ class Announcer:
 
     def immediate(self) -> frozenset[str]:
         if self.state == "ident":
-            return frozenset("123")
+            return self.ident.immediate()
         if self.state == "menu":
             return frozenset("1234") if self.rejoin is not None else frozenset("123")
         return frozenset()
@@ -227,11 +126,7 @@ class Announcer:
     def help(self) -> list[str]:
         s = self.s
         by_state: dict[str, Callable[[], list[str]]] = {
-            "ident": lambda: [s.t("phone.ident.choices")],
-            "pin_id": lambda: [s.t("phone.ident.ask_id")],
-            "pin_pin": lambda: [s.t("phone.ident.ask_pin")],
-            "new_pin": lambda: [s.t("phone.ident.new_pin")],
-            "new_pin2": lambda: [s.t("phone.ident.confirm_pin")],
+            "ident": self.ident.help,
             "worlds": lambda: [self._worlds_text()],
             "tables": lambda: [self._tables_text()],
             "watch": lambda: [self._watch_text()],
@@ -243,8 +138,8 @@ class Announcer:
         return make() if make is not None else [s.t("phone.menu.choices")]
 
     async def handle(self, token: Token) -> None:
-        if self.state in _IDENT_STATES and not (isinstance(token, Info) and token.digit == "9"):
-            await self._ident_key(token)
+        if self.state == "ident" and not (isinstance(token, Info) and token.digit == "9"):
+            await self.ident.handle(token)
             return
         if isinstance(token, Info) and token.digit == "9":
             if self.state == "lobby":
@@ -257,7 +152,7 @@ class Announcer:
             return
         choice = _digits(token)
         if choice is None:
-            self._wrong(None)
+            self.wrong(None)
             return
         handler = {
             "menu": self._menu,
@@ -269,11 +164,11 @@ class Announcer:
             "lobby": self._lobby,
         }.get(self.state)
         if handler is None:
-            self._wrong(choice)
+            self.wrong(choice)
             return
         await handler(choice)
 
-    def _wrong(self, choice: str | None) -> None:
+    def wrong(self, choice: str | None) -> None:
         lines = [self.s.t("phone.keyerror.not_here")]
         if choice is not None and choice.isdigit():
             lines = [self.s.t("phone.menu.no_choice", n=int(choice))]
@@ -298,7 +193,7 @@ class Announcer:
             else:
                 self.open_menu(intro=False)
         else:
-            self._wrong(choice)
+            self.wrong(choice)
 
     # worlds
     def _worlds_text(self) -> str:
@@ -320,7 +215,7 @@ class Announcer:
         ids = world_ids()
         n = int(choice)
         if not 1 <= n <= len(ids):
-            self._wrong(choice)
+            self.wrong(choice)
             return
         self.world = get_world(ids[n - 1])
         if self.purpose == "found":
@@ -376,7 +271,7 @@ class Announcer:
             return
         n = int(choice)
         if not 1 <= n <= len(self.tables):
-            self._wrong(choice)
+            self.wrong(choice)
             return
         await self._join(self.tables[n - 1].game.id)
 
@@ -411,7 +306,7 @@ class Announcer:
             return
         n = int(choice)
         if not 1 <= n <= len(self.tables):
-            self._wrong(choice)
+            self.wrong(choice)
             return
         actor = self.s.hub.actors.get(self.tables[n - 1].game.id)
         if actor is None or actor.state is None:
@@ -595,7 +490,7 @@ class Announcer:
 
     async def _lobby(self, choice: str) -> None:
         if choice != "1" or not self.founder or self.lobby_game is None:
-            self._wrong(choice)
+            self.wrong(choice)
             return
         try:
             await self.s.hub.start(self.lobby_game, by_account_id=self.s.account_id)
@@ -647,7 +542,3 @@ def _digits(token: Token) -> str | None:
 
 def _is_back(choice: str) -> bool:
     return choice == "0"
-
-
-def _spell(digits: str) -> str:
-    return " ".join(digits)

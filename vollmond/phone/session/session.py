@@ -24,10 +24,12 @@ import numpy as np
 import numpy.typing as npt
 
 from vollmond.i18n import text
+from vollmond.phone.caller import CallerId
 from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Token
 from vollmond.phone.session.prompts import PromptQueue, Spoken, Voice, tones
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.hub import Hub
+from vollmond.settings import IdentitySettings
 from vollmond.worlds import World, get_world, world_ids
 
 log = logging.getLogger(__name__)
@@ -62,9 +64,10 @@ class PhoneSession:
     def __init__(
         self,
         hub: Hub,
-        caller: str,
+        caller: CallerId,
         voice: Voice,
         *,
+        identity: IdentitySettings | None = None,
         lang: str = "de",
         clock: Clock = time.monotonic,
         digit_timeout_s: float = 3.0,
@@ -75,6 +78,7 @@ class PhoneSession:
 
         self.hub = hub
         self.caller = caller
+        self.identity = identity or IdentitySettings()
         self.lang = lang
         self.clock = clock
         self.lobby_poll_s = lobby_poll_s
@@ -118,8 +122,9 @@ class PhoneSession:
         return isinstance(self.mode, GameLine) and self.mode.seat is None
 
     async def start(self) -> None:
-        """Greet, identify the caller (by number, else ask), then open the announcer."""
-        self._worker = asyncio.create_task(self._work(), name=f"phone:{self.caller}")
+        """Greet, identify the caller (PIN, pre-filled by a verified number; or a trusted
+        proxy's asserted number), then open the announcer."""
+        self._worker = asyncio.create_task(self._work(), name=f"phone:{self.caller.number}")
         self.say(self.t("phone.greeting"), remember=False)
         await self.announcer.identify()
 
@@ -243,7 +248,7 @@ class PhoneSession:
             except asyncio.CancelledError:
                 raise
             except Exception:  # one failing command must not leave the caller in silence
-                log.exception("phone_key_failed caller=%s token=%s", self.caller, token)
+                log.exception("phone_key_failed caller=%s token=%s", self.caller.number, token)
                 self.say(self.t("phone.lobby.default"))
             finally:
                 self._tokens.task_done()

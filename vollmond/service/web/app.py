@@ -316,7 +316,7 @@ def create_app(settings: Settings) -> Starlette:
             api = Api(hub, cookie_sessions, metrics, settings)
             for route in api.routes():
                 app.router.routes.insert(0, route)
-            for route in ClientApi(hub, cookie_sessions).routes(api._guard):
+            for route in ClientApi(hub, cookie_sessions, settings.identity).routes(api._guard):
                 app.router.routes.insert(0, route)
             await hub.boot()
             phone = await start_phone(hub, settings)

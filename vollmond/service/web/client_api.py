@@ -6,7 +6,8 @@
   public ones, without a token), rendered in the language — the per-player replay.
 - ``POST /api/games/{id}/operator`` ``{token, reason?, player?}``: the web's operator button
   (O1). There is no moderation queue yet: the alarm is logged and kept in memory.
-- ``GET/POST /api/phone``: link a phone number and PIN to the signed-in account.
+- ``GET/POST /api/phone``: the signed-in account's phone ID; set its PIN; ask to link a number
+  (answered with a one-time code to type when calling from that number — docs/security.md).
 
 Secrecy stays where it is: history goes through ``actor.history_for`` (event audiences),
 never through a filter of its own.
@@ -14,10 +15,11 @@ never through a filter of its own.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import msgspec
 import structlog
@@ -29,9 +31,12 @@ from vollmond.engine.core import Viewer
 from vollmond.i18n import render_event, role_explanation
 from vollmond.service.hub import Hub
 from vollmond.service.web.auth import Sessions
+from vollmond.settings import IdentitySettings
 from vollmond.store import read_commands
-from vollmond.store.errors import PhoneNumberTakenError
-from vollmond.store.phone import link_phone
+from vollmond.store.errors import InvalidPhoneNumberError, InvalidPinError
+from vollmond.store.phone import account_identity, normalize_number, set_account_pin
+from vollmond.store.phone_numbers import LinkRateLimitedError, pending_link, request_number_link
+from vollmond.store.types import utcnow
 from vollmond.worlds import LANGUAGES, ROLE_KEYS, UnknownWorldError, get_world
 
 log = structlog.get_logger(__name__)
@@ -57,8 +62,11 @@ class OperatorRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class PhoneRequest(msgspec.Struct, forbid_unknown_fields=True):
-    number: str | None = None
-    pin: str | None = None
+    """Set the PIN and/or ask to link a number (the number is linked only once the caller
+    typed the answer's code when calling from it)."""
+
+    number: Annotated[str, msgspec.Meta(max_length=40)] | None = None
+    pin: Annotated[str, msgspec.Meta(max_length=12)] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +99,12 @@ def _lang(value: str | None) -> str:
 class ClientApi:
     """Routes for the browser client; guarded (CSRF, error mapping) by the main API's guard."""
 
-    def __init__(self, hub: Hub, sessions: Sessions) -> None:
+    def __init__(
+        self, hub: Hub, sessions: Sessions, identity: IdentitySettings | None = None
+    ) -> None:
         self.hub = hub
         self.sessions = sessions
+        self.identity = identity or IdentitySettings()
         self.alarms: list[OperatorAlarm] = []
 
     def routes(self, guard: Guard) -> list[Route]:
@@ -208,20 +219,57 @@ class ClientApi:
         return JSONResponse({"ok": True, "reason": body.reason, "player": body.player})
 
     async def phone(self, request: Request) -> Response:
+        """The account's phone identity; POST sets the PIN and/or starts linking a number.
+
+        The answer to a link request is the same whether or not the number belongs to someone
+        else (the code simply never links a number someone else proved first by a stronger
+        means), so this endpoint reveals no one's number."""
         account_id = self.sessions.account_id(request)
         if account_id is None:
             return _error(401, "login_required", "please sign in")
         if request.method == "GET":
-            return JSONResponse({"ok": True})
+            return JSONResponse(await self._phone_state(account_id))
         body = await _body(request, PhoneRequest)
         if body is None or (body.number is None and body.pin is None):
             return _error(400, "invalid_request")
+        sessions = self.hub.sessions
         try:
-            identity = await link_phone(
-                self.hub.sessions, account_id, number=body.number, pin=body.pin
-            )
-        except PhoneNumberTakenError:
-            return _error(409, "number_taken", "this number belongs to another account")
-        except ValueError as exc:
-            return _error(400, "invalid_phone", str(exc))
-        return JSONResponse({"number": identity.number, "has_pin": identity.has_pin})
+            normalized = None if body.number is None else normalize_number(body.number)
+            if body.pin is not None:
+                await set_account_pin(sessions, account_id, body.pin, settings=self.identity)
+        except InvalidPinError:
+            return _error(400, "invalid_pin", "a PIN is 4 to 12 digits")
+        except InvalidPhoneNumberError:
+            return _error(400, "invalid_phone", "not a phone number")
+        state = await self._phone_state(account_id)
+        if normalized is not None:
+            try:
+                claim = await request_number_link(
+                    sessions, account_id, normalized, settings=self.identity
+                )
+            except LinkRateLimitedError as exc:
+                retry = str(math.ceil(exc.retry_after_s))
+                response = _error(429, "too_many_requests", "too many link requests")
+                response.headers["Retry-After"] = retry
+                return response
+            state["pending"] = {
+                "number": claim.number,
+                "code": claim.code,
+                "expires_in": round((claim.expires_at - utcnow()).total_seconds()),
+            }
+        return JSONResponse(state)
+
+    async def _phone_state(self, account_id: int) -> dict[str, Any]:
+        identity = await account_identity(self.hub.sessions, account_id)
+        pending = await pending_link(self.hub.sessions, account_id)
+        return {
+            "phone_id": None if identity is None else identity.id,
+            "has_pin": identity is not None and identity.has_pin,
+            "number": None if identity is None else identity.number,
+            "pending": None
+            if pending is None
+            else {
+                "number": pending.number,
+                "expires_in": round((pending.expires_at - utcnow()).total_seconds()),
+            },
+        }

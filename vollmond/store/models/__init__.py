@@ -1,10 +1,11 @@
 """ORM tables of the store; importing this package registers every table on `Base.metadata`."""
 
-from vollmond.store.models.accounts import AccountRow, PhoneIdentityRow, Role
+from vollmond.store.models.accounts import AccountRow, Role
 from vollmond.store.models.base import Base
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
+from vollmond.store.models.phone import PhoneIdentityRow, PhoneNumberClaimRow, PhonePinFailureRow
 from vollmond.store.models.seats import SeatRow
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "GrantRow",
     "KarmaEntryRow",
     "PhoneIdentityRow",
+    "PhoneNumberClaimRow",
+    "PhonePinFailureRow",
     "PremiumRow",
     "Role",
     "SeatRow",

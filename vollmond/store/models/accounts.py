@@ -1,11 +1,11 @@
-"""People: web accounts and the telephone identities that can be linked to them."""
+"""People: web accounts (their telephone identities are in :mod:`.phone`)."""
 
 from __future__ import annotations
 
 import enum
 from datetime import datetime
 
-from sqlalchemy import BigInteger, CheckConstraint, Enum, ForeignKey, String
+from sqlalchemy import BigInteger, CheckConstraint, Enum, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vollmond.store.models.base import Base
@@ -48,19 +48,4 @@ class AccountRow(Base):
     # Denormalised sum of the credit ledger, kept so that "never negative" is one conditional
     # UPDATE (a row lock on PostgreSQL, the write lock on SQLite) instead of a racy SUM.
     credit_balance: Mapped[int] = mapped_column(BigInteger, default=0)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class PhoneIdentityRow(Base):
-    """How a caller is recognised: by caller number, by PIN, or both."""
-
-    __tablename__ = "phone_identities"
-    __table_args__ = (
-        CheckConstraint("number IS NOT NULL OR pin_hash IS NOT NULL", name="number_or_pin"),
-    )
-
-    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    number: Mapped[str | None] = mapped_column(String(32), unique=True)
-    pin_hash: Mapped[str | None] = mapped_column(String(255))
-    account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

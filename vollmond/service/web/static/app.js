@@ -97,12 +97,36 @@ function showError(box, err) {
 function authSection(refresh) {
   const section = h("section", { class: "card", "aria-labelledby": "auth-h" });
   if (ctx.me) {
+    // Phone link: the PIN signs in by phone; a number is linked only after the caller typed
+    // the code shown here while calling from that number (key 4 in the announcer).
     const phoneBox = errorBox();
-    const phoneStatus = h("p", { class: "muted", "aria-live": "polite" });
+    const phoneStatus = h("p", { class: "muted", "aria-live": "polite", id: "phone-status" });
+    const phoneCode = h("p", { class: "phone-code", "aria-live": "polite", id: "phone-code" });
+    const showPhone = (res) => {
+      const lines = [];
+      if (res.phone_id) lines.push(t("phone_id", { id: res.phone_id }));
+      lines.push(res.has_pin ? t("phone_has_pin") : t("phone_no_pin"));
+      if (res.number) lines.push(t("phone_linked", { number: res.number }));
+      phoneStatus.textContent = lines.join(" ");
+      phoneCode.textContent = "";
+      if (res.pending && res.pending.code) {
+        phoneCode.textContent = t("phone_code", {
+          code: res.pending.code,
+          number: res.pending.number,
+          minutes: Math.max(1, Math.round(res.pending.expires_in / 60)),
+        });
+      } else if (res.pending) {
+        phoneCode.textContent = t("phone_pending", { number: res.pending.number });
+      }
+    };
+    api("/api/phone")
+      .then(showPhone)
+      .catch(() => {});
     const phoneForm = h(
       "form",
       {
         class: "row-form",
+        id: "phone-form",
         onsubmit: async (ev) => {
           ev.preventDefault();
           const data = new FormData(phoneForm);
@@ -110,16 +134,19 @@ function authSection(refresh) {
           if (data.get("number")) body.number = String(data.get("number"));
           if (data.get("pin")) body.pin = String(data.get("pin"));
           try {
-            const res = await api("/api/phone", { method: "POST", body });
-            phoneStatus.textContent = t("phone_linked", { number: res.number || "PIN" });
+            showPhone(await api("/api/phone", { method: "POST", body }));
             phoneBox.textContent = "";
+            phoneForm.reset();
           } catch (err) {
             showError(phoneBox, err);
           }
         },
       },
-      field(t("phone_number"), h("input", { name: "number", type: "tel", autocomplete: "tel" })),
-      field(t("phone_pin"), h("input", { name: "pin", type: "password", inputmode: "numeric", autocomplete: "off" })),
+      field(t("phone_number"), h("input", { name: "number", type: "tel", autocomplete: "tel", maxlength: 40 }), t("phone_number_hint")),
+      field(
+        t("phone_pin"),
+        h("input", { name: "pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: 12, pattern: "[0-9]{4,12}" }),
+      ),
       h("button", { type: "submit" }, t("save")),
     );
     section.append(
@@ -137,7 +164,7 @@ function authSection(refresh) {
         },
         t("signout"),
       ),
-      h("details", {}, h("summary", {}, t("phone_link")), phoneForm, phoneStatus, phoneBox),
+      h("details", {}, h("summary", {}, t("phone_link")), phoneForm, phoneStatus, phoneCode, phoneBox),
     );
     return section;
   }
