@@ -60,14 +60,6 @@ class PhoneIdentityNotFoundError(StoreError, LookupError):
         self.identity_id = identity_id
 
 
-class PhoneNumberTakenError(StoreError):
-    """The caller number already belongs to another identity or account."""
-
-    def __init__(self, number: str) -> None:
-        super().__init__(f"number {number!r} is already registered")
-        self.number = number
-
-
 class GrantNotFoundError(StoreError, LookupError):
     """The grant id does not exist."""
 
