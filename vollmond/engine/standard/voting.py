@@ -27,9 +27,11 @@ def eligible_voters(state: GameState, day: DayState) -> frozenset[int]:
 
 
 def tally(state: GameState, day: DayState) -> Counter[int]:
+    """Votes of the living for the living: a vote cast for a nominee who has left since
+    counts for nobody, like an abstention (it cannot be changed, D3)."""
     counts: Counter[int] = Counter()
     for voter, target in day.votes.items():
-        if target is not None and state.player(voter).alive:
+        if target is not None and state.player(voter).alive and state.player(target).alive:
             counts[target] += vote_weight(state, day, voter)
     return counts
 

@@ -225,6 +225,9 @@ class Heal(_Potion):
         assert night is not None
         if not night.victim_locked or night.victim is None:
             return reject(Rej.VICTIM_UNKNOWN)
+        if not state.player(night.victim).alive:
+            # The victim left the game after the vote: there is nobody left to save.
+            return reject(Rej.TARGET_DEAD, target=night.victim)
         return None
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
