@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vollmond.engine.core import evolve
+from vollmond.engine.core import Json, evolve
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.types import (
     ActionKind,
@@ -37,6 +37,14 @@ class Fact:
     round: int
     subject: int
     evil: bool
+
+    def to_json(self) -> dict[str, Json]:
+        return {
+            "kind": self.kind.value,
+            "round": self.round,
+            "subject": self.subject,
+            "evil": self.evil,
+        }
 
 
 @dataclass(frozen=True, slots=True)
