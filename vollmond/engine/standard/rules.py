@@ -132,8 +132,6 @@ def _use_ability(tx: Tx, cmd: UseAbility) -> None:
     if cmd.kind not in _ANNOUNCED_BY_OWN_EVENT:
         tx.emit(Ev.ACTION_CONFIRMED, Audience.to(cmd.actor), kind=cmd.kind.value, target=cmd.target)
     ability.perform(tx, actor, cmd.target)
-    if cmd.kind is ActionKind.STEAL:
-        advance_if_complete(tx)
 
 
 _ANNOUNCED_BY_OWN_EVENT = frozenset(
@@ -199,4 +197,14 @@ def apply(state: GameState, command: Command, rng: Rng) -> StdResult | Rejection
         return refused
     tx = Tx(state, rng)
     _HANDLERS[type(command)].perform(tx, command)
+    after_command(tx)
     return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+
+
+def after_command(tx: Tx) -> None:
+    """The flow after every accepted command (boardgame.io's flow after a move): settle
+    victory, then move on if the command completed a step (the last vote, the last steal,
+    the night room's last vote). Handlers and abilities only change state and emit events."""
+    if tx.state.phase is Phase.OVER or settle(tx):
+        return
+    advance_if_complete(tx)

@@ -88,8 +88,7 @@ class EvilVote(Ability):
             target=target,
             tally={str(t): n for t, n in sorted(tally.items())},
         )
-        if room <= votes.keys() and not night.victim_locked:
-            lock_victim(tx)
+        # The last vote of the room fixes the victim: the flow does it after the command.
 
 
 class Steal(Ability):
