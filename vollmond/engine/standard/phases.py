@@ -10,7 +10,7 @@ from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
-from vollmond.engine.standard.queries import has_trait, night_room, seen_as_evil, spec_of
+from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil, spec_of
 from vollmond.engine.standard.resolution import resolve_night
 from vollmond.engine.standard.state import DayState, Fact, FactKind, NightState, Outcome
 from vollmond.engine.standard.tx import Tx

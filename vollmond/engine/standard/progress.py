@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.phases import end_vote, start_main_step
-from vollmond.engine.standard.queries import night_room, spec_of
+from vollmond.engine.standard.properties import night_room, spec_of
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase

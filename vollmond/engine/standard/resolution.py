@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from vollmond.engine.core import evolve
 from vollmond.engine.standard.abilities.night import choose_victim
-from vollmond.engine.standard.queries import has_trait, in_night_room, night_room, spec_of
+from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, spec_of
 from vollmond.engine.standard.state import GameState, NightState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Trait

@@ -17,7 +17,6 @@ from typing import Any
 from vollmond.engine.core import Audience, Rejection, Result, Rng
 from vollmond.engine.standard import calls, chat, day, leaving
 from vollmond.engine.standard.abilities.base import reject
-from vollmond.engine.standard.abilities.night import initial_memory
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import (
     AnswerCall,
@@ -40,7 +39,8 @@ from vollmond.engine.standard.decks import deal_cards
 from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions
 from vollmond.engine.standard.phases import has_vagabond, on_timeout, reveal_bonds, start_night
 from vollmond.engine.standard.progress import advance_if_complete
-from vollmond.engine.standard.queries import spec_of
+from vollmond.engine.standard.properties import spec_of
+from vollmond.engine.standard.roles.registry import ROLES
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
@@ -80,7 +80,12 @@ def start_with_roles(
     if len(roles) != options.players:
         raise InvalidOptionsError("one role per seat")
     players = tuple(
-        Player(seat, role, lover=seat in lovers, memory=initial_memory(role, options.players))
+        Player(
+            seat,
+            ROLES[role],
+            lover=seat in lovers,
+            memory=ROLES[role].initial_memory(options.players),
+        )
         for seat, role in enumerate(roles, start=1)
     )
     tx = Tx(GameState(options, players, Phase.NIGHT), rng)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from vollmond.engine.core import Json, evolve
 from vollmond.engine.standard.options import GameOptions
@@ -22,6 +23,9 @@ from vollmond.engine.standard.types import (
     RoleId,
     Side,
 )
+
+if TYPE_CHECKING:
+    from vollmond.engine.standard.roles.base import RoleSpec
 
 
 class FactKind(StrEnum):
@@ -49,15 +53,23 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class Player:
-    """A seat: its house number never changes (W2); its role may (vagabond, S14)."""
+    """A seat: its house number never changes (W2); its role may (vagabond, S14).
+
+    The player holds the role's spec itself (a constant of the rule set), so every rule asks
+    the role's properties without a registry lookup; `role` is the spec's id.
+    """
 
     seat: int
-    role: RoleId
+    spec: RoleSpec
     alive: bool = True
     revealed: bool = False
     lover: bool = False
     memory: dict[str, int] = field(default_factory=dict)
     facts: tuple[Fact, ...] = ()
+
+    @property
+    def role(self) -> RoleId:
+        return self.spec.id
 
     def mem(self, key: str) -> int:
         return self.memory.get(key, 0)

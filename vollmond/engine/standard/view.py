@@ -14,7 +14,7 @@ from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.legal import legal_actions
 from vollmond.engine.standard.options import GameOptions
-from vollmond.engine.standard.queries import (
+from vollmond.engine.standard.properties import (
     bonded_partners,
     bonds_known,
     in_night_room,

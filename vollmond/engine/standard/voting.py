@@ -7,7 +7,7 @@ from collections import Counter
 from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, kill
-from vollmond.engine.standard.queries import has_trait
+from vollmond.engine.standard.properties import has_trait
 from vollmond.engine.standard.state import DayState, GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Trait

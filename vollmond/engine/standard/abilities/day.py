@@ -9,7 +9,7 @@ from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.deaths import death_list, kill
-from vollmond.engine.standard.queries import in_night_room
+from vollmond.engine.standard.properties import in_night_room
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Phase

@@ -8,14 +8,13 @@ from collections import Counter
 from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
-from vollmond.engine.standard.queries import (
+from vollmond.engine.standard.properties import (
     in_night_room,
     night_room,
     seen_as_evil,
-    spec,
     spec_of,
 )
-from vollmond.engine.standard.roles import filler
+from vollmond.engine.standard.roles.base import RoleSpec
 from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (
@@ -23,11 +22,7 @@ from vollmond.engine.standard.types import (
     CallKind,
     CallStatus,
     NightStep,
-    RoleId,
 )
-
-FILLER: RoleId = filler.ROLE.id
-"""What a robbed player, or a vagabond who steals nothing, becomes (S14): the plain role."""
 
 
 def confirm(tx: Tx, actor: Player, kind: ActionKind, target: int | None) -> None:
@@ -92,11 +87,15 @@ class EvilVote(Ability):
 
 
 class Steal(Ability):
-    """The vagabond, first in night 1, takes a role; the robbed becomes filler (S14)."""
+    """The vagabond, first in night 1, takes a role; the robbed becomes `plain` (S14), and so
+    does a vagabond who steals nothing."""
 
     kind = ActionKind.STEAL
     night_steps = frozenset({NightStep.STEAL})
     allows_nobody = True
+
+    def __init__(self, *, plain: RoleSpec) -> None:
+        self.plain = plain
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
         assert target is not None
@@ -105,33 +104,25 @@ class Steal(Ability):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         super().perform(tx, actor, target)
         players = len(tx.state.players)
+        plain = self.plain
         if target is None:
             new_self = evolve(
-                tx.state.player(actor.seat),
-                role=FILLER,
-                memory=initial_memory(FILLER, players),
+                tx.state.player(actor.seat), spec=plain, memory=plain.initial_memory(players)
             )
             tx.state = tx.state.with_player(new_self)
-            tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=FILLER.value, source=None)
+            tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=plain.id.value, source=None)
             return
         robbed = tx.state.player(target)
-        taken = robbed.role
+        taken = robbed.spec
         tx.state = tx.state.with_player(
-            evolve(robbed, role=FILLER, memory=initial_memory(FILLER, players))
+            evolve(robbed, spec=plain, memory=plain.initial_memory(players))
         )
         tx.state = tx.state.with_player(
-            evolve(tx.state.player(actor.seat), role=taken, memory=robbed.memory)
+            evolve(tx.state.player(actor.seat), spec=taken, memory=robbed.memory)
         )
-        tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.value, source=target)
-        tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=FILLER.value)
+        tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.id.value, source=target)
+        tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=plain.id.value)
         # The night room and the twins learn each other when the steal step is over.
-
-
-def initial_memory(role: RoleId, players: int) -> dict[str, int]:
-    memory: dict[str, int] = {}
-    for ability in spec(role).abilities:
-        memory.update(ability.initial_memory(players))
-    return memory
 
 
 class Check(Ability):

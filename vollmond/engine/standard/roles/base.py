@@ -30,3 +30,15 @@ class RoleSpec:
 
     def has(self, trait: Trait) -> bool:
         return trait in self.traits
+
+    def initial_memory(self, players: int) -> dict[str, int]:
+        """The charges and marks a fresh holder of this role starts with."""
+        memory: dict[str, int] = {}
+        for ability in self.abilities:
+            memory.update(ability.initial_memory(players))
+        return memory
+
+    def __deepcopy__(self, memo: dict[int, object]) -> RoleSpec:
+        # A constant of the rule set, shared by every game: copying a state copies the
+        # reference, so a copied state still equals the original.
+        return self
