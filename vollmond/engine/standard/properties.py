@@ -32,10 +32,10 @@ def night_room(state: GameState, *, living_only: bool = True) -> frozenset[int]:
 
 
 def bonds_known(state: GameState) -> bool:
-    """S14: the vagabond is woken first, before anyone else. While he steals, the night room
-    is closed and teams and twins do not know each other yet, so a robbed player never
-    learns who his former team was."""
-    return state.night is None or state.night.step is not NightStep.STEAL
+    """Teams and twins know each other, except in a night step before the main one: the
+    steal step (S14) wakes the vagabond before anyone else, so a robbed player never learns
+    who his former team was (abilities/steal.py, `hides_bonds`)."""
+    return state.night is None or state.night.step is NightStep.MAIN
 
 
 def seen_as_evil(player: Player) -> bool:

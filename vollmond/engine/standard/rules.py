@@ -37,8 +37,13 @@ from vollmond.engine.standard.commands import (
 )
 from vollmond.engine.standard.decks import deal_cards
 from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions
-from vollmond.engine.standard.phases import has_vagabond, on_timeout, reveal_bonds, start_night
-from vollmond.engine.standard.progress import advance_if_complete
+from vollmond.engine.standard.phases import (
+    advance_if_complete,
+    begin,
+    first_stage,
+    on_timeout,
+    reveal_bonds,
+)
 from vollmond.engine.standard.properties import spec_of
 from vollmond.engine.standard.roles.registry import ROLES
 from vollmond.engine.standard.state import GameState, Player
@@ -109,14 +114,14 @@ def start_with_roles(
     )
     for player in players:
         tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.value)
-    if not has_vagabond(tx):
+    if not first_stage(tx.state).hides_bonds:
         # S14: with a vagabond, teams and twins learn each other only after his steal step.
         reveal_bonds(tx)
     if lovers:
         tx.emit(Ev.PARTNER_REVEALED, Audience.group(lovers), kind="lovers", seats=sorted(lovers))
     # V2 "as soon as": a founder's deck can hand evil its majority before anyone sleeps.
     if not settle(tx):
-        start_night(tx)
+        begin(tx)
     return Result(tx.state, tuple(tx.events), tuple(tx.timers))
 
 

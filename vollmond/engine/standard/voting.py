@@ -11,7 +11,6 @@ from vollmond.engine.standard.properties import has_trait
 from vollmond.engine.standard.state import DayState, GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Trait
-from vollmond.engine.standard.victory import settle
 
 
 def vote_weight(state: GameState, day: DayState, voter: int) -> int:
@@ -71,4 +70,3 @@ def resolve_vote(tx: Tx) -> None:
         spared=spared,
         dead=death_list(tx, dead),
     )
-    settle(tx)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from vollmond.engine.core import Rejection, evolve
 from vollmond.engine.standard.codes import Rej
+from vollmond.engine.standard.stages import StageSpec
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
@@ -27,6 +28,8 @@ class Ability:
     phases: ClassVar[frozenset[Phase]] = frozenset({Phase.NIGHT})
     night_steps: ClassVar[frozenset[NightStep]] = frozenset({NightStep.MAIN})
     allows_nobody: ClassVar[bool] = False
+    stage: ClassVar[StageSpec | None] = None
+    """A stage of the game that exists only for this ability (the steal step), if any."""
 
     def initial_memory(self, players: int) -> dict[str, int]:
         return {}

@@ -14,14 +14,12 @@ from vollmond.engine.standard.properties import (
     seen_as_evil,
     spec_of,
 )
-from vollmond.engine.standard.roles.base import RoleSpec
 from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (
     ActionKind,
     CallKind,
     CallStatus,
-    NightStep,
 )
 
 
@@ -84,45 +82,6 @@ class EvilVote(Ability):
             tally={str(t): n for t, n in sorted(tally.items())},
         )
         # The last vote of the room fixes the victim: the flow does it after the command.
-
-
-class Steal(Ability):
-    """The vagabond, first in night 1, takes a role; the robbed becomes `plain` (S14), and so
-    does a vagabond who steals nothing."""
-
-    kind = ActionKind.STEAL
-    night_steps = frozenset({NightStep.STEAL})
-    allows_nobody = True
-
-    def __init__(self, *, plain: RoleSpec) -> None:
-        self.plain = plain
-
-    def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
-        assert target is not None
-        return living_target(state, actor, target, allow_self=False)
-
-    def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
-        super().perform(tx, actor, target)
-        players = len(tx.state.players)
-        plain = self.plain
-        if target is None:
-            new_self = evolve(
-                tx.state.player(actor.seat), spec=plain, memory=plain.initial_memory(players)
-            )
-            tx.state = tx.state.with_player(new_self)
-            tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=plain.id.value, source=None)
-            return
-        robbed = tx.state.player(target)
-        taken = robbed.spec
-        tx.state = tx.state.with_player(
-            evolve(robbed, spec=plain, memory=plain.initial_memory(players))
-        )
-        tx.state = tx.state.with_player(
-            evolve(tx.state.player(actor.seat), spec=taken, memory=robbed.memory)
-        )
-        tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.id.value, source=target)
-        tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=plain.id.value)
-        # The night room and the twins learn each other when the steal step is over.
 
 
 class Check(Ability):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vollmond.engine.standard.abilities.night import Steal
+from vollmond.engine.standard.abilities.steal import Steal
 from vollmond.engine.standard.roles import filler
 from vollmond.engine.standard.roles.base import RoleSpec
 from vollmond.engine.standard.types import RoleId, Team
