@@ -7,7 +7,7 @@ import pytest
 
 from tests.scenario import Scenario
 from vollmond.engine.core import Json
-from vollmond.engine.standard import Leave
+from vollmond.engine.standard import ActionKind, Leave
 from vollmond.engine.standard.codes import Ev, Rej
 
 
@@ -82,4 +82,4 @@ def test_the_witch_cannot_heal_a_victim_who_left() -> None:
     g.run("evil 1,2 -> 5")
     assert g.send(Leave(5)) is None
     assert g.refused("heal 3 -> 5") == Rej.TARGET_DEAD
-    assert g.state.player(3).mem("heal") == 1
+    assert g.state.player(3).role_state.charges_of(ActionKind.HEAL) == 1

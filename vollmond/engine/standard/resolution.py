@@ -51,10 +51,9 @@ def step_protect_and_trap(tx: Tx, out: NightOutcome) -> None:
     out.protected = {t for t in chosen.values() if t is not None}
     for player in list(tx.state.living()):
         if spec_of(player).ability(ActionKind.PROTECT) is not None:
-            # "Not the same twice in a row": a night without protecting clears the memory.
-            tx.state = tx.state.with_player(
-                player.remember(last_protect=chosen.get(player.seat) or 0)
-            )
+            # "Not the same twice in a row": a night without protecting clears the mark.
+            marked = player.role_state.with_last_target(ActionKind.PROTECT, chosen.get(player.seat))
+            tx.state = tx.state.with_player(player.with_role_state(marked))
     for seat, target in out.night.targets_of(ActionKind.VISIT):
         if target is not None:
             out.away[seat] = target

@@ -89,7 +89,7 @@ def start_with_roles(
             seat,
             ROLES[role],
             lover=seat in lovers,
-            memory=ROLES[role].initial_memory(options.players),
+            role_state=ROLES[role].initial_state(options.players),
         )
         for seat, role in enumerate(roles, start=1)
     )

@@ -22,6 +22,7 @@ from vollmond.engine.standard.types import (
     Phase,
     RoleId,
     Side,
+    Trait,
 )
 
 if TYPE_CHECKING:
@@ -52,6 +53,38 @@ class Fact:
 
 
 @dataclass(frozen=True, slots=True)
+class RoleState:
+    """What a player's role carries from night to night, typed by what it is about.
+
+    - `charges`: uses left of a limited ability (the witch's potions, the hunter's bullets);
+    - `last_targets`: whom an ability was last used on, for "not twice in a row" (S2, S6);
+      a kind is absent until its first night, None when it was used on nobody;
+    - `used_traits`: one-time passive effects already spent (the princess's pardon, S16).
+
+    A role's abilities fill it when the role is dealt or taken; a stolen role keeps it (S14).
+    """
+
+    charges: dict[ActionKind, int] = field(default_factory=dict)
+    last_targets: dict[ActionKind, int | None] = field(default_factory=dict)
+    used_traits: frozenset[Trait] = frozenset()
+
+    def charges_of(self, kind: ActionKind) -> int:
+        return self.charges.get(kind, 0)
+
+    def with_charges(self, kind: ActionKind, left: int) -> RoleState:
+        return evolve(self, charges={**self.charges, kind: left})
+
+    def last_target(self, kind: ActionKind) -> int | None:
+        return self.last_targets.get(kind)
+
+    def with_last_target(self, kind: ActionKind, target: int | None) -> RoleState:
+        return evolve(self, last_targets={**self.last_targets, kind: target})
+
+    def with_used(self, trait: Trait) -> RoleState:
+        return evolve(self, used_traits=self.used_traits | {trait})
+
+
+@dataclass(frozen=True, slots=True)
 class Player:
     """A seat: its house number never changes (W2); its role may (vagabond, S14).
 
@@ -64,18 +97,20 @@ class Player:
     alive: bool = True
     revealed: bool = False
     lover: bool = False
-    memory: dict[str, int] = field(default_factory=dict)
+    role_state: RoleState = field(default_factory=RoleState)
     facts: tuple[Fact, ...] = ()
 
     @property
     def role(self) -> RoleId:
         return self.spec.id
 
-    def mem(self, key: str) -> int:
-        return self.memory.get(key, 0)
+    def with_role_state(self, role_state: RoleState) -> Player:
+        return evolve(self, role_state=role_state)
 
-    def remember(self, **values: int) -> Player:
-        return evolve(self, memory={**self.memory, **values})
+    def spend(self, kind: ActionKind) -> Player:
+        """One use of a limited ability is gone."""
+        left = self.role_state.charges_of(kind) - 1
+        return self.with_role_state(self.role_state.with_charges(kind, left))
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,7 +249,7 @@ def _me(state: GameState, player: Player) -> MeView:
         seat=player.seat,
         role=player.role,
         alive=player.alive,
-        memory=MappingProxyType(dict(player.memory)),
+        memory=MappingProxyType(memory_of(player)),
         facts=player.facts,
         partners=tuple(sorted(partners)),
         call=None
@@ -265,6 +265,26 @@ def _me(state: GameState, player: Player) -> MeView:
         hears_market_quietly=hears_market_quietly(state, player.seat),
         legal=tuple(legal_actions(state, player.seat)),
     )
+
+
+_USED_TRAIT_NAMES: Mapping[Trait, str] = MappingProxyType(
+    {Trait.SURVIVES_FIRST_BANISHMENT: "spared"}
+)
+
+
+def memory_of(player: Player) -> dict[str, int]:
+    """The role state as the protocol's `memory` (docs/protocol.md): charges by their names
+    ("heal", "poison", "bullets"), `last_<kind>` (0 = nobody), one-time effects used as 1."""
+    memory: dict[str, int] = {}
+    state = player.role_state
+    for kind, left in state.charges.items():
+        ability = player.spec.ability(kind)
+        memory[ability.charge_name if ability is not None else kind.value] = left
+    for kind, target in state.last_targets.items():
+        memory[f"last_{kind.value}"] = target or 0
+    for trait in sorted(state.used_traits):
+        memory[_USED_TRAIT_NAMES.get(trait, trait.value)] = 1
+    return memory
 
 
 def describe(cmd: object) -> Json:

@@ -54,9 +54,11 @@ def resolve_vote(tx: Tx) -> None:
     dead: list[int] = []
     if banished is not None:
         player = tx.state.player(banished)
-        if has_trait(player, Trait.SURVIVES_FIRST_BANISHMENT) and not player.mem("spared"):
+        pardon = Trait.SURVIVES_FIRST_BANISHMENT
+        if has_trait(player, pardon) and pardon not in player.role_state.used_traits:
             spared = True
-            tx.state = tx.state.with_player(evolve(player.remember(spared=1), revealed=True))
+            pardoned = player.with_role_state(player.role_state.with_used(pardon))
+            tx.state = tx.state.with_player(evolve(pardoned, revealed=True))
         else:
             tx.state = evolve(tx.state, last_banished=banished)
             dead = kill(tx, [banished])

@@ -10,7 +10,7 @@ from vollmond.engine.standard.abilities.base import Ability, living_target, reje
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.deaths import death_list, kill
 from vollmond.engine.standard.properties import in_night_room
-from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Phase
 
@@ -39,12 +39,14 @@ class Shoot(_DayAbility):
 
     kind = ActionKind.SHOOT
 
-    def initial_memory(self, players: int) -> dict[str, int]:
-        return {"bullets": 2 if players >= HUNTER_TWO_BULLETS_FROM else 1}
+    charge_name = "bullets"
+
+    def initial_state(self, state: RoleState, players: int) -> RoleState:
+        return state.with_charges(self.kind, 2 if players >= HUNTER_TWO_BULLETS_FROM else 1)
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
-        if refused is None and actor.mem("bullets") <= 0:
+        if refused is None and actor.role_state.charges_of(self.kind) <= 0:
             return reject(Rej.NO_CHARGES)
         return refused
 
@@ -55,7 +57,7 @@ class Shoot(_DayAbility):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         assert target is not None
         me = tx.state.player(actor.seat)
-        tx.state = tx.state.with_player(me.remember(bullets=me.mem("bullets") - 1))
+        tx.state = tx.state.with_player(me.spend(self.kind))
         _mark_used(tx, actor.seat, self.kind.value)
         dead = kill(tx, [target])
         tx.emit(Ev.SHOT_FIRED, Audience.public(), target=target, dead=death_list(tx, dead))

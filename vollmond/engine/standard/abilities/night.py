@@ -14,7 +14,7 @@ from vollmond.engine.standard.properties import (
     seen_as_evil,
     spec_of,
 )
-from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player
+from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (
     ActionKind,
@@ -119,7 +119,7 @@ class Protect(Ability):
         refused = living_target(state, actor, target, allow_self=self.allow_self)
         if refused is not None:
             return refused
-        if actor.mem("last_protect") == target:
+        if actor.role_state.last_target(self.kind) == target:
             return reject(Rej.REPEAT_TARGET, target=target)
         return None
 
@@ -137,16 +137,14 @@ class Trap(Ability):
 class _Potion(Ability):
     """Witch potions (S3): each once per game, at most one per night."""
 
-    charge: str
-
-    def initial_memory(self, players: int) -> dict[str, int]:
-        return {self.charge: 1}
+    def initial_state(self, state: RoleState, players: int) -> RoleState:
+        return state.with_charges(self.kind, 1)
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
         if refused is not None:
             return refused
-        if actor.mem(self.charge) <= 0:
+        if actor.role_state.charges_of(self.kind) <= 0:
             return reject(Rej.NO_CHARGES)
         night = state.night
         assert night is not None
@@ -157,14 +155,14 @@ class _Potion(Ability):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         super().perform(tx, actor, target)
         me = tx.state.player(actor.seat)
-        tx.state = tx.state.with_player(me.remember(**{self.charge: me.mem(self.charge) - 1}))
+        tx.state = tx.state.with_player(me.spend(self.kind))
 
 
 class Heal(_Potion):
     """Saves the night's victim; usable only once the victim is known (N7)."""
 
     kind = ActionKind.HEAL
-    charge = "heal"
+    charge_name = "heal"
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
@@ -189,7 +187,7 @@ class Heal(_Potion):
 
 class Poison(_Potion):
     kind = ActionKind.POISON
-    charge = "poison"
+    charge_name = "poison"
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
         assert target is not None

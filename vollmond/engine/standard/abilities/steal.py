@@ -83,7 +83,7 @@ class Steal(Ability):
         plain = self.plain
         if target is None:
             new_self = evolve(
-                tx.state.player(actor.seat), spec=plain, memory=plain.initial_memory(players)
+                tx.state.player(actor.seat), spec=plain, role_state=plain.initial_state(players)
             )
             tx.state = tx.state.with_player(new_self)
             tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=plain.id.value, source=None)
@@ -91,10 +91,10 @@ class Steal(Ability):
         robbed = tx.state.player(target)
         taken = robbed.spec
         tx.state = tx.state.with_player(
-            evolve(robbed, spec=plain, memory=plain.initial_memory(players))
+            evolve(robbed, spec=plain, role_state=plain.initial_state(players))
         )
         tx.state = tx.state.with_player(
-            evolve(tx.state.player(actor.seat), spec=taken, memory=robbed.memory)
+            evolve(tx.state.player(actor.seat), spec=taken, role_state=robbed.role_state)
         )
         tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.id.value, source=target)
         tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=plain.id.value)
