@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.scenario import Scenario, next_night
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.ruleset import (
     AnyRuleSet,
@@ -147,3 +148,19 @@ def test_the_typed_view_reads_without_string_keys() -> None:
     assert seen.me.role is result.state.player(1).role
     assert [s.seat for s in seen.seats] == list(range(1, 9))
     assert RULESET.view(result.state, Viewer.spectator()).me is None
+
+
+@pytest.mark.rule("S2", "S3", "S5", "S16")
+def test_the_typed_role_state_shows_as_the_protocols_memory() -> None:
+    """The role state is typed inside; the view still sends `memory` as documented."""
+    g = Scenario("evil evil witch doctor hunter princess filler filler", stalemate_rounds=9)
+    assert g.view(3)["me"]["memory"] == {"heal": 1, "poison": 1}
+    assert g.view(4)["me"]["memory"] == {}
+    assert g.view(5)["me"]["memory"] == {"bullets": 1}
+    g.run("protect 4 -> 6; evil 1,2 -> 7; heal 3 -> 7; timeout").to_day()
+    assert g.view(3)["me"]["memory"] == {"heal": 0, "poison": 1}
+    assert g.view(4)["me"]["memory"] == {"last_protect": 6}
+    g.run("nominate 1 -> 6; timeout; vote 1,2,3,4,5,6,7,8 -> 6")
+    assert g.view(6)["me"]["memory"] == {"spared": 1}
+    next_night(g)
+    assert g.view(4)["me"]["memory"] == {"last_protect": 0}
