@@ -9,7 +9,7 @@ import pytest
 
 from tests.scenario import Scenario
 from vollmond.engine.core import AudienceKind
-from vollmond.engine.standard import FloorTimeout
+from vollmond.engine.standard import ActionKind, FloorTimeout
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.types import Phase
 
@@ -276,7 +276,7 @@ def test_hunter_shoots_in_the_morning_target_dies_revealed_shooter_unnamed() -> 
 @pytest.mark.rule("S5")
 def test_hunter_one_bullet_below_twelve_players() -> None:
     g = Scenario("evil evil hunter doctor filler filler filler filler")
-    assert g.state.player(3).mem("bullets") == 1
+    assert g.state.player(3).role_state.charges_of(ActionKind.SHOOT) == 1
     g.run("timeout; timeout; shoot 3 -> 5")
     assert g.dead == {5}
     assert g.refused("shoot 3 -> 6") == Rej.ALREADY_USED
@@ -289,7 +289,8 @@ def test_hunter_one_bullet_below_twelve_players() -> None:
 @pytest.mark.rule("S5")
 def test_hunter_two_bullets_from_twelve_players_once_per_day() -> None:
     g = Scenario("evil evil evil hunter doctor seer " + "filler " * 6)
-    assert len(g.state.players) == 12 and g.state.player(4).mem("bullets") == 2
+    assert len(g.state.players) == 12
+    assert g.state.player(4).role_state.charges_of(ActionKind.SHOOT) == 2
     g.run("timeout")
     g.run("shoot 4 -> 7")
     assert g.refused("shoot 4 -> 8") == Rej.ALREADY_USED  # morning and day are one day

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.scenario import Scenario, next_night
-from vollmond.engine.standard import Phase, Side
+from vollmond.engine.standard import ActionKind, Phase, Side
 from vollmond.engine.standard.codes import Ev, Rej
 
 
@@ -30,7 +30,7 @@ def test_doctor_and_witch_heal_on_the_same_victim_saves_once_and_uses_the_potion
     g = Scenario("evil evil doctor witch filler filler filler filler", stalemate_rounds=9)
     g.run("protect 3 -> 6; evil 1,2 -> 6; heal 4 -> 6; timeout")
     assert g.dead == set()
-    assert g.state.player(4).mem("heal") == 0
+    assert g.state.player(4).role_state.charges_of(ActionKind.HEAL) == 0
     next_night(g)
     g.run("evil 1,2 -> 7")
     assert g.refused("heal 4 -> 7") == Rej.NO_CHARGES
@@ -108,7 +108,7 @@ def test_trapped_victim_needs_no_heal_and_a_given_heal_is_still_used() -> None:
     g = Scenario("evil evil evil trapper witch seer filler filler filler filler")
     g.run("trap 4 -> 8; evil 1,2,3 -> 8; heal 5 -> 8; timeout")
     assert 8 in g.alive
-    assert g.state.player(5).mem("heal") == 0
+    assert g.state.player(5).role_state.charges_of(ActionKind.HEAL) == 0
     assert len(g.dead) == 1 and g.dead <= {1, 2, 3}
 
 

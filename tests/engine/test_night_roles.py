@@ -131,7 +131,7 @@ def test_doctor_may_protect_the_same_person_again_after_a_night_off() -> None:
     g.run("protect 3 -> 3")
     next_night(g)
     assert g.refused("protect 3 -> 3") == Rej.REPEAT_TARGET
-    next_night(g)  # the doctor protected nobody: the memory is cleared
+    next_night(g)  # the doctor protected nobody: the mark is cleared
     g.run("protect 3 -> 3; evil 1,2 -> 3; timeout")
     assert g.dead == set()
 
@@ -153,7 +153,7 @@ def test_witch_heal_saves_the_nights_victim_and_is_used_up() -> None:
     g = Scenario(WITCH_TABLE, stalemate_rounds=9)
     g.run("evil 1,2 -> 5; heal 3 -> 5; timeout")
     assert g.dead == set()
-    assert g.state.player(3).mem("heal") == 0
+    assert g.state.player(3).role_state.charges_of(ActionKind.HEAL) == 0
     next_night(g)
     g.run("evil 1,2 -> 6")
     assert g.refused("heal 3 -> 6") == Rej.NO_CHARGES
@@ -211,8 +211,8 @@ def test_witch_may_pass_and_keeps_both_potions() -> None:
     g = Scenario(WITCH_TABLE, stalemate_rounds=9)
     g.run("evil 1,2 -> 5; timeout")
     assert g.dead == {5}
-    assert g.state.player(3).mem("heal") == 1
-    assert g.state.player(3).mem("poison") == 1
+    assert g.state.player(3).role_state.charges_of(ActionKind.HEAL) == 1
+    assert g.state.player(3).role_state.charges_of(ActionKind.POISON) == 1
     next_night(g)
     g.run("evil 1,2 -> 6; heal 3 -> 6; timeout")
     assert g.dead == {5}
@@ -225,7 +225,8 @@ def test_witch_uses_both_potions_on_different_nights() -> None:
     next_night(g)
     g.run("poison 3 -> 2; timeout")
     assert g.dead == {2}
-    assert g.state.player(3).memory == {"heal": 0, "poison": 0}
+    assert g.state.player(3).role_state.charges == {ActionKind.HEAL: 0, ActionKind.POISON: 0}
+    assert g.view(3)["me"]["memory"] == {"heal": 0, "poison": 0}
 
 
 # --- S4 night-owl --------------------------------------------------------------------------

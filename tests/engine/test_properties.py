@@ -61,7 +61,7 @@ from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import Leave
 from vollmond.engine.standard.legal import legal_actions
 from vollmond.engine.standard.options import MAX_CHAT_CHARS
-from vollmond.engine.standard.queries import has_trait, night_room, seen_as_evil, spec_of
+from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil, spec_of
 from vollmond.engine.standard.replay import replay, rng_for
 from vollmond.engine.standard.routing import SPECTATORS, routing
 from vollmond.engine.standard.state import Player

@@ -17,7 +17,7 @@ from vollmond.engine.standard.commands import (
     ToggleCallMode,
 )
 from vollmond.engine.standard.deaths import end_calls_of
-from vollmond.engine.standard.queries import bonded_partners, bonds_known, in_night_room
+from vollmond.engine.standard.properties import bonded_partners, bonds_known, in_night_room
 from vollmond.engine.standard.state import Call, GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (

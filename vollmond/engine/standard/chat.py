@@ -7,7 +7,7 @@ from vollmond.engine.standard.abilities.base import reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import Say
 from vollmond.engine.standard.options import MAX_CHAT_CHARS
-from vollmond.engine.standard.queries import bonds_known, in_night_room, night_room
+from vollmond.engine.standard.properties import bonds_known, in_night_room, night_room
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import CallMode, CallStatus, Phase

@@ -6,7 +6,6 @@ from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import FloorTimeout, Interject, Nominate, Vote
-from vollmond.engine.standard.progress import advance_if_complete
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase
@@ -58,7 +57,6 @@ def vote(tx: Tx, cmd: Vote) -> None:
     day = evolve(day, votes={**day.votes, cmd.actor: cmd.target})
     tx.state = evolve(tx.state, day=day)
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
-    advance_if_complete(tx)
 
 
 def check_interject(state: GameState, cmd: Interject) -> Rejection | None:

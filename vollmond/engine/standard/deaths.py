@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from vollmond.engine.core import Audience, Json, evolve
 from vollmond.engine.standard.codes import Ev
-from vollmond.engine.standard.queries import bonded_partners
+from vollmond.engine.standard.properties import bonded_partners
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import CallEndReason
 

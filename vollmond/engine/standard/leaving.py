@@ -10,10 +10,8 @@ from vollmond.engine.core import Audience, Rejection
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import Leave
 from vollmond.engine.standard.deaths import death_list, kill
-from vollmond.engine.standard.progress import advance_if_complete
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
-from vollmond.engine.standard.victory import settle
 
 
 def check_leave(state: GameState, cmd: Leave) -> Rejection | None:
@@ -23,5 +21,3 @@ def check_leave(state: GameState, cmd: Leave) -> Rejection | None:
 def leave(tx: Tx, cmd: Leave) -> None:
     dead = kill(tx, [cmd.actor])
     tx.emit(Ev.PLAYER_LEFT, Audience.public(), seat=cmd.actor, dead=death_list(tx, dead))
-    if not settle(tx):
-        advance_if_complete(tx)

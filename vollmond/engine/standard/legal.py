@@ -21,7 +21,7 @@ from vollmond.engine.standard.commands import (
     UseAbility,
     Vote,
 )
-from vollmond.engine.standard.queries import spec_of
+from vollmond.engine.standard.properties import spec_of
 from vollmond.engine.standard.rules import validate
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import ActionKind, Phase

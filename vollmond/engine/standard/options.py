@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from vollmond.engine.core import Json
+from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.engine.standard.types import DayCallModes, DeckId, RoleId
 
 MIN_PLAYERS = 4
@@ -80,3 +83,37 @@ class GameOptions:
             },
             "stalemate_rounds": self.stalemate_rounds,
         }
+
+
+def decode_options(data: Mapping[str, Any]) -> GameOptions:
+    """The inverse of `GameOptions.to_json`; missing fields take their defaults.
+
+    Raises `OptionsDecodeError`, never anything else, on junk. The numbers are not checked
+    against the rules' bounds here: `new_game` does that (`InvalidOptionsError`).
+    """
+    try:
+        calls = data.get("calls", {})
+        durations = data.get("durations", {})
+        lovers = data.get("lovers")
+        return GameOptions(
+            players=int(data["players"]),
+            world=str(data.get("world", "werwolf")),
+            deck=DeckId(data.get("deck", DeckId.AUTO.value)),
+            custom_roles=tuple((RoleId(r), int(n)) for r, n in data.get("custom_roles", ())),
+            lovers=None if lovers is None else bool(lovers),
+            unanimous=bool(data.get("unanimous", False)),
+            instant_kill=bool(data.get("instant_kill", False)),
+            calls=CallSettings(
+                enabled=bool(calls.get("enabled", True)),
+                max_duration_s=float(calls.get("max_duration_s", 120.0)),
+                per_night=int(calls.get("per_night", 3)),
+                by_day=bool(calls.get("by_day", False)),
+                day_modes=DayCallModes(calls.get("day_modes", DayCallModes.BOTH.value)),
+                evil_may_call=bool(calls.get("evil_may_call", True)),
+                ring_s=float(calls.get("ring_s", 20.0)),
+            ),
+            durations=Durations(**{str(k): float(v) for k, v in durations.items()}),
+            stalemate_rounds=int(data.get("stalemate_rounds", 3)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise OptionsDecodeError(f"not founding options: {exc}") from exc

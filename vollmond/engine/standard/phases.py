@@ -1,87 +1,43 @@
-"""Phases as data: each phase knows how long it lasts and what comes after it.
+"""Phases as data: a table of stages and one flow that walks it.
 
-night (steal step in night 1 if a vagabond plays) → morning → day → vote (if anyone is
-nominated) → next night. Time only enters through PhaseTimeout commands.
+night (a step declared by an ability first, e.g. the vagabond's steal in night 1) → morning →
+day → vote (if anyone is nominated) → next round. Each stage is a `StageSpec` (is available,
+is over, prepare, on enter, after each command, on end); there is no chain of `if phase ==`.
+Victory is checked between every two stages and after every command (rules.apply), so the
+hooks only change state and emit events. Time only enters through PhaseTimeout commands.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from vollmond.engine.core import Audience, evolve
+from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
-from vollmond.engine.standard.queries import has_trait, night_room, seen_as_evil, spec_of
+from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil
 from vollmond.engine.standard.resolution import resolve_night
-from vollmond.engine.standard.state import DayState, Fact, FactKind, NightState, Outcome
+from vollmond.engine.standard.roles.registry import ROLES
+from vollmond.engine.standard.stages import StageSpec
+from vollmond.engine.standard.state import DayState, Fact, FactKind, GameState, NightState, Outcome
 from vollmond.engine.standard.tx import Tx
-from vollmond.engine.standard.types import (
-    ActionKind,
-    CallEndReason,
-    NightStep,
-    Phase,
-    Side,
-    Trait,
-)
+from vollmond.engine.standard.types import CallEndReason, NightStep, Phase, Side, Trait
 from vollmond.engine.standard.victory import finish, settle
-from vollmond.engine.standard.voting import resolve_vote
+from vollmond.engine.standard.voting import eligible_voters, resolve_vote
+
+# --- the main night ------------------------------------------------------------------------
 
 
-def _enter(tx: Tx, phase: Phase, seconds: float, **params: int | str | None) -> None:
-    seq = tx.state.phase_seq + 1
-    day = tx.state.day
-    if day is not None and day.floor is not None:
-        day = evolve(day, floor=None)
-    # C8: the per-night call count spans the whole night (steal step and main step).
-    placed = tx.state.calls_placed if phase is tx.state.phase else {}
-    tx.state = evolve(tx.state, phase=phase, phase_seq=seq, calls_placed=placed, day=day)
-    tx.emit(
-        Ev.PHASE_STARTED,
-        Audience.public(),
-        phase=phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
-        **params,
-    )
-    tx.after(seconds, PhaseTimeout(seq))
-
-
-def has_vagabond(tx: Tx) -> bool:
-    return any(spec_of(p).ability(ActionKind.STEAL) is not None for p in tx.state.living())
-
-
-def start_night(tx: Tx) -> None:
+def _open_night(tx: Tx) -> None:
+    """The main step: a fresh night, or the night a declared step (steal) opened."""
     state = tx.state
-    durations = state.options.durations
-    if state.round == 1 and has_vagabond(tx):
-        tx.state = evolve(state, night=NightState(state.round, NightStep.STEAL), day=None)
-        _enter(tx, Phase.NIGHT, durations.steal_s, step=NightStep.STEAL.value)
-        return
-    tx.state = evolve(state, night=NightState(state.round, NightStep.MAIN), day=None)
-    _enter(tx, Phase.NIGHT, durations.night_s, step=NightStep.MAIN.value)
-    _tell_mediums(tx)
-
-
-def reveal_bonds(tx: Tx) -> None:
-    """The night room learns its members (N1), twins each other (S10): at the deal, or with
-    a vagabond only after his steal step (S14), so the robbed never learn a team."""
-    room = night_room(tx.state)
-    tx.emit(Ev.TEAM_REVEALED, Audience.group(room), members=sorted(room))
-    twins: dict[str, list[int]] = {}
-    for player in tx.state.players:
-        if has_trait(player, Trait.BONDED_PAIR):
-            twins.setdefault(player.role.value, []).append(player.seat)
-    for seats in twins.values():
-        tx.emit(Ev.PARTNER_REVEALED, Audience.group(tuple(seats)), kind="twin", seats=seats)
-
-
-def start_main_step(tx: Tx) -> None:
-    night = tx.state.night
-    assert night is not None
-    tx.state = evolve(tx.state, night=evolve(night, step=NightStep.MAIN))
-    _enter(tx, Phase.NIGHT, tx.state.options.durations.night_s, step=NightStep.MAIN.value)
-    reveal_bonds(tx)
-    _tell_mediums(tx)
+    night = state.night
+    if night is not None and night.number == state.round:
+        tx.state = evolve(state, night=evolve(night, step=NightStep.MAIN))
+    else:
+        tx.state = evolve(state, night=NightState(state.round, NightStep.MAIN), day=None)
 
 
 def _tell_mediums(tx: Tx) -> None:
@@ -97,76 +53,195 @@ def _tell_mediums(tx: Tx) -> None:
             tx.emit(Ev.MEDIUM_RESULT, Audience.to(player.seat), target=banished, evil=evil)
 
 
-def end_night(tx: Tx) -> None:
+def _lock_when_the_room_voted(tx: Tx) -> None:
+    """N7: the victim is fixed the moment the last living member of the night room voted."""
+    night = tx.state.night
+    assert night is not None
+    room = night_room(tx.state)
+    if not night.victim_locked and room and room <= night.evil_votes.keys():
+        lock_victim(tx)
+
+
+def _end_night(tx: Tx) -> None:
     end_calls_of(tx, None, CallEndReason.PHASE_END)
-    dying = resolve_night(tx)
-    dead = kill(tx, dying)
+    dead = kill(tx, resolve_night(tx))
     tx.state = evolve(tx.state, day=DayState(tx.state.round))
     tx.emit(Ev.MORNING_REPORT, Audience.public(), round=tx.state.round, dead=death_list(tx, dead))
-    if settle(tx):
-        return
-    _enter(tx, Phase.MORNING, tx.state.options.durations.morning_s)
 
 
-def start_day(tx: Tx) -> None:
-    _enter(tx, Phase.DAY, tx.state.options.durations.day_s)
+# --- the vote ------------------------------------------------------------------------------
 
 
-def start_vote(tx: Tx) -> None:
-    """C8: every day call ends when voting begins."""
-    day = tx.state.day
-    assert day is not None
+def _anyone_nominated(state: GameState) -> bool:
+    return bool(state.today().nominees)
+
+
+def _everyone_voted(state: GameState) -> bool:
+    day = state.today()
+    return eligible_voters(state, day) <= day.votes.keys()
+
+
+def _end_day_calls(tx: Tx) -> None:
+    """C8: every day call ends when the day ends (the vote begins, or the night)."""
     end_calls_of(tx, None, CallEndReason.PHASE_END)
-    if not day.nominees:
-        tx.emit(Ev.NO_NOMINATIONS, Audience.public(), round=tx.state.round)
-        next_night(tx)
-        return
-    _enter(tx, Phase.VOTE, tx.state.options.durations.vote_s)
-    tx.emit(Ev.VOTING_STARTED, Audience.public(), nominees=list(day.nominees))
 
 
-def end_vote(tx: Tx) -> None:
-    resolve_vote(tx)
-    if tx.state.phase is not Phase.OVER:
-        next_night(tx)
+def _announce_nominees(tx: Tx) -> None:
+    tx.emit(Ev.VOTING_STARTED, Audience.public(), nominees=list(tx.state.today().nominees))
 
 
-def next_night(tx: Tx) -> None:
-    """A new round; a table where nobody dies for several rounds ends in a draw."""
+def _no_nominations(tx: Tx) -> None:
+    tx.emit(Ev.NO_NOMINATIONS, Audience.public(), round=tx.state.round)
+
+
+# --- the table -----------------------------------------------------------------------------
+
+NIGHT = StageSpec(
+    name="night",
+    phase=Phase.NIGHT,
+    step=NightStep.MAIN,
+    seconds=lambda d: d.night_s,
+    prepare=_open_night,
+    on_enter=_tell_mediums,
+    after_command=_lock_when_the_room_voted,
+    on_end=_end_night,
+)
+MORNING = StageSpec(name="morning", phase=Phase.MORNING, seconds=lambda d: d.morning_s)
+DAY = StageSpec(name="day", phase=Phase.DAY, seconds=lambda d: d.day_s, on_end=_end_day_calls)
+VOTE = StageSpec(
+    name="vote",
+    phase=Phase.VOTE,
+    seconds=lambda d: d.vote_s,
+    is_available=_anyone_nominated,
+    is_over=_everyone_voted,
+    on_enter=_announce_nominees,
+    on_end=resolve_vote,
+    on_skip=_no_nominations,
+)
+
+
+def _declared_steps() -> tuple[StageSpec, ...]:
+    """Night steps that roles' abilities bring (the steal step), in registry order, once."""
+    steps: dict[str, StageSpec] = {}
+    for role in ROLES.values():
+        for ability in role.abilities:
+            if ability.stage is not None:
+                steps.setdefault(ability.stage.name, ability.stage)
+    return tuple(steps.values())
+
+
+STAGES: tuple[StageSpec, ...] = (*_declared_steps(), NIGHT, MORNING, DAY, VOTE)
+"""One round, in order. A stage that is not available this round is skipped."""
+
+_BY_KEY: Mapping[tuple[Phase, NightStep | None], StageSpec] = MappingProxyType(
+    {stage.key: stage for stage in STAGES}
+)
+
+
+# --- the flow ------------------------------------------------------------------------------
+
+
+def current_stage(state: GameState) -> StageSpec:
+    step = state.night.step if state.phase is Phase.NIGHT and state.night is not None else None
+    return _BY_KEY[(state.phase, step)]
+
+
+def first_stage(state: GameState) -> StageSpec:
+    return next(stage for stage in STAGES if stage.is_available(state))
+
+
+def reveal_bonds(tx: Tx) -> None:
+    """The night room learns its members (N1), twins each other (S10): at the deal, or only
+    when a stage that hides them (the steal step, S14) is over, so the robbed never learn a
+    team."""
+    room = night_room(tx.state)
+    tx.emit(Ev.TEAM_REVEALED, Audience.group(room), members=sorted(room))
+    twins: dict[str, list[int]] = {}
+    for player in tx.state.players:
+        if has_trait(player, Trait.BONDED_PAIR):
+            twins.setdefault(player.role.value, []).append(player.seat)
+    for seats in twins.values():
+        tx.emit(Ev.PARTNER_REVEALED, Audience.group(tuple(seats)), kind="twin", seats=seats)
+
+
+def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
+    stage.prepare(tx)
+    seq = tx.state.phase_seq + 1
+    day = tx.state.day
+    if day is not None and day.floor is not None:
+        day = evolve(day, floor=None)
+    # C8: the per-night call count spans the whole night (steal step and main step).
+    placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
+    tx.state = evolve(tx.state, phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
+    seconds = stage.seconds(tx.state.options.durations)
+    step = {} if stage.step is None else {"step": stage.step.value}
+    tx.emit(
+        Ev.PHASE_STARTED,
+        Audience.public(),
+        phase=stage.phase.value,
+        round=tx.state.round,
+        seq=seq,
+        seconds=seconds,
+        **step,
+    )
+    tx.after(seconds, PhaseTimeout(seq))
+    if previous is not None and previous.hides_bonds and not stage.hides_bonds:
+        reveal_bonds(tx)
+    stage.on_enter(tx)
+
+
+def _new_round(tx: Tx) -> bool:
+    """A new round; a table where nobody dies for several rounds ends in a draw.
+    True when the game ended here."""
     state = tx.state
     quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
     tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
     if settle(tx):
-        return
+        return True
     if quiet >= state.options.stalemate_rounds:
         finish(tx, Outcome((Side.DRAW,), frozenset()))
+        return True
+    return False
+
+
+def _enter_next(tx: Tx, previous: StageSpec) -> None:
+    position = STAGES.index(previous) + 1
+    while True:
+        if position == len(STAGES):
+            if _new_round(tx):
+                return
+            position = 0
+        stage = STAGES[position]
+        if stage.is_available(tx.state):
+            _enter(tx, stage, previous)
+            return
+        stage.on_skip(tx)
+        position += 1
+
+
+def begin(tx: Tx) -> None:
+    """Open the first stage of a new game (the deal has been announced)."""
+    _enter(tx, first_stage(tx.state), None)
+
+
+def end_stage(tx: Tx) -> None:
+    """The current stage is over (its timer, or everyone acted): resolve it, check victory,
+    and enter the next available stage."""
+    stage = current_stage(tx.state)
+    stage.on_end(tx)
+    if settle(tx):
         return
-    start_night(tx)
+    _enter_next(tx, stage)
 
 
 def on_timeout(tx: Tx) -> None:
-    """The phase's time is up: missing actions take their defaults (pass, abstain)."""
-    state = tx.state
-    if state.phase is Phase.NIGHT:
-        night = state.night
-        assert night is not None
-        if night.step is NightStep.STEAL:
-            _vagabonds_pass(tx)
-            start_main_step(tx)
-        else:
-            end_night(tx)
-    elif state.phase is Phase.MORNING:
-        start_day(tx)
-    elif state.phase is Phase.DAY:
-        start_vote(tx)
-    elif state.phase is Phase.VOTE:
-        end_vote(tx)
+    """The stage's time is up: missing actions take their defaults (pass, abstain)."""
+    end_stage(tx)
 
 
-def _vagabonds_pass(tx: Tx) -> None:
-    night = tx.state.night
-    assert night is not None
-    for player in list(tx.state.living()):
-        ability = spec_of(player).ability(ActionKind.STEAL)
-        if ability is not None and not night.acted(player.seat, ActionKind.STEAL):
-            ability.perform(tx, player, None)
+def advance_if_complete(tx: Tx) -> None:
+    """After a command: let the stage react, and end it if nobody is left to wait for."""
+    stage = current_stage(tx.state)
+    stage.after_command(tx)
+    if stage.is_over(tx.state):
+        end_stage(tx)

@@ -1,81 +1,43 @@
-"""Read-only questions about a state that many rules ask (who is in the night room, ...)."""
+"""Questions about a game's roles for the channels: the role properties of `properties`,
+plus `spec(role)`, a role's spec looked up by its id in the registry.
+
+Inside the rules, modules below the role registry (abilities, deaths, victory, ...) use
+`properties` instead, so the registry can be built from abilities without an import cycle.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from vollmond.engine.standard.properties import (
+    alive,
+    bonded_partners,
+    bonds_known,
+    has_trait,
+    in_night_room,
+    is_day_time,
+    night_room,
+    on_team,
+    seen_as_evil,
+    spec_of,
+)
+from vollmond.engine.standard.roles.base import RoleSpec
+from vollmond.engine.standard.roles.registry import ROLES
+from vollmond.engine.standard.types import RoleId
 
-from vollmond.engine.standard.state import GameState, Player
-from vollmond.engine.standard.types import NightStep, Phase, RoleId, Team, Trait
-
-if TYPE_CHECKING:
-    from vollmond.engine.standard.roles.base import RoleSpec
-
-
-@functools.cache
-def _roles() -> Mapping[RoleId, RoleSpec]:
-    # Imported late: role modules are built from abilities, and abilities ask these queries.
-    from vollmond.engine.standard.roles.registry import ROLES  # noqa: PLC0415
-
-    return ROLES
-
-
-def spec_of(player: Player) -> RoleSpec:
-    return _roles()[player.role]
+__all__ = [
+    "alive",
+    "bonded_partners",
+    "bonds_known",
+    "has_trait",
+    "in_night_room",
+    "is_day_time",
+    "night_room",
+    "on_team",
+    "seen_as_evil",
+    "spec",
+    "spec_of",
+]
 
 
 def spec(role: RoleId) -> RoleSpec:
-    return _roles()[role]
-
-
-def in_night_room(player: Player) -> bool:
-    return spec_of(player).night_room
-
-
-def night_room(state: GameState, *, living_only: bool = True) -> frozenset[int]:
-    """Seats of the evil team that meets at night (N1); the defector is not among them."""
-    return frozenset(
-        p.seat for p in state.players if spec_of(p).night_room and (p.alive or not living_only)
-    )
-
-
-def bonds_known(state: GameState) -> bool:
-    """S14: the vagabond is woken first, before anyone else. While he steals, the night room
-    is closed and teams and twins do not know each other yet, so a robbed player never
-    learns who his former team was."""
-    return state.night is None or state.night.step is not NightStep.STEAL
-
-
-def seen_as_evil(player: Player) -> bool:
-    return spec_of(player).seen_as_evil
-
-
-def on_team(player: Player, team: Team) -> bool:
-    return spec_of(player).team is team
-
-
-def has_trait(player: Player, trait: Trait) -> bool:
-    return trait in spec_of(player).traits
-
-
-def bonded_partners(state: GameState, player: Player) -> frozenset[int]:
-    """Twins (S10) and lovers (S11) who know each other and die together."""
-    partners: set[int] = set()
-    if has_trait(player, Trait.BONDED_PAIR):
-        partners |= {
-            p.seat
-            for p in state.players
-            if p.seat != player.seat and p.role is player.role and has_trait(p, Trait.BONDED_PAIR)
-        }
-    if player.lover:
-        partners |= {p.seat for p in state.players if p.lover and p.seat != player.seat}
-    return frozenset(partners)
-
-
-def is_day_time(state: GameState) -> bool:
-    return state.phase in (Phase.MORNING, Phase.DAY, Phase.VOTE)
-
-
-def alive(state: GameState, seat: int) -> bool:
-    return state.has_seat(seat) and state.player(seat).alive
+    """The spec of a role by its id (menus, narration, decks)."""
+    return ROLES[role]

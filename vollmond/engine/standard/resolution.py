@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from vollmond.engine.core import evolve
 from vollmond.engine.standard.abilities.night import choose_victim
-from vollmond.engine.standard.queries import has_trait, in_night_room, spec_of
-from vollmond.engine.standard.state import NightState
+from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, spec_of
+from vollmond.engine.standard.state import GameState, NightState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Trait
 
@@ -32,8 +32,18 @@ class NightOutcome:
             self.dying.append(seat)
 
 
-def _attackers(night: NightState, victim: int) -> list[int]:
-    return sorted(voter for voter, target in night.evil_votes.items() if target == victim)
+def attackers(state: GameState, night: NightState, victim: int) -> list[int]:
+    """Who comes to the victim's house: the living evil players who voted for the victim.
+
+    A voter who has left since is not there; if every one of them left, the kill still
+    happens (the room chose it), so one of the living night room came instead.
+    """
+    voters = sorted(
+        voter
+        for voter, target in night.evil_votes.items()
+        if target == victim and state.player(voter).alive
+    )
+    return voters or sorted(night_room(state))
 
 
 def step_protect_and_trap(tx: Tx, out: NightOutcome) -> None:
@@ -41,10 +51,9 @@ def step_protect_and_trap(tx: Tx, out: NightOutcome) -> None:
     out.protected = {t for t in chosen.values() if t is not None}
     for player in list(tx.state.living()):
         if spec_of(player).ability(ActionKind.PROTECT) is not None:
-            # "Not the same twice in a row": a night without protecting clears the memory.
-            tx.state = tx.state.with_player(
-                player.remember(last_protect=chosen.get(player.seat) or 0)
-            )
+            # "Not the same twice in a row": a night without protecting clears the mark.
+            marked = player.role_state.with_last_target(ActionKind.PROTECT, chosen.get(player.seat))
+            tx.state = tx.state.with_player(player.with_role_state(marked))
     for seat, target in out.night.targets_of(ActionKind.VISIT):
         if target is not None:
             out.away[seat] = target
@@ -61,10 +70,11 @@ def step_evil_kill(tx: Tx, out: NightOutcome) -> None:
     victim = out.victim
     if victim is None:
         return
-    attackers = _attackers(night, victim)
     if victim in out.trapped:
         # S9: the trap springs on whoever comes to that house; the victim survives.
-        out.add(tx.rng.choice(attackers))
+        comers = attackers(tx.state, night, victim)
+        if comers:
+            out.add(tx.rng.choice(comers))
         return
     if victim in out.away or victim in out.protected:
         return
@@ -90,7 +100,9 @@ def step_drag(tx: Tx, out: NightOutcome) -> None:
         and victim is not None
         and has_trait(tx.state.player(victim), Trait.DRAGS_ATTACKER)
     ):
-        out.add(tx.rng.choice(_attackers(out.night, victim)))
+        comers = attackers(tx.state, out.night, victim)
+        if comers:
+            out.add(tx.rng.choice(comers))
 
 
 def step_visits(tx: Tx, out: NightOutcome) -> None:

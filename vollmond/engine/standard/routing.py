@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from vollmond.engine.standard.chat import is_on_market
-from vollmond.engine.standard.queries import bonds_known, night_room
+from vollmond.engine.standard.properties import bonds_known, night_room
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import CallMode, CallStatus, Phase
 

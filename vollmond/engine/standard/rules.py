@@ -17,7 +17,6 @@ from typing import Any
 from vollmond.engine.core import Audience, Rejection, Result, Rng
 from vollmond.engine.standard import calls, chat, day, leaving
 from vollmond.engine.standard.abilities.base import reject
-from vollmond.engine.standard.abilities.night import initial_memory
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.commands import (
     AnswerCall,
@@ -38,9 +37,15 @@ from vollmond.engine.standard.commands import (
 )
 from vollmond.engine.standard.decks import deal_cards
 from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions
-from vollmond.engine.standard.phases import has_vagabond, on_timeout, reveal_bonds, start_night
-from vollmond.engine.standard.progress import advance_if_complete
-from vollmond.engine.standard.queries import spec_of
+from vollmond.engine.standard.phases import (
+    advance_if_complete,
+    begin,
+    first_stage,
+    on_timeout,
+    reveal_bonds,
+)
+from vollmond.engine.standard.properties import spec_of
+from vollmond.engine.standard.roles.registry import ROLES
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
@@ -80,7 +85,12 @@ def start_with_roles(
     if len(roles) != options.players:
         raise InvalidOptionsError("one role per seat")
     players = tuple(
-        Player(seat, role, lover=seat in lovers, memory=initial_memory(role, options.players))
+        Player(
+            seat,
+            ROLES[role],
+            lover=seat in lovers,
+            role_state=ROLES[role].initial_state(options.players),
+        )
         for seat, role in enumerate(roles, start=1)
     )
     tx = Tx(GameState(options, players, Phase.NIGHT), rng)
@@ -104,14 +114,14 @@ def start_with_roles(
     )
     for player in players:
         tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.value)
-    if not has_vagabond(tx):
+    if not first_stage(tx.state).hides_bonds:
         # S14: with a vagabond, teams and twins learn each other only after his steal step.
         reveal_bonds(tx)
     if lovers:
         tx.emit(Ev.PARTNER_REVEALED, Audience.group(lovers), kind="lovers", seats=sorted(lovers))
     # V2 "as soon as": a founder's deck can hand evil its majority before anyone sleeps.
     if not settle(tx):
-        start_night(tx)
+        begin(tx)
     return Result(tx.state, tuple(tx.events), tuple(tx.timers))
 
 
@@ -132,8 +142,6 @@ def _use_ability(tx: Tx, cmd: UseAbility) -> None:
     if cmd.kind not in _ANNOUNCED_BY_OWN_EVENT:
         tx.emit(Ev.ACTION_CONFIRMED, Audience.to(cmd.actor), kind=cmd.kind.value, target=cmd.target)
     ability.perform(tx, actor, cmd.target)
-    if cmd.kind is ActionKind.STEAL:
-        advance_if_complete(tx)
 
 
 _ANNOUNCED_BY_OWN_EVENT = frozenset(
@@ -199,4 +207,14 @@ def apply(state: GameState, command: Command, rng: Rng) -> StdResult | Rejection
         return refused
     tx = Tx(state, rng)
     _HANDLERS[type(command)].perform(tx, command)
+    after_command(tx)
     return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+
+
+def after_command(tx: Tx) -> None:
+    """The flow after every accepted command (boardgame.io's flow after a move): settle
+    victory, then move on if the command completed a step (the last vote, the last steal,
+    the night room's last vote). Handlers and abilities only change state and emit events."""
+    if tx.state.phase is Phase.OVER or settle(tx):
+        return
+    advance_if_complete(tx)

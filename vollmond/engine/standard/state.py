@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from vollmond.engine.core import evolve
+from vollmond.engine.core import Json, evolve
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.types import (
     ActionKind,
@@ -21,7 +22,11 @@ from vollmond.engine.standard.types import (
     Phase,
     RoleId,
     Side,
+    Trait,
 )
+
+if TYPE_CHECKING:
+    from vollmond.engine.standard.roles.base import RoleSpec
 
 
 class FactKind(StrEnum):
@@ -38,24 +43,74 @@ class Fact:
     subject: int
     evil: bool
 
+    def to_json(self) -> dict[str, Json]:
+        return {
+            "kind": self.kind.value,
+            "round": self.round,
+            "subject": self.subject,
+            "evil": self.evil,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RoleState:
+    """What a player's role carries from night to night, typed by what it is about.
+
+    - `charges`: uses left of a limited ability (the witch's potions, the hunter's bullets);
+    - `last_targets`: whom an ability was last used on, for "not twice in a row" (S2, S6);
+      a kind is absent until its first night, None when it was used on nobody;
+    - `used_traits`: one-time passive effects already spent (the princess's pardon, S16).
+
+    A role's abilities fill it when the role is dealt or taken; a stolen role keeps it (S14).
+    """
+
+    charges: dict[ActionKind, int] = field(default_factory=dict)
+    last_targets: dict[ActionKind, int | None] = field(default_factory=dict)
+    used_traits: frozenset[Trait] = frozenset()
+
+    def charges_of(self, kind: ActionKind) -> int:
+        return self.charges.get(kind, 0)
+
+    def with_charges(self, kind: ActionKind, left: int) -> RoleState:
+        return evolve(self, charges={**self.charges, kind: left})
+
+    def last_target(self, kind: ActionKind) -> int | None:
+        return self.last_targets.get(kind)
+
+    def with_last_target(self, kind: ActionKind, target: int | None) -> RoleState:
+        return evolve(self, last_targets={**self.last_targets, kind: target})
+
+    def with_used(self, trait: Trait) -> RoleState:
+        return evolve(self, used_traits=self.used_traits | {trait})
+
 
 @dataclass(frozen=True, slots=True)
 class Player:
-    """A seat: its house number never changes (W2); its role may (vagabond, S14)."""
+    """A seat: its house number never changes (W2); its role may (vagabond, S14).
+
+    The player holds the role's spec itself (a constant of the rule set), so every rule asks
+    the role's properties without a registry lookup; `role` is the spec's id.
+    """
 
     seat: int
-    role: RoleId
+    spec: RoleSpec
     alive: bool = True
     revealed: bool = False
     lover: bool = False
-    memory: dict[str, int] = field(default_factory=dict)
+    role_state: RoleState = field(default_factory=RoleState)
     facts: tuple[Fact, ...] = ()
 
-    def mem(self, key: str) -> int:
-        return self.memory.get(key, 0)
+    @property
+    def role(self) -> RoleId:
+        return self.spec.id
 
-    def remember(self, **values: int) -> Player:
-        return evolve(self, memory={**self.memory, **values})
+    def with_role_state(self, role_state: RoleState) -> Player:
+        return evolve(self, role_state=role_state)
+
+    def spend(self, kind: ActionKind) -> Player:
+        """One use of a limited ability is gone."""
+        left = self.role_state.charges_of(kind) - 1
+        return self.with_role_state(self.role_state.with_charges(kind, left))
 
 
 @dataclass(frozen=True, slots=True)

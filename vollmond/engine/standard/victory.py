@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
-from vollmond.engine.standard.queries import has_trait, on_team, spec_of
+from vollmond.engine.standard.properties import has_trait, on_team, spec_of
 from vollmond.engine.standard.state import GameState, Outcome
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase, Side, Team, Trait

@@ -7,11 +7,10 @@ from collections import Counter
 from vollmond.engine.core import Audience, evolve
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, kill
-from vollmond.engine.standard.queries import has_trait
+from vollmond.engine.standard.properties import has_trait
 from vollmond.engine.standard.state import DayState, GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Trait
-from vollmond.engine.standard.victory import settle
 
 
 def vote_weight(state: GameState, day: DayState, voter: int) -> int:
@@ -27,9 +26,11 @@ def eligible_voters(state: GameState, day: DayState) -> frozenset[int]:
 
 
 def tally(state: GameState, day: DayState) -> Counter[int]:
+    """Votes of the living for the living: a vote cast for a nominee who has left since
+    counts for nobody, like an abstention (it cannot be changed, D3)."""
     counts: Counter[int] = Counter()
     for voter, target in day.votes.items():
-        if target is not None and state.player(voter).alive:
+        if target is not None and state.player(voter).alive and state.player(target).alive:
             counts[target] += vote_weight(state, day, voter)
     return counts
 
@@ -53,9 +54,11 @@ def resolve_vote(tx: Tx) -> None:
     dead: list[int] = []
     if banished is not None:
         player = tx.state.player(banished)
-        if has_trait(player, Trait.SURVIVES_FIRST_BANISHMENT) and not player.mem("spared"):
+        pardon = Trait.SURVIVES_FIRST_BANISHMENT
+        if has_trait(player, pardon) and pardon not in player.role_state.used_traits:
             spared = True
-            tx.state = tx.state.with_player(evolve(player.remember(spared=1), revealed=True))
+            pardoned = player.with_role_state(player.role_state.with_used(pardon))
+            tx.state = tx.state.with_player(evolve(pardoned, revealed=True))
         else:
             tx.state = evolve(tx.state, last_banished=banished)
             dead = kill(tx, [banished])
@@ -69,4 +72,3 @@ def resolve_vote(tx: Tx) -> None:
         spared=spared,
         dead=death_list(tx, dead),
     )
-    settle(tx)

@@ -7,7 +7,8 @@ from typing import ClassVar
 
 from vollmond.engine.core import Rejection, evolve
 from vollmond.engine.standard.codes import Rej
-from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.stages import StageSpec
+from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
@@ -27,9 +28,14 @@ class Ability:
     phases: ClassVar[frozenset[Phase]] = frozenset({Phase.NIGHT})
     night_steps: ClassVar[frozenset[NightStep]] = frozenset({NightStep.MAIN})
     allows_nobody: ClassVar[bool] = False
+    charge_name: ClassVar[str] = ""
+    """The name of its charges in the view's `memory`, for abilities with limited uses."""
+    stage: ClassVar[StageSpec | None] = None
+    """A stage of the game that exists only for this ability (the steal step), if any."""
 
-    def initial_memory(self, players: int) -> dict[str, int]:
-        return {}
+    def initial_state(self, state: RoleState, players: int) -> RoleState:
+        """Add what a fresh holder starts with (charges) to the role's state."""
+        return state
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         """Whether the ability can be used now at all, whatever the target."""

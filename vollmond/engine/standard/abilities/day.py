@@ -1,4 +1,7 @@
-"""Day abilities: they act at once, in the morning or during the day."""
+"""Day abilities: they act at once, in the morning or during the day.
+
+Like every ability they only change the state and emit events; whether someone's death ended
+the game, or a vote is complete, the flow decides after the command (rules.apply)."""
 
 from __future__ import annotations
 
@@ -6,12 +9,10 @@ from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.deaths import death_list, kill
-from vollmond.engine.standard.progress import advance_if_complete
-from vollmond.engine.standard.queries import in_night_room
-from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.properties import in_night_room
+from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Phase
-from vollmond.engine.standard.victory import settle
 
 HUNTER_TWO_BULLETS_FROM = 12
 
@@ -38,12 +39,14 @@ class Shoot(_DayAbility):
 
     kind = ActionKind.SHOOT
 
-    def initial_memory(self, players: int) -> dict[str, int]:
-        return {"bullets": 2 if players >= HUNTER_TWO_BULLETS_FROM else 1}
+    charge_name = "bullets"
+
+    def initial_state(self, state: RoleState, players: int) -> RoleState:
+        return state.with_charges(self.kind, 2 if players >= HUNTER_TWO_BULLETS_FROM else 1)
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
-        if refused is None and actor.mem("bullets") <= 0:
+        if refused is None and actor.role_state.charges_of(self.kind) <= 0:
             return reject(Rej.NO_CHARGES)
         return refused
 
@@ -54,11 +57,10 @@ class Shoot(_DayAbility):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         assert target is not None
         me = tx.state.player(actor.seat)
-        tx.state = tx.state.with_player(me.remember(bullets=me.mem("bullets") - 1))
+        tx.state = tx.state.with_player(me.spend(self.kind))
         _mark_used(tx, actor.seat, self.kind.value)
         dead = kill(tx, [target])
         tx.emit(Ev.SHOT_FIRED, Audience.public(), target=target, dead=death_list(tx, dead))
-        settle(tx)
 
 
 class InstantKill(_DayAbility):
@@ -89,7 +91,6 @@ class InstantKill(_DayAbility):
         tx.state = evolve(tx.state, instant_kill_used=True)
         dead = kill(tx, [target])
         tx.emit(Ev.INSTANT_KILL, Audience.public(), target=target, dead=death_list(tx, dead))
-        settle(tx)
 
 
 class TransferVote(_DayAbility):
@@ -116,5 +117,5 @@ class TransferVote(_DayAbility):
             tx.state, day=evolve(day, transfers={**day.transfers, actor.seat: target})
         )
         tx.emit(Ev.VOTE_TRANSFERRED, Audience.to(actor.seat, target), giver=actor.seat, to=target)
-        # A giver who hands his vote over during the vote was the last one it waited for.
-        advance_if_complete(tx)
+        # A giver who hands his vote over during the vote may be the last one it waited for:
+        # the flow (rules.apply) ends the vote then.

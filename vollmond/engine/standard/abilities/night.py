@@ -8,26 +8,19 @@ from collections import Counter
 from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
-from vollmond.engine.standard.queries import (
+from vollmond.engine.standard.properties import (
     in_night_room,
     night_room,
     seen_as_evil,
-    spec,
     spec_of,
 )
-from vollmond.engine.standard.roles import filler
-from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player
+from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import (
     ActionKind,
     CallKind,
     CallStatus,
-    NightStep,
-    RoleId,
 )
-
-FILLER: RoleId = filler.ROLE.id
-"""What a robbed player, or a vagabond who steals nothing, becomes (S14): the plain role."""
 
 
 def confirm(tx: Tx, actor: Player, kind: ActionKind, target: int | None) -> None:
@@ -88,51 +81,7 @@ class EvilVote(Ability):
             target=target,
             tally={str(t): n for t, n in sorted(tally.items())},
         )
-        if room <= votes.keys() and not night.victim_locked:
-            lock_victim(tx)
-
-
-class Steal(Ability):
-    """The vagabond, first in night 1, takes a role; the robbed becomes filler (S14)."""
-
-    kind = ActionKind.STEAL
-    night_steps = frozenset({NightStep.STEAL})
-    allows_nobody = True
-
-    def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
-        assert target is not None
-        return living_target(state, actor, target, allow_self=False)
-
-    def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
-        super().perform(tx, actor, target)
-        players = len(tx.state.players)
-        if target is None:
-            new_self = evolve(
-                tx.state.player(actor.seat),
-                role=FILLER,
-                memory=initial_memory(FILLER, players),
-            )
-            tx.state = tx.state.with_player(new_self)
-            tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=FILLER.value, source=None)
-            return
-        robbed = tx.state.player(target)
-        taken = robbed.role
-        tx.state = tx.state.with_player(
-            evolve(robbed, role=FILLER, memory=initial_memory(FILLER, players))
-        )
-        tx.state = tx.state.with_player(
-            evolve(tx.state.player(actor.seat), role=taken, memory=robbed.memory)
-        )
-        tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.value, source=target)
-        tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=FILLER.value)
-        # The night room and the twins learn each other when the steal step is over.
-
-
-def initial_memory(role: RoleId, players: int) -> dict[str, int]:
-    memory: dict[str, int] = {}
-    for ability in spec(role).abilities:
-        memory.update(ability.initial_memory(players))
-    return memory
+        # The last vote of the room fixes the victim: the flow does it after the command.
 
 
 class Check(Ability):
@@ -170,7 +119,7 @@ class Protect(Ability):
         refused = living_target(state, actor, target, allow_self=self.allow_self)
         if refused is not None:
             return refused
-        if actor.mem("last_protect") == target:
+        if actor.role_state.last_target(self.kind) == target:
             return reject(Rej.REPEAT_TARGET, target=target)
         return None
 
@@ -188,16 +137,14 @@ class Trap(Ability):
 class _Potion(Ability):
     """Witch potions (S3): each once per game, at most one per night."""
 
-    charge: str
-
-    def initial_memory(self, players: int) -> dict[str, int]:
-        return {self.charge: 1}
+    def initial_state(self, state: RoleState, players: int) -> RoleState:
+        return state.with_charges(self.kind, 1)
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
         if refused is not None:
             return refused
-        if actor.mem(self.charge) <= 0:
+        if actor.role_state.charges_of(self.kind) <= 0:
             return reject(Rej.NO_CHARGES)
         night = state.night
         assert night is not None
@@ -208,14 +155,14 @@ class _Potion(Ability):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         super().perform(tx, actor, target)
         me = tx.state.player(actor.seat)
-        tx.state = tx.state.with_player(me.remember(**{self.charge: me.mem(self.charge) - 1}))
+        tx.state = tx.state.with_player(me.spend(self.kind))
 
 
 class Heal(_Potion):
     """Saves the night's victim; usable only once the victim is known (N7)."""
 
     kind = ActionKind.HEAL
-    charge = "heal"
+    charge_name = "heal"
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         refused = super().available(state, actor)
@@ -225,6 +172,9 @@ class Heal(_Potion):
         assert night is not None
         if not night.victim_locked or night.victim is None:
             return reject(Rej.VICTIM_UNKNOWN)
+        if not state.player(night.victim).alive:
+            # The victim left the game after the vote: there is nobody left to save.
+            return reject(Rej.TARGET_DEAD, target=night.victim)
         return None
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
@@ -237,7 +187,7 @@ class Heal(_Potion):
 
 class Poison(_Potion):
     kind = ActionKind.POISON
-    charge = "poison"
+    charge_name = "poison"
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
         assert target is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vollmond.engine.standard.abilities.base import Ability
+from vollmond.engine.standard.state import RoleState
 from vollmond.engine.standard.types import ActionKind, RoleId, Team, Trait
 
 
@@ -30,3 +31,15 @@ class RoleSpec:
 
     def has(self, trait: Trait) -> bool:
         return trait in self.traits
+
+    def initial_state(self, players: int) -> RoleState:
+        """The charges a fresh holder of this role starts with."""
+        state = RoleState()
+        for ability in self.abilities:
+            state = ability.initial_state(state, players)
+        return state
+
+    def __deepcopy__(self, memo: dict[int, object]) -> RoleSpec:
+        # A constant of the rule set, shared by every game: copying a state copies the
+        # reference, so a copied state still equals the original.
+        return self

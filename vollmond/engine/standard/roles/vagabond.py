@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from vollmond.engine.standard.abilities.night import Steal
+from vollmond.engine.standard.abilities.steal import Steal
+from vollmond.engine.standard.roles import filler
 from vollmond.engine.standard.roles.base import RoleSpec
 from vollmond.engine.standard.types import RoleId, Team
 
 ROLE = RoleSpec(
     id=RoleId.VAGABOND,
     team=Team.VILLAGE,
-    abilities=(Steal(),),
+    abilities=(Steal(plain=filler.ROLE),),
 )
