@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -412,3 +413,18 @@ def test_seer_is_named_per_world() -> None:
     assert "Wahrsagerin" in render_event(seer, "de", get_world("vampir"))
     assert "Fortune Teller" in render_event(seer, "en", get_world("vampir"))
     assert "Detektivin" in render_event(seer, "de", get_world("mafia"))
+
+
+def test_a_rule_set_catalogue_cannot_redefine_a_key(tmp_path: Path) -> None:
+    """Rule-set catalogues add keys; one that redefines a shared key fails at load."""
+    from vollmond.i18n.render import CatalogueError, _load_file  # noqa: PLC0415 - private
+
+    first = tmp_path / "de.toml"
+    first.write_text('[fmt]\nseat = "Hausnummer {n}"\n')
+    second = tmp_path / "classic.de.toml"
+    second.write_text('[fmt]\nseat = "Haus {n}"\n')
+    flat: dict[str, str] = {}
+    _load_file(first, "de.toml", flat)
+    with pytest.raises(CatalogueError, match=r"classic\.de\.toml: keys defined twice: fmt\.seat"):
+        _load_file(second, "classic.de.toml", flat)
+    assert flat == {"fmt.seat": "Hausnummer {n}"}

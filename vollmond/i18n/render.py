@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 from types import MappingProxyType
 from typing import Final
 
@@ -165,14 +166,30 @@ def load_catalogue(lang: str) -> Mapping[str, str]:
     """
     if not is_language(lang):
         raise UnknownLanguageError(lang)
-    source = f"{_CATALOG_PACKAGE}/{lang}.toml"
+    flat: dict[str, str] = {}
+    root = files(_CATALOG_PACKAGE)
+    _load_file(root.joinpath(f"{lang}.toml"), f"{_CATALOG_PACKAGE}/{lang}.toml", flat)
+    # Each further rule set ships its own texts (``catalog/rulesets/<id>.<lang>.toml``) so that
+    # adding one touches no shared file; a key may be defined only once across all files.
+    rulesets = root.joinpath("rulesets")
+    if rulesets.is_dir():
+        for entry in sorted(rulesets.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(f".{lang}.toml"):
+                _load_file(entry, f"{_CATALOG_PACKAGE}/rulesets/{entry.name}", flat)
+    return MappingProxyType(flat)
+
+
+def _load_file(entry: Traversable, source: str, flat: dict[str, str]) -> None:
     try:
-        raw = tomllib.loads(files(_CATALOG_PACKAGE).joinpath(f"{lang}.toml").read_text("utf-8"))
+        raw = tomllib.loads(entry.read_text("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise CatalogueError(f"{source}: invalid TOML: {exc}") from exc
-    flat: dict[str, str] = {}
-    _flatten(raw, "", flat, source)
-    return MappingProxyType(flat)
+    part: dict[str, str] = {}
+    _flatten(raw, "", part, source)
+    clash = sorted(set(part) & set(flat))
+    if clash:
+        raise CatalogueError(f"{source}: keys defined twice: {', '.join(clash[:5])}")
+    flat.update(part)
 
 
 def _flatten(table: Mapping[str, object], prefix: str, out: dict[str, str], source: str) -> None:
