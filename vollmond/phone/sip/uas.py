@@ -816,12 +816,15 @@ class SipUas(asyncio.DatagramProtocol):
             self._notify(self.handler.on_call_ended, call, reason)
         if send_bye and answered:
             with contextlib.suppress(TimeoutError):
-                await self._send_bye(call)
+                # A 200 never ACKed is most likely a forged INVITE's: after its ten or so
+                # retransmissions the BYE is sent once, not ten more times (docs/decisions.md).
+                await self._send_bye(call, once=not started)
 
     # --- requests we send ------------------------------------------------------------------
 
-    async def _send_bye(self, call: Call) -> SipResponse:
-        """BYE as a non-INVITE client transaction: retransmit until a final response."""
+    async def _send_bye(self, call: Call, *, once: bool = False) -> SipResponse | None:
+        """BYE as a non-INVITE client transaction: retransmit until a final response (or, with
+        ``once``, send it a single time and wait for nothing)."""
         branch = MAGIC_COOKIE + secrets.token_hex(8)
         call.local_cseq += 1
         headers: list[tuple[str, str]] = [
@@ -838,6 +841,9 @@ class SipUas(asyncio.DatagramProtocol):
         ]
         bye = SipRequest(tuple(headers), b"", "BYE", call.remote_target).serialise()
         target = self._bye_destination(call)
+        if once:
+            self._send(bye, target)
+            return None
         loop = asyncio.get_running_loop()
         done: asyncio.Future[SipResponse] = loop.create_future()
         self._client[branch] = done
