@@ -156,6 +156,14 @@ class DropCounts:
         return {reason.value: self._counts[reason] for reason in DropReason}
 
 
+@dataclass(frozen=True, slots=True)
+class SipStats:
+    """What ``/metrics`` shows of the SIP server at one moment."""
+
+    active_calls: int
+    dropped: Mapping[str, int]
+
+
 def asserted_number(value: str) -> str | None:
     """The user part (the number) of a P-Asserted-Identity value; a ``tel:`` URI wins over a
     ``sip:`` one when both are given (RFC 3325 allows one of each).

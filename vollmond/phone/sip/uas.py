@@ -46,7 +46,13 @@ from vollmond.phone.sdp import (
     parse_sdp,
 )
 from vollmond.phone.sip.call import Call, CallHandler, CallState, EndReason
-from vollmond.phone.sip.guard import Admission, DropCounts, DropReason, asserted_number
+from vollmond.phone.sip.guard import (
+    Admission,
+    DropCounts,
+    DropReason,
+    SipStats,
+    asserted_number,
+)
 from vollmond.phone.sip.message import (
     Headers,
     SipParseError,
@@ -228,6 +234,10 @@ class SipUas(asyncio.DatagramProtocol):
     def tasks(self) -> int:
         """Background tasks of the server (set-ups, BYEs); zero when idle."""
         return len(self._tasks)
+
+    def sip_stats(self) -> SipStats:
+        """Active calls and dropped datagrams by reason, for Prometheus."""
+        return SipStats(active_calls=len(self._calls), dropped=self.drops.snapshot())
 
     def _count_drop(self, reason: DropReason) -> None:
         self.drops.add(reason)
