@@ -197,6 +197,8 @@ class SipUas(asyncio.DatagramProtocol):
         #: INVITE transactions whose call is being set up (RTP port being opened).
         self._setups: set[_ServerTransaction] = set()
         self.drops = DropCounts()
+        #: Datagrams that reached the SIP port (taken or not).
+        self.received = 0
 
     @classmethod
     async def start(cls, config: UasConfig, handler: CallHandler) -> SipUas:
@@ -283,6 +285,7 @@ class SipUas(asyncio.DatagramProtocol):
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
         """Every datagram ends here: taken, answered with an error, or dropped and counted.
         Nothing a sender puts in a datagram may raise out of this method."""
+        self.received += 1
         try:
             message = parse_message(data)
             if isinstance(message, SipResponse):
@@ -700,7 +703,10 @@ class SipUas(asyncio.DatagramProtocol):
     def _on_reinvite(self, txn: _ServerTransaction) -> None:
         call = self._dialog_of(txn.request)
         if call is None:
-            self._respond(txn, 481)
+            # Answered once and forgotten: an INVITE transaction is otherwise only forgotten
+            # when its final answer's retransmissions end (found by tests/phone/test_sip_fuzz).
+            self._forget(txn)
+            self._reply_stateless(txn.request, txn.addr, 481)
             return
         contact = txn.request.get("Contact")
         target = header_uri(contact) if contact else call.remote_target
