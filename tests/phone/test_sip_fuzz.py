@@ -14,7 +14,7 @@ import gc
 import os
 import random
 import tracemalloc
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,6 @@ from vollmond.phone.sip.guard import DropReason
 from vollmond.phone.sip.uas import SipUas, UasConfig
 from vollmond.settings.sip import SipSettings
 
-DEBUG: Callable[[], object] = lambda: None
 SEED = 20240808
 FLOOD = 1000
 #: Memory (bytes) that vollmond's code may keep after the flood: rate-limit buckets and
@@ -126,11 +125,27 @@ def held_by_vollmond() -> int:
     return sum(stat.size for stat in snapshot.statistics("filename"))
 
 
-async def settle(done: Callable[[], bool]) -> None:
-    try:
-        await wait_until(done, 15)
-    except TimeoutError:
-        raise AssertionError(DEBUG()) from None
+async def flood(uas: SipUas, flooder: UdpPeer, datagrams: list[bytes]) -> None:
+    """Send in groups of 20, each once the last has arrived: a loopback socket buffer holds
+    only ~100 datagrams, and none of the 1,000 may get lost."""
+    for start in range(0, len(datagrams), 20):
+        arrived = uas.received + len(datagrams[start : start + 20])
+        for data in datagrams[start : start + 20]:
+            flooder.send(data, ("127.0.0.1", uas.port))
+        await wait_until(lambda: uas.received >= arrived, 5)  # noqa: B023
+
+
+@dataclass
+class Baseline:
+    """What the process holds: open fds, asyncio tasks, bytes allocated by vollmond's code."""
+
+    fds: int
+    tasks: int
+    memory: int
+
+    @classmethod
+    def now(cls) -> Baseline:
+        return cls(len(os.listdir("/proc/self/fd")), len(asyncio.all_tasks()), held_by_vollmond())
 
 
 async def test_fuzz_flood_leaves_no_trace_and_a_real_call_works(
@@ -146,64 +161,36 @@ async def test_fuzz_flood_leaves_no_trace_and_a_real_call_works(
         handler,
     )
     flooder = await UdpPeer.open("127.0.0.2")
+    tracemalloc.start(1)
     try:
         async with phones(tmp_path / "phones", {"caller": tone(600.0, 20)}) as lines:
-            tracemalloc.start(1)
-            try:
-                fds = len(os.listdir("/proc/self/fd"))
-                tasks = len(asyncio.all_tasks())
-                memory = held_by_vollmond()
-                datagrams = malformed_datagrams(FLOOD, flooder.port)
-
-                async def flood() -> None:
-                    """In groups of 20, each once the last has arrived (a loopback socket
-                    buffer holds only ~100 datagrams; none of the 1,000 may get lost)."""
-                    for start in range(0, FLOOD, 20):
-                        arrived = uas.received + 20
-                        for data in datagrams[start : start + 20]:
-                            flooder.send(data, ("127.0.0.1", uas.port))
-                        await wait_until(lambda: uas.received >= arrived, 5)  # noqa: B023
-
-                flooding = asyncio.create_task(flood())
-                await lines["caller"].dial(uas.port)
-                await handler.wait_for(lambda: handler.started, timeout=10)
-                await flooding
-                # Media both ways while and after the flood: 1.5 s of the caller's tone.
-                await handler.wait_for(lambda: len(handler.frames) >= 100, timeout=10)
-                await lines["caller"].hangup()
-                await handler.wait_for(lambda: handler.ended, timeout=10)
-                heard = np.concatenate(handler.frames)
-                handler.frames.clear()
-
-                global DEBUG
-                DEBUG = lambda: (
-                    [
-                        (
-                            t.request.method,
-                            t.request.get("To"),
-                            t.final_sent,
-                            t.last_response[:30] if t.last_response else None,
-                        )
-                        for t in uas._transactions.values()
-                    ],
-                    uas._tasks,
-                    uas.calls,
-                )  # noqa
-                # Every flood transaction and call times out (64*T1 = 3.2 s).
-                await settle(lambda: (uas.transactions, uas.tasks, len(uas.calls)) == (0, 0, 0))
-                while not flooder.queue.empty():
-                    flooder.queue.get_nowait()
-                assert len(os.listdir("/proc/self/fd")) == fds
-                assert len(asyncio.all_tasks()) == tasks
-                leftover = held_by_vollmond() - memory
-                recording = lines["caller"].recording()  # complete once baresip hung up
-            finally:
-                tracemalloc.stop()
+            before = Baseline.now()
+            flooding = asyncio.create_task(
+                flood(uas, flooder, malformed_datagrams(FLOOD, flooder.port))
+            )
+            await lines["caller"].dial(uas.port)
+            await handler.wait_for(lambda: handler.started, timeout=10)
+            await flooding
+            # Media both ways during and after the flood: 2 s of the caller's tone.
+            await handler.wait_for(lambda: len(handler.frames) >= 100, timeout=10)
+            await lines["caller"].hangup()
+            await handler.wait_for(lambda: handler.ended, timeout=10)
+            heard = np.concatenate(handler.frames)
+            handler.frames.clear()
+            # Every flood transaction and call times out (64*T1 = 3.2 s).
+            await wait_until(lambda: (uas.transactions, uas.tasks, len(uas.calls)) == (0, 0, 0))
+            while not flooder.queue.empty():
+                flooder.queue.get_nowait()
+            after = Baseline.now()
+            recording = lines["caller"].recording()  # complete once baresip hung up
     finally:
+        tracemalloc.stop()
         flooder.close()
         await uas.close(bye_timeout=0.1)
 
+    leftover = after.memory - before.memory
     print(f"fuzz: drops {dict(uas.drops.snapshot())}, vollmond memory {leftover:+d} bytes")
+    assert (after.fds, after.tasks) == (before.fds, before.tasks)
     assert leftover < MEMORY_SLACK
     assert uas.drops[DropReason.MALFORMED] > FLOOD // 2, uas.drops.snapshot()
     assert uas.drops[DropReason.INTERNAL_ERROR] == 0
