@@ -66,8 +66,9 @@ def sdp(address: str, port: int) -> bytes:
 class Caller:
     """The caller's side of one INVITE, with the headers a test wants to break or add."""
 
-    def __init__(self, peer: UdpPeer, server_port: int) -> None:
+    def __init__(self, peer: UdpPeer, server_port: int, user: str = "caller") -> None:
         self.peer = peer
+        self.user = user
         self.server = ("127.0.0.1", server_port)
         self.call_id = secrets.token_hex(8)
         self.from_tag = secrets.token_hex(4)
@@ -80,7 +81,7 @@ class Caller:
         return (
             f"{method} sip:1234@127.0.0.1 SIP/2.0\r\n"
             f"Via: SIP/2.0/UDP {host}:{port};branch={branch or self.branch}\r\n"
-            f"From: <sip:caller@{host}>;tag={self.from_tag}\r\n"
+            f"From: <sip:{self.user}@{host}>;tag={self.from_tag}\r\n"
             f"To: {to}\r\n"
             f"Call-ID: {self.call_id}\r\n"
             f"CSeq: {cseq} {method}\r\n"
@@ -93,7 +94,7 @@ class Caller:
         body = sdp(*media)
         head = (
             self.headers("INVITE")
-            + f"Contact: {contact or f'<sip:caller@{host}:{port}>'}\r\n"
+            + f"Contact: {contact or f'<sip:{self.user}@{host}:{port}>'}\r\n"
             + extra
             + f"Content-Type: application/sdp\r\nContent-Length: {len(body)}\r\n\r\n"
         )
