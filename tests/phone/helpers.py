@@ -82,9 +82,10 @@ class UdpPeer(asyncio.DatagramProtocol):
         self.transport: asyncio.DatagramTransport | None = None
 
     @classmethod
-    async def open(cls) -> UdpPeer:
+    async def open(cls, host: str = "127.0.0.1", port: int = 0) -> UdpPeer:
+        """Bind on ``host`` (any 127.x.y.z works on Linux: another source address)."""
         loop = asyncio.get_running_loop()
-        _, peer = await loop.create_datagram_endpoint(cls, local_addr=("127.0.0.1", 0))
+        _, peer = await loop.create_datagram_endpoint(cls, local_addr=(host, port))
         return peer
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

@@ -3,8 +3,16 @@ and telephone-events.
 
 The endpoint knows nothing about SIP; the user agent creates one per call, tells it where to
 send and which payload types were negotiated, and gets decoded frames and digits back through
-two callbacks. All endpoints of a server share one :class:`MediaTicker`, so the number of timer
-wake-ups does not grow with the number of calls.
+two callbacks.
+
+Media is symmetric and latched (docs/security.md): only packets from the host of
+``MediaParams.remote`` are taken, and the first of them fixes the peer's address and port
+(a NAT may change the port); from then on packets from anywhere else are dropped and counted,
+and frames go to that latched address. So a stranger can neither inject audio or key presses
+into a call nor redirect its media to a third party.
+
+All endpoints of a server share one :class:`MediaTicker`, so the number of timer wake-ups does
+not grow with the number of calls.
 """
 
 from __future__ import annotations
@@ -33,9 +41,14 @@ Int16Array = npt.NDArray[np.int16]
 AudioSource = Callable[[], Int16Array | None]
 
 
+#: Told why a datagram on the media port was dropped: "foreign" or "malformed".
+DropCallback = Callable[[str], None]
+
+
 @dataclass(frozen=True, slots=True)
 class MediaParams:
-    """What signalling negotiated for the stream."""
+    """What signalling negotiated for the stream. ``remote`` is where to send until the peer's
+    first packet latches the address; only packets from its host are accepted."""
 
     remote: tuple[str, int]
     codec: G711Codec
@@ -100,8 +113,12 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         params: MediaParams,
         on_audio: Callable[[Int16Array], None],
         on_digit: Callable[[str], None],
+        on_drop: DropCallback | None = None,
     ) -> None:
         self._params = params
+        self._on_drop = on_drop
+        #: The peer's address once its first packet came from the signalled host.
+        self.latched: tuple[str, int] | None = None
         self._on_audio = on_audio
         self._on_digit = on_digit
         self._transport: asyncio.DatagramTransport | None = None
@@ -118,6 +135,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self.packets_sent = 0
         self.packets_received = 0
         self.packets_dropped = 0
+        self.packets_foreign = 0
 
     @classmethod
     async def open(
@@ -126,11 +144,12 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         params: MediaParams,
         on_audio: Callable[[Int16Array], None],
         on_digit: Callable[[str], None],
+        on_drop: DropCallback | None = None,
     ) -> RtpEndpoint:
         """Bind a fresh UDP port on ``host`` (the OS picks a free one)."""
         loop = asyncio.get_running_loop()
         _, endpoint = await loop.create_datagram_endpoint(
-            lambda: cls(params, on_audio, on_digit), local_addr=(host, 0)
+            lambda: cls(params, on_audio, on_digit, on_drop), local_addr=(host, 0)
         )
         return endpoint
 
@@ -152,7 +171,10 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._transport = cast(asyncio.DatagramTransport, transport)
 
     def update(self, params: MediaParams) -> None:
-        """Apply a re-negotiation (re-INVITE): new address, codec or hold state."""
+        """Apply a re-negotiation (re-INVITE): new address, codec or hold state. A new remote
+        address is latched afresh."""
+        if params.remote != self._params.remote:
+            self.latched = None
         self._params = params
         self._sender.payload_type = params.audio_pt
         self._inband = (self._inband or InbandDtmfDetector()) if params.dtmf_pt is None else None
@@ -191,19 +213,43 @@ class RtpEndpoint(asyncio.DatagramProtocol):
             else codec.encode(_fit_frame(frame))
         )
         timestamp = (self._ts_base + (index - self._first_index) * FRAME_SAMPLES) & 0xFFFFFFFF
-        self._transport.sendto(self._sender.packet(payload, timestamp).build(), self._params.remote)
+        target = self.latched or self._params.remote
+        self._transport.sendto(self._sender.packet(payload, timestamp).build(), target)
         self.packets_sent += 1
 
+    def _drop(self, why: str) -> None:
+        if self._on_drop is not None:
+            self._on_drop(why)
+
+    def _foreign(self, source: tuple[str, int]) -> bool:
+        """Not from the latched peer, or (before the latch) not from the signalled host."""
+        if self.latched is not None:
+            return source != self.latched
+        return source[0] != self._params.remote[0]
+
     def datagram_received(self, data: bytes, addr: tuple[str | object, int]) -> None:
+        source = (str(addr[0]), int(addr[1]))
+        if self._foreign(source):
+            self.packets_foreign += 1
+            self._drop("foreign")
+            return
         try:
             packet = parse_rtp(data)
         except RtpParseError as exc:
             self.packets_dropped += 1
+            self._drop("malformed")
             log.debug("dropping malformed RTP from %s: %s", addr, exc)
             return
+        params = self._params
+        if self.latched is None:
+            if packet.payload_type not in (params.audio_pt, params.dtmf_pt):
+                self.packets_dropped += 1
+                self._drop("malformed")
+                return
+            # Only a well-formed packet of the negotiated stream latches the peer's port.
+            self.latched = source
         self.packets_received += 1
         self.last_received = asyncio.get_running_loop().time()
-        params = self._params
         if packet.payload_type == params.audio_pt:
             samples = params.codec.decode(packet.payload)
             self._on_audio(samples)
@@ -215,6 +261,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
                 event_digit = self._dtmf.feed(packet.ssrc, packet.timestamp, packet.payload)
             except DtmfParseError as exc:
                 self.packets_dropped += 1
+                self._drop("malformed")
                 log.debug("dropping bad telephone-event from %s: %s", addr, exc)
                 return
             if event_digit is not None:

@@ -357,7 +357,8 @@ async def start_phone(
     session_factory: SessionFactory | None = None,
     config: UasConfig | None = None,
 ) -> PhoneService | None:
-    """Start the telephone channel on ``settings.host:settings.sip_port`` (0: no telephone).
+    """Start the telephone channel on ``settings.host:settings.sip_port`` (0: no telephone),
+    with the operator's trust and limits (``settings.sip``) unless a test passes ``config``.
 
     A SIP port that cannot be bound is logged as an error and leaves the web service running.
     """
@@ -365,7 +366,9 @@ async def start_phone(
         return None
     service = PhoneService(hub, session_factory or default_session_factory(hub, settings.identity))
     try:
-        await service.start(config or UasConfig(host=settings.host, port=settings.sip_port))
+        await service.start(
+            config or UasConfig(host=settings.host, port=settings.sip_port, settings=settings.sip)
+        )
     except OSError as exc:
         log.error("phone_unavailable", port=settings.sip_port, error=str(exc))
         return None

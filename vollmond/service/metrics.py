@@ -2,7 +2,46 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from collections.abc import Iterator
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from vollmond.phone.sip.guard import DropReason, SipStats
+
+
+class SipStatsSource(Protocol):
+    """The SIP server as the metrics see it (:class:`vollmond.phone.sip.uas.SipUas`)."""
+
+    def sip_stats(self) -> SipStats: ...
+
+
+class _SipCollector(Collector):
+    """Reads the SIP server's counters at scrape time (zeros while there is no telephone), so
+    the server itself needs no Prometheus types."""
+
+    def __init__(self) -> None:
+        self.source: SipStatsSource | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        stats = (
+            self.source.sip_stats()
+            if self.source is not None
+            else SipStats(0, {reason.value: 0 for reason in DropReason})
+        )
+        yield GaugeMetricFamily(
+            "vollmond_sip_calls_active", "SIP calls not yet ended", value=stats.active_calls
+        )
+        dropped = CounterMetricFamily(
+            "vollmond_sip_dropped",
+            "SIP and RTP datagrams not taken, by reason (docs/security.md)",
+            labels=["reason"],
+        )
+        for reason, count in sorted(stats.dropped.items()):
+            dropped.add_metric([reason], count)
+        yield dropped
 
 
 class Metrics:
@@ -23,6 +62,14 @@ class Metrics:
         self.errors = Counter(
             "vollmond_errors", "Errors answered to clients", ["code"], registry=self.registry
         )
+        # process_open_fds, process_resident_memory_bytes, ...: a leak shows here first.
+        ProcessCollector(registry=self.registry)
+        self._sip = _SipCollector()
+        self.registry.register(self._sip)
+
+    def watch_sip(self, source: SipStatsSource | None) -> None:
+        """Report this SIP server's calls and drops (None: no telephone in this process)."""
+        self._sip.source = source
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

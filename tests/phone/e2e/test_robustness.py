@@ -21,6 +21,8 @@ from tests.phone.e2e.support import (
     tone,
     wait_until,
 )
+from tests.phone.helpers import UdpPeer
+from tests.phone.test_sip_attacks import Caller
 from tests.phone.test_sipp import free_udp_port
 from tests.service.support import running_service
 from vollmond.engine.core import Rejection
@@ -31,6 +33,7 @@ from vollmond.phone.caller import CallerId
 from vollmond.phone.media import Int16Array
 from vollmond.phone.service import KEY_BURST, PhoneService
 from vollmond.phone.sip.call import Call
+from vollmond.phone.sip.guard import DropReason
 from vollmond.service.config import Settings
 
 SCENARIOS = Path(__file__).parent / "sipp"
@@ -48,17 +51,19 @@ def call_of(phone: PhoneService, caller: str) -> Call:
     return next(line.call for line in phone.lines.values() if line.number == caller)
 
 
-async def send_junk(port: int, datagrams: list[bytes], spacing: float = 0.002) -> None:
-    loop = asyncio.get_running_loop()
-    transport, _ = await loop.create_datagram_endpoint(
-        asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0)
-    )
+async def send_junk(
+    port: int, datagrams: list[bytes], spacing: float = 0.002, sender: UdpPeer | None = None
+) -> None:
+    """Send from ``sender`` (default: a fresh socket, i.e. a foreign address)."""
+    own = sender is None
+    peer = sender if sender is not None else await UdpPeer.open()
     try:
         for data in datagrams:
-            transport.sendto(data, ("127.0.0.1", port))
+            peer.send(data, ("127.0.0.1", port))
             await asyncio.sleep(spacing)
     finally:
-        transport.close()
+        if own:
+            peer.close()
 
 
 def garbage_rtp(count: int, rng: random.Random) -> list[bytes]:
@@ -95,15 +100,18 @@ async def test_bad_input_is_answered_or_dropped_and_the_conversation_goes_on(
     rig.board.prepared["speaker"] = SeatSession(game, 3)
     rig.board.prepared["listener"] = SeatSession(game, 4)
     rig.board.prepared["flooder"] = SeatSession(game, 5)
-    sources: dict[str, Int16Array | None] = {
-        "speaker": tone(700.0, 60),
-        "listener": None,
-        "flooder": None,
-    }
+    sources: dict[str, Int16Array | None] = {"speaker": tone(700.0, 60), "listener": None}
     rng = random.Random(5)
+    # The key flooder is a scripted caller: its flood must come from its own (latched) media
+    # address, or it would be dropped as foreign RTP before the key limit is reached.
+    flood_sip, flood_media = await UdpPeer.open(), await UdpPeer.open()
     async with phones(rig.root / "phones", sources) as lines:
         for phone in lines.values():
             await phone.dial(rig.sip_port)
+        flood_call = Caller(flood_sip, rig.sip_port, user="flooder")
+        flood_call.invite(media=("127.0.0.1", flood_media.port))
+        assert (await flood_call.final()).status == 200
+        flood_call.ack()
         await wait_until(lambda: len(rig.phone.lines) == 3, 15)
         flooder = call_of(rig.phone, "flooder")
         listener = call_of(rig.phone, "listener")
@@ -119,7 +127,12 @@ async def test_bad_input_is_answered_or_dropped_and_the_conversation_goes_on(
         results = await asyncio.gather(
             send_junk(rig.sip_port, junk_sip),
             send_junk(listener.media.local_port, garbage_rtp(400, rng)),
-            send_junk(flooder.media.local_port, key_flood(flooder.negotiated.dtmf_pt, 500), 0.001),
+            send_junk(
+                flooder.media.local_port,
+                key_flood(flooder.negotiated.dtmf_pt, 500),
+                0.001,
+                flood_media,
+            ),
             run_sipp(SCENARIOS / "uac_unknown_codec.xml", rig.sip_port, tmp_path),
         )
         code, log = results[3]
@@ -127,11 +140,18 @@ async def test_bad_input_is_answered_or_dropped_and_the_conversation_goes_on(
         await asyncio.sleep(2.5)  # the conversation goes on after the attacks too
         for phone in lines.values():
             await phone.hangup()
+        flooder.hangup()
         await wait_until(lambda: not rig.phone.lines, 10)
         await asyncio.sleep(0.3)
         heard = lines["listener"].recording()
+    flood_sip.close()
+    flood_media.close()
 
     assert rig.phone.uas is not None
+    # The garbage RTP came from a foreign port: dropped before parsing, counted (UDP on a busy
+    # loopback may lose a few of the 400).
+    assert listener.media.packets_foreign > 300
+    assert rig.phone.uas.drops[DropReason.FOREIGN_RTP] >= listener.media.packets_foreign
     assert rig.phone.uas.dropped >= len(junk_sip) - 40  # the random 1400 bytes may parse oddly
     flood_session = rig.board.session("flooder")
     assert 0 < len(flood_session.keylog.keys) <= KEY_BURST + 8 * 3

@@ -77,6 +77,9 @@ class Call:
     #: (``SipSettings.trusted_proxies``); None for every other call. The From number of a
     #: call is the caller's claim only and never proves anything (docs/security.md).
     asserted_identity: str | None = None
+    #: The INVITE came from a trusted proxy: media may go to the SDP's host (rtpengine) and
+    #: in-dialog requests to the Contact/Record-Route; otherwise only to ``peer``'s host.
+    trusted_source: bool = False
     _hangup: Callable[[Call], None] | None = field(default=None, repr=False)
     _timers: list[asyncio.TimerHandle | asyncio.Task[None]] = field(
         default_factory=list, repr=False

@@ -11,6 +11,14 @@ name an IP address, else back to where the INVITE came from: behind Kamailio tha
 
 A datagram that does not parse, or lacks the headers a response needs, is logged and dropped;
 every call's state lives in its own :class:`Call`, so one bad packet cannot affect others.
+
+The port is open to anyone and UDP source addresses can be forged (docs/security.md, "SIP and
+RTP"), so: a request that parses but cannot be served is answered 400 (500 for our own bugs)
+and every resource made for it is released; new INVITEs are checked against per-source rates
+and call caps before anything is allocated (:mod:`vollmond.phone.sip.guard`), and refusals are
+sent once and statelessly; media flows only after the ACK (which a forged source cannot send,
+as it never sees our To tag), and only to the host the signalling came from — or to the SDP's
+host when a trusted proxy sent the INVITE.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import ipaddress
 import logging
 import secrets
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from vollmond.phone.dtmf import DtmfParseError, parse_info_dtmf
@@ -38,6 +46,13 @@ from vollmond.phone.sdp import (
     parse_sdp,
 )
 from vollmond.phone.sip.call import Call, CallHandler, CallState, EndReason
+from vollmond.phone.sip.guard import (
+    Admission,
+    DropCounts,
+    DropReason,
+    SipStats,
+    asserted_number,
+)
 from vollmond.phone.sip.message import (
     Headers,
     SipParseError,
@@ -49,6 +64,7 @@ from vollmond.phone.sip.message import (
     parse_message,
     response_for,
 )
+from vollmond.settings.sip import SipSettings
 
 __all__ = ["Call", "CallHandler", "CallState", "EndReason", "SipUas", "UasConfig"]
 
@@ -87,6 +103,8 @@ class UasConfig:
     rtp_timeout: float = 30.0
     session_timeout: float = 4 * 3600.0
     user_agent: str = "vollmond"
+    #: Trust and limits decided by the operator (the ``[sip]`` table of the settings file).
+    settings: SipSettings = field(default_factory=SipSettings)
 
     @property
     def contact_host(self) -> str:
@@ -105,6 +123,26 @@ class _ServerTransaction:
     retransmit: asyncio.Task[None] | None = None
     call: Call | None = None
     ring: asyncio.TimerHandle | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Invite:
+    """What a new call needs from its INVITE, parsed before anything is allocated for it."""
+
+    remote_target: str
+    route_set: tuple[str, ...]
+    remote_tag: str
+    cseq: int
+    offer: SessionDescription | None
+    #: The INVITE came from a trusted proxy (``SipSettings.trusted_proxies``).
+    trusted: bool
+    asserted_identity: str | None
+
+
+def _warning(text: str) -> tuple[str, str]:
+    """A Warning header (RFC 3261 §20.43) with a sanitised, short explanation."""
+    clean = "".join(ch if ch.isprintable() and ch not in '"\\' else "?" for ch in text)
+    return ("Warning", f'399 - "{clean[:100]}"')
 
 
 def _transaction_key(request: SipRequest) -> str:
@@ -155,7 +193,12 @@ class SipUas(asyncio.DatagramProtocol):
         self._client: dict[str, asyncio.Future[SipResponse]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._ticker = MediaTicker()
-        self.dropped = 0
+        self._admission = Admission(config.settings)
+        #: INVITE transactions whose call is being set up (RTP port being opened).
+        self._setups: set[_ServerTransaction] = set()
+        self.drops = DropCounts()
+        #: Datagrams that reached the SIP port (taken or not).
+        self.received = 0
 
     @classmethod
     async def start(cls, config: UasConfig, handler: CallHandler) -> SipUas:
@@ -179,20 +222,46 @@ class SipUas(asyncio.DatagramProtocol):
         """Calls that are not yet ended."""
         return list(self._calls.values())
 
+    @property
+    def dropped(self) -> int:
+        """Datagrams dropped as malformed (not SIP, or unanswerable requests)."""
+        return self.drops[DropReason.MALFORMED]
+
+    @property
+    def transactions(self) -> int:
+        """Server transactions remembered (for retransmissions); bounded by the rate limits."""
+        return len(self._transactions)
+
+    @property
+    def tasks(self) -> int:
+        """Background tasks of the server (set-ups, BYEs); zero when idle."""
+        return len(self._tasks)
+
+    def sip_stats(self) -> SipStats:
+        """Active calls and dropped datagrams by reason, for Prometheus."""
+        return SipStats(active_calls=len(self._calls), dropped=self.drops.snapshot())
+
+    def _count_drop(self, reason: DropReason) -> None:
+        self.drops.add(reason)
+
+    def _media_drop(self, why: str) -> None:
+        self.drops.add(DropReason.FOREIGN_RTP if why == "foreign" else DropReason.MALFORMED_RTP)
+
     async def close(self, bye_timeout: float = 2.0) -> None:
         """Hang up every call (BYE, waiting at most ``bye_timeout`` for answers) and close."""
         byes = [
-            asyncio.ensure_future(self._end_call(call, EndReason.SHUTDOWN, send_bye=True))
+            self._spawn(self._end_call(call, EndReason.SHUTDOWN, send_bye=True))
             for call in list(self._calls.values())
         ]
         if byes:
             await asyncio.wait(byes, timeout=bye_timeout)
-        for bye in byes:
-            bye.cancel()
         for txn in self._transactions.values():
             self._stop_retransmit(txn)
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        # Let cancelled set-ups run their clean-up (closing RTP ports) before we return.
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._transport is not None:
             self._transport.close()
 
@@ -214,6 +283,9 @@ class SipUas(asyncio.DatagramProtocol):
         log.debug("SIP socket error: %s", exc)
 
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        """Every datagram ends here: taken, answered with an error, or dropped and counted.
+        Nothing a sender puts in a datagram may raise out of this method."""
+        self.received += 1
         try:
             message = parse_message(data)
             if isinstance(message, SipResponse):
@@ -222,19 +294,67 @@ class SipUas(asyncio.DatagramProtocol):
             for name in _REQUIRED:
                 message.require(name)
             parse_cseq(message.require("CSeq"))
+        except (SipParseError, SdpError) as exc:
+            self._count_drop(DropReason.MALFORMED)
+            log.info("dropping bad SIP datagram from %s:%s: %s", addr[0], addr[1], exc)
+            return
+        except Exception:
+            self._count_drop(DropReason.INTERNAL_ERROR)
+            log.exception("SIP datagram from %s:%s not handled", addr[0], addr[1])
+            return
+        loop = asyncio.get_running_loop()
+        if not self._admission.request_allowed(addr[0], loop.time()):
+            self._count_drop(DropReason.RATE_LIMITED)
+            return
+        try:
             self._on_request(message, addr)
         except (SipParseError, SdpError) as exc:
-            self.dropped += 1
-            log.warning("dropping bad SIP datagram from %s:%s: %s", addr[0], addr[1], exc)
+            self._count_drop(DropReason.MALFORMED)
+            log.info("bad %s from %s:%s: %s", message.method, addr[0], addr[1], exc)
+            self._fail_request(message, addr, 400, str(exc))
+        except Exception:
+            self._count_drop(DropReason.INTERNAL_ERROR)
+            log.exception("%s from %s:%s failed", message.method, addr[0], addr[1])
+            self._fail_request(message, addr, 500, "internal error")
+
+    def _fail_request(
+        self, request: SipRequest, addr: tuple[str, int], status: int, why: str
+    ) -> None:
+        """Answer a request that could not be handled and forget its transaction (an ACK gets
+        no answer). Must not raise: it runs on the error path."""
+        try:
+            self._transactions.pop(_transaction_key(request), None)
+            if request.method != "ACK":
+                self._reply_stateless(request, addr, status, extra=(_warning(why),))
+        except Exception:
+            log.exception("could not answer %s with %s", request.method, status)
+
+    def _reply_stateless(
+        self, request: SipRequest, addr: tuple[str, int], status: int, *, extra: Headers = ()
+    ) -> None:
+        """Answer once, keeping nothing (RFC 3261 §8.2.7): for refusals and bad requests, so a
+        forged source gets one answer per request at most and leaves no state behind."""
+        response = response_for(
+            request, status, to_tag=_new_tag(), extra=(("Server", self.config.user_agent), *extra)
+        )
+        self._send(response.serialise(), addr)
 
     def _send(self, data: bytes, addr: tuple[str, int]) -> None:
         if self._transport is not None and not self._transport.is_closing():
             self._transport.sendto(data, addr)
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        """Forget a finished task and log its failure (never "exception was never retrieved")."""
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self._count_drop(DropReason.INTERNAL_ERROR)
+            log.error("SIP task failed", exc_info=exc)
 
     def _respond(
         self,
@@ -274,6 +394,9 @@ class SipUas(asyncio.DatagramProtocol):
             if existing.last_response is not None:
                 self._send(existing.last_response, addr)
             return
+        if request.method == "INVITE" and not _tag(request.require("To")):
+            self._on_new_invite(request, addr, key)
+            return
         txn = _ServerTransaction(request, addr)
         self._transactions[key] = txn
         if request.method != "INVITE":
@@ -283,7 +406,7 @@ class SipUas(asyncio.DatagramProtocol):
             )
         method = request.method
         if method == "INVITE":
-            self._on_invite(txn, key)
+            self._on_reinvite(txn)
         elif method == "CANCEL":
             self._on_cancel(txn)
         elif method == "BYE":
@@ -311,23 +434,65 @@ class SipUas(asyncio.DatagramProtocol):
 
     # --- INVITE ----------------------------------------------------------------------------
 
-    def _on_invite(self, txn: _ServerTransaction, key: str) -> None:
-        request = txn.request
-        if _tag(request.require("To")):
-            self._on_reinvite(txn)
+    def _on_new_invite(self, request: SipRequest, addr: tuple[str, int], key: str) -> None:
+        """A call attempt: everything is checked before anything is allocated, so a refusal or
+        a malformed INVITE (raised as SipParseError/SdpError → 400) costs one stateless answer."""
+        invite = self._read_invite(request, addr)
+        refusal = self._admission.refuse_call(
+            addr[0],
+            asyncio.get_running_loop().time(),
+            total=len(self._calls) + len(self._setups),
+            from_source=self._calls_from(addr[0]),
+        )
+        if refusal is not None:
+            self._count_drop(refusal.reason)
+            log.info("refusing call from %s: %s", addr[0], refusal.reason.value)
+            extra: Headers = ()
+            if refusal.retry_after is not None:
+                extra = (("Retry-After", str(refusal.retry_after)),)
+            self._reply_stateless(request, addr, refusal.status, extra=extra)
             return
+        txn = _ServerTransaction(request, addr)
+        self._transactions[key] = txn
         self._respond(txn, 100)
-        offer = self._offer_of(request)
-        if offer is None and request.body:
-            self._respond_final(txn, 488, _new_tag(), extra=(("Warning", '399 - "not SDP"'),))
+        if invite.offer is None and request.body:
+            self._respond_final(txn, 488, _new_tag(), extra=(_warning("not SDP"),))
             return
         try:
-            chosen = negotiate(offer) if offer is not None else _LATE_OFFER
+            chosen = negotiate(invite.offer) if invite.offer is not None else _LATE_OFFER
         except SdpError as exc:
             log.info("rejecting call %s: %s", request.get("Call-ID"), exc)
             self._respond_final(txn, 488, _new_tag(), extra=(("Warning", f'304 - "{exc}"'),))
             return
-        self._spawn(self._setup_call(txn, key, offer, chosen))
+        self._setups.add(txn)
+        self._spawn(self._setup_call(txn, invite, chosen))
+
+    def _read_invite(self, request: SipRequest, addr: tuple[str, int]) -> _Invite:
+        """What a call needs from its INVITE, all parsed now (SipParseError/SdpError if not)."""
+        contact = request.get("Contact")
+        target = header_uri(contact) if contact else request.uri
+        route_set = tuple(request.get_all("Record-Route"))
+        for route in route_set:
+            header_uri(route)
+        from_tag = _tag(request.require("From"))
+        if not from_tag:
+            raise SipParseError("From without a tag")
+        trusted = addr[0] in self._admission.trusted
+        asserted = request.get("P-Asserted-Identity") if trusted else None
+        return _Invite(
+            remote_target=target,
+            route_set=route_set,
+            remote_tag=from_tag,
+            cseq=parse_cseq(request.require("CSeq"))[0],
+            offer=self._offer_of(request),
+            trusted=trusted,
+            asserted_identity=asserted_number(asserted) if asserted else None,
+        )
+
+    def _calls_from(self, host: str) -> int:
+        """Calls held (or being set up) for the source ``host``."""
+        held = sum(1 for call in self._calls.values() if call.peer[0] == host)
+        return held + sum(1 for txn in self._setups if txn.addr[0] == host)
 
     @staticmethod
     def _offer_of(request: SipRequest) -> SessionDescription | None:
@@ -337,15 +502,14 @@ class SipUas(asyncio.DatagramProtocol):
         return parse_sdp(request.body)
 
     async def _setup_call(
-        self,
-        txn: _ServerTransaction,
-        key: str,
-        offer: SessionDescription | None,
-        chosen: Negotiated,
+        self, txn: _ServerTransaction, invite: _Invite, chosen: Negotiated
     ) -> None:
+        """Open the call's RTP port and ring. Whatever goes wrong (or a CANCEL or shutdown
+        meanwhile), the INVITE gets a final answer and the port is closed."""
         request = txn.request
         local_tag = _new_tag()
         call_holder: list[Call] = []
+        media: RtpEndpoint | None = None
 
         def on_audio(samples: Int16Array) -> None:
             if call_holder and call_holder[0].state is CallState.CONFIRMED:
@@ -356,49 +520,68 @@ class SipUas(asyncio.DatagramProtocol):
                 self._notify(self.handler.on_dtmf, call_holder[0], digit)
 
         try:
+            params = self._media_params(chosen, txn.addr[0], trusted=invite.trusted)
             media = await RtpEndpoint.open(
-                self.config.host, self._media_params(chosen), on_audio, on_digit
+                self.config.host, params, on_audio, on_digit, self._media_drop
             )
+            if txn.final_sent:  # CANCELled while the port was being opened
+                return
+            call = Call(
+                call_id=request.require("Call-ID"),
+                local_tag=local_tag,
+                remote_tag=invite.remote_tag,
+                from_header=request.require("From"),
+                to_header=request.require("To"),
+                remote_target=invite.remote_target,
+                route_set=invite.route_set,
+                peer=txn.addr,
+                negotiated=chosen,
+                media=media,
+                invite_cseq=invite.cseq,
+                awaiting_answer=invite.offer is None,
+                trusted_source=invite.trusted,
+                asserted_identity=invite.asserted_identity,
+                _hangup=self._hangup,
+            )
+            answer = self._answer(call, invite.offer)
+            call_holder.append(call)
+            txn.call = call
+            self._calls[(call.call_id, local_tag)] = call
+            media = None  # the call owns the port now; _end_call closes it
+            self._respond(txn, 180, to_tag=local_tag, extra=(self._contact(),))
+            loop = asyncio.get_running_loop()
+            txn.ring = loop.call_later(self.config.ring_time, self._answer_call, txn, answer)
         except OSError as exc:
             log.error("no RTP port for call %s: %s", request.get("Call-ID"), exc)
             if not txn.final_sent:
                 self._respond_final(txn, 503, local_tag)
-            return
-        if txn.final_sent:  # CANCELled while the port was being opened
-            media.close()
-            return
-        contact = request.get("Contact")
-        call = Call(
-            call_id=request.require("Call-ID"),
-            local_tag=local_tag,
-            remote_tag=_tag(request.require("From")),
-            from_header=request.require("From"),
-            to_header=request.require("To"),
-            remote_target=header_uri(contact) if contact else request.uri,
-            route_set=tuple(request.get_all("Record-Route")),
-            peer=txn.addr,
-            negotiated=chosen,
-            media=media,
-            invite_cseq=parse_cseq(request.require("CSeq"))[0],
-            awaiting_answer=offer is None,
-            _hangup=self._hangup,
-        )
-        call_holder.append(call)
-        txn.call = call
-        self._calls[(call.call_id, local_tag)] = call
-        self._respond(txn, 180, to_tag=local_tag, extra=(self._contact(),))
-        answer = self._answer(call, offer)
-        loop = asyncio.get_running_loop()
-        txn.ring = loop.call_later(self.config.ring_time, self._answer_call, txn, answer)
+        except Exception:
+            self._count_drop(DropReason.INTERNAL_ERROR)
+            log.exception("setting up call %s failed", request.get("Call-ID"))
+            if call_holder:
+                await self._end_call(call_holder[0], EndReason.LOCAL_HANGUP, send_bye=False)
+            if not txn.final_sent:
+                self._respond_final(txn, 500, local_tag)
+        finally:
+            self._setups.discard(txn)
+            if media is not None:
+                media.close()
 
-    def _media_params(self, chosen: Negotiated) -> MediaParams:
+    def _media_params(self, chosen: Negotiated, source: str, *, trusted: bool) -> MediaParams:
+        """Media goes to the SDP's port, but on the host the signalling came from: a caller
+        cannot aim our RTP at a third party. Only a trusted proxy (rtpengine) may name another
+        host. The endpoint takes packets from that host only."""
+        host = chosen.remote_address if trusted else source
         return MediaParams(
-            remote=(chosen.remote_address, chosen.remote_port),
+            remote=(host, chosen.remote_port),
             codec=chosen.codec,
             audio_pt=chosen.audio_pt,
             dtmf_pt=chosen.dtmf_pt,
             send=not chosen.on_hold,
         )
+
+    def _call_media(self, call: Call) -> MediaParams:
+        return self._media_params(call.negotiated, call.peer[0], trusted=call.trusted_source)
 
     def _answer(self, call: Call, offer: SessionDescription | None) -> bytes:
         """Our SDP for the 200: an answer to the caller's offer, or our own offer if none."""
@@ -419,6 +602,8 @@ class SipUas(asyncio.DatagramProtocol):
         )
 
     def _answer_call(self, txn: _ServerTransaction, answer: bytes) -> None:
+        """Send the 200 (retransmitted until the ACK). No media yet: a forged INVITE's 200 goes
+        to the forged source, so the ACK that starts media can only come from a real caller."""
         call = txn.call
         if call is None or txn.final_sent or call.state is CallState.ENDED:
             return
@@ -430,7 +615,6 @@ class SipUas(asyncio.DatagramProtocol):
             extra=(self._contact(), _ALLOW, ("Content-Type", "application/sdp")),
             body=answer,
         )
-        call.media.start(self._ticker)
 
     def _respond_final(
         self,
@@ -443,7 +627,7 @@ class SipUas(asyncio.DatagramProtocol):
     ) -> None:
         """Send a final INVITE response and retransmit it (T1, doubling to T2) until ACK."""
         data = self._respond(txn, status, to_tag=to_tag, extra=extra, body=body)
-        txn.retransmit = asyncio.get_running_loop().create_task(self._retransmit(txn, data))
+        txn.retransmit = self._spawn(self._retransmit(txn, data))
 
     async def _retransmit(self, txn: _ServerTransaction, data: bytes) -> None:
         loop = asyncio.get_running_loop()
@@ -497,6 +681,7 @@ class SipUas(asyncio.DatagramProtocol):
             return
         if call.state is CallState.ANSWERED:
             call.state = CallState.CONFIRMED
+            call.media.start(self._ticker)  # media only from the ACK on
             self._arm_call_timers(call)
             self._notify(self.handler.on_call_started, call)
 
@@ -512,26 +697,31 @@ class SipUas(asyncio.DatagramProtocol):
         except SdpError as exc:
             log.warning("unusable SDP answer in ACK for call %s: %s", call.call_id, exc)
             return False
-        call.media.update(self._media_params(call.negotiated))
+        call.media.update(self._call_media(call))
         return True
 
     def _on_reinvite(self, txn: _ServerTransaction) -> None:
         call = self._dialog_of(txn.request)
         if call is None:
-            self._respond(txn, 481)
+            # Answered once and forgotten: an INVITE transaction is otherwise only forgotten
+            # when its final answer's retransmissions end (found by tests/phone/test_sip_fuzz).
+            self._forget(txn)
+            self._reply_stateless(txn.request, txn.addr, 481)
             return
+        contact = txn.request.get("Contact")
+        target = header_uri(contact) if contact else call.remote_target
         txn.call = call
         offer = self._offer_of(txn.request)
         try:
             if offer is not None:
                 call.negotiated = negotiate(offer)
-                call.media.update(self._media_params(call.negotiated))
+                call.media.update(self._call_media(call))
         except SdpError as exc:
             self._respond_final(txn, 488, call.local_tag, extra=(("Warning", f'304 - "{exc}"'),))
             return
         call.sdp_version += 1
         call.awaiting_answer = offer is None
-        call.remote_target = header_uri(txn.request.get("Contact") or f"<{call.remote_target}>")
+        call.remote_target = target
         body = self._answer(call, offer)
         self._respond_final(
             txn,
@@ -625,27 +815,32 @@ class SipUas(asyncio.DatagramProtocol):
         answered = call.state in (CallState.ANSWERED, CallState.CONFIRMED)
         call.state = CallState.ENDED
         self._calls.pop((call.call_id, call.local_tag), None)
-        for timer in call._timers:
-            timer.cancel()
-        for txn in list(self._transactions.values()):
-            if txn.call is not call:
-                continue
-            self._stop_retransmit(txn)
-            if txn.request.method == "INVITE" and not txn.final_sent:
-                # Ended while still ringing (early BYE, shutdown): finish the INVITE too.
-                self._respond_final(txn, 487, call.local_tag)
-                txn.call = None
-        call.media.close()
+        try:
+            for timer in call._timers:
+                timer.cancel()
+            for txn in list(self._transactions.values()):
+                if txn.call is not call:
+                    continue
+                self._stop_retransmit(txn)
+                if txn.request.method == "INVITE" and not txn.final_sent:
+                    # Ended while still ringing (early BYE, shutdown): finish the INVITE too.
+                    self._respond_final(txn, 487, call.local_tag)
+                    txn.call = None
+        finally:
+            call.media.close()
         if started:
             self._notify(self.handler.on_call_ended, call, reason)
         if send_bye and answered:
             with contextlib.suppress(TimeoutError):
-                await self._send_bye(call)
+                # A 200 never ACKed is most likely a forged INVITE's: after its ten or so
+                # retransmissions the BYE is sent once, not ten more times (docs/decisions.md).
+                await self._send_bye(call, once=not started)
 
     # --- requests we send ------------------------------------------------------------------
 
-    async def _send_bye(self, call: Call) -> SipResponse:
-        """BYE as a non-INVITE client transaction: retransmit until a final response."""
+    async def _send_bye(self, call: Call, *, once: bool = False) -> SipResponse | None:
+        """BYE as a non-INVITE client transaction: retransmit until a final response (or, with
+        ``once``, send it a single time and wait for nothing)."""
         branch = MAGIC_COOKIE + secrets.token_hex(8)
         call.local_cseq += 1
         headers: list[tuple[str, str]] = [
@@ -662,6 +857,9 @@ class SipUas(asyncio.DatagramProtocol):
         ]
         bye = SipRequest(tuple(headers), b"", "BYE", call.remote_target).serialise()
         target = self._bye_destination(call)
+        if once:
+            self._send(bye, target)
+            return None
         loop = asyncio.get_running_loop()
         done: asyncio.Future[SipResponse] = loop.create_future()
         self._client[branch] = done
@@ -684,9 +882,13 @@ class SipUas(asyncio.DatagramProtocol):
 
     def _bye_destination(self, call: Call) -> tuple[str, int]:
         """First route (loose routing) or the remote target; fall back to where the INVITE came
-        from when the URI names a host we would have to resolve."""
+        from when the URI names a host we would have to resolve, or — unless a trusted proxy
+        sent the INVITE — a host other than the one it came from (no BYEs at third parties)."""
         uri = header_uri(call.route_set[0]) if call.route_set else call.remote_target
-        return _uri_address(uri) or call.peer
+        target = _uri_address(uri)
+        if target is None or (not call.trusted_source and target[0] != call.peer[0]):
+            return call.peer
+        return target
 
     def _on_response(self, response: SipResponse) -> None:
         branch = header_params(response.require("Via")).get("branch", "")

@@ -321,6 +321,7 @@ def create_app(settings: Settings) -> Starlette:
             await hub.boot()
             phone = await start_phone(hub, settings)
             app.state.phone = phone  # None when settings.sip_port is 0
+            metrics.watch_sip(phone.uas if phone is not None else None)
             state["ready"] = True
             log.info("service_ready", port=settings.port)
             try:
