@@ -9,6 +9,8 @@ get a session in the menu: no game, no room.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,7 @@ from vollmond.phone.session import EspeakVoice, PhoneSession
 from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
+from vollmond.settings.sip import SipSettings
 
 
 @dataclass(eq=False)
@@ -159,8 +162,11 @@ class LiveRig:
         return self.sessions[caller][-1]
 
 
-@pytest.fixture
-async def live(tmp_path: Path, voice: EspeakVoice) -> AsyncIterator[LiveRig]:
+@contextlib.asynccontextmanager
+async def live_rig(
+    tmp_path: Path, voice: EspeakVoice, sip: SipSettings | None = None
+) -> AsyncIterator[LiveRig]:
+    """The service with real sessions per call; `sip` sets the SIP server's trust and limits."""
     need("baresip", "sipp", "espeak-ng", "sox")
     settings = Settings(data_dir=tmp_path / "data", sip_port=0)
     async with running_service("sqlite", settings) as service:
@@ -173,14 +179,18 @@ async def live(tmp_path: Path, voice: EspeakVoice) -> AsyncIterator[LiveRig]:
             made.setdefault(caller.number, []).append(session)
             return session
 
-        phone = await start_phone(
-            service.hub,
-            settings,
-            session_factory=factory,
-            config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0),
-        )
+        uas = UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0)
+        if sip is not None:
+            uas = dataclasses.replace(uas, settings=sip)
+        phone = await start_phone(service.hub, settings, session_factory=factory, config=uas)
         assert phone is not None
         try:
             yield LiveRig(service, phone, voice, tmp_path, made)
         finally:
             await phone.close()
+
+
+@pytest.fixture
+async def live(tmp_path: Path, voice: EspeakVoice) -> AsyncIterator[LiveRig]:
+    async with live_rig(tmp_path, voice) as rig:
+        yield rig
