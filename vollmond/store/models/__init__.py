@@ -5,10 +5,13 @@ from vollmond.store.models.base import Base
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
+from vollmond.store.models.moderation import AlarmRow, AuditEntryRow, RecordingRow, SanctionRow
 from vollmond.store.models.seats import SeatRow
 
 __all__ = [
     "AccountRow",
+    "AlarmRow",
+    "AuditEntryRow",
     "Base",
     "CreditEntryRow",
     "GameCommandRow",
@@ -19,6 +22,8 @@ __all__ = [
     "KarmaEntryRow",
     "PhoneIdentityRow",
     "PremiumRow",
+    "RecordingRow",
     "Role",
+    "SanctionRow",
     "SeatRow",
 ]
