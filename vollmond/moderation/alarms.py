@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, func, select, text, update
+from sqlalchemy import ColumnElement, false, func, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -122,11 +122,18 @@ def _same_caller(caller: Caller, game_id: str) -> tuple[str, ColumnElement[bool]
 
 
 async def _serialise(session: AsyncSession, key: str) -> None:
-    """On PostgreSQL, one caller's alarms are counted and inserted one at a time, so two
-    presses at once cannot both slip under the limit. SQLite has a single writer anyway."""
-    if session.get_bind().dialect.name == "postgresql":
+    """Count and insert one caller's alarms one at a time, so that two presses at once cannot
+    both slip under the limit: an advisory lock per caller on PostgreSQL; on SQLite a write
+    statement first, which takes the database's write lock before the count is read."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
         await session.execute(
             text("SELECT pg_advisory_xact_lock(:key)"), {"key": zlib.crc32(key.encode())}
+        )
+    elif dialect == "sqlite":
+        await session.execute(
+            update(AlarmRow).where(false()).values(status=AlarmRow.status),
+            execution_options={"synchronize_session": False},
         )
 
 
