@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from vollmond.moderation import (
+    Alarm,
     AlarmRateLimitedError,
     AlarmStateError,
     AlarmStatus,
@@ -17,6 +18,7 @@ from vollmond.moderation import (
     NotPermittedError,
     Outcome,
 )
+from vollmond.moderation.alarms import list_alarms
 from vollmond.moderation.audit import audit_log
 from vollmond.store import (
     GameNotFoundError,
@@ -53,10 +55,8 @@ async def test_alarm_records_game_round_phase_caller_reason_accused_and_time(
     assert [a.id for a in await moderation_queue(moderation)] == [alarm.id]
 
 
-async def moderation_queue(moderation: Moderation) -> list[object]:
-    from vollmond.moderation.alarms import list_alarms  # noqa: PLC0415
-
-    return list(await list_alarms(moderation.sessions))
+async def moderation_queue(moderation: Moderation) -> list[Alarm]:
+    return await list_alarms(moderation.sessions)
 
 
 @pytest.mark.rule("O1")
