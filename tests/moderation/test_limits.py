@@ -29,9 +29,9 @@ def test_game_recording_stops_at_round_end_or_five_minutes() -> None:
 
 
 @pytest.mark.rule("O2")
-def test_conference_recording_runs_exactly_its_length(moderation: Moderation, clock: Clock) -> None:
-    start = clock.now
-    window = moderation.conference_window()
+def test_conference_recording_runs_exactly_its_length() -> None:
+    start = START
+    window = RecordingWindow.for_conference(start, length_s=SETTINGS.conference_recording_s)
     assert window.place is RecordingPlace.CONFERENCE
     assert not window.must_stop(start + timedelta(minutes=4, seconds=59), round=9)
     assert window.must_stop(start + timedelta(minutes=5))
