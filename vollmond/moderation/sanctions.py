@@ -164,7 +164,8 @@ def check_ban_limits(staff: Staff, area: Area, duration: timedelta | None) -> No
     limit = staff.authority.ban_limit
     if limit is not None and (duration is None or duration > limit):
         raise BanTooLongError(
-            staff.account_id, f"ban permanently or longer than {limit} (admins only)"
+            staff.account_id,
+            f"ban permanently or longer than {limit.total_seconds() / 3600:g} hours (admins only)",
         )
 
 
