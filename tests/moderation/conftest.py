@@ -12,7 +12,9 @@ from tests.store.conftest import engine, sessions, target
 from vollmond.moderation import Moderation
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.store import Role, Sessions, create_game
-from vollmond.store.models import AccountRow
+from vollmond.store.hashing import hash_secret
+from vollmond.store.models import AccountRow, PhoneIdentityRow
+from vollmond.store.phone import normalize_number
 
 __all__ = ["engine", "sessions", "target"]
 
@@ -82,3 +84,24 @@ def moderation(
     sessions: Sessions, settings: ModerationSettings, tmp_path: Path, clock: Clock
 ) -> Moderation:
     return Moderation(sessions, settings, tmp_path / "data", clock=clock)
+
+
+async def phone_identity(
+    sessions: Sessions,
+    *,
+    number: str | None = None,
+    pin: str | None = None,
+    account_id: int | None = None,
+) -> int:
+    """A phone identity as the telephone identity code leaves it (a verified number and/or a
+    PIN, maybe linked); inserted directly so these tests do not depend on how numbers get
+    verified."""
+    row = PhoneIdentityRow(
+        number=normalize_number(number) if number is not None else None,
+        pin_hash=await hash_secret(pin) if pin is not None else None,
+        account_id=account_id,
+        created_at=START,
+    )
+    async with sessions.begin() as session:
+        session.add(row)
+    return row.id

@@ -23,13 +23,12 @@ from vollmond.moderation.audit import audit_log
 from vollmond.store import (
     GameNotFoundError,
     Sessions,
-    create_phone_identity,
     karma_history,
     karma_total,
 )
 from vollmond.store.models import AlarmRow
 
-from .conftest import START, Clock, People
+from .conftest import START, Clock, People, phone_identity
 
 
 @pytest.mark.rule("O1")
@@ -63,12 +62,12 @@ async def moderation_queue(moderation: Moderation) -> list[Alarm]:
 async def test_bare_star_nine_and_phone_only_caller(
     moderation: Moderation, sessions: Sessions, game_id: str
 ) -> None:
-    identity = await create_phone_identity(sessions, number="+4930123456")
+    identity = await phone_identity(sessions, number="+4930123456")
     alarm = await moderation.raise_alarm(
-        game_id=game_id, round=1, phase="night", caller=Caller(phone_identity_id=identity.id)
+        game_id=game_id, round=1, phase="night", caller=Caller(phone_identity_id=identity)
     )
     assert (alarm.reason, alarm.accused_house) == (None, None)
-    assert alarm.caller.phone_identity_id == identity.id
+    assert alarm.caller.phone_identity_id == identity
 
 
 @pytest.mark.rule("O1")
@@ -125,9 +124,9 @@ async def test_take_and_resolve_are_recorded_with_moderator_and_note(
 async def test_false_alarm_costs_the_caller_karma(
     moderation: Moderation, sessions: Sessions, people: People, game_id: str
 ) -> None:
-    identity = await create_phone_identity(sessions, number="0301111", account_id=people.bob)
+    identity = await phone_identity(sessions, number="0301111", account_id=people.bob)
     alarm = await moderation.raise_alarm(
-        game_id=game_id, round=1, phase="day", caller=Caller(phone_identity_id=identity.id)
+        game_id=game_id, round=1, phase="day", caller=Caller(phone_identity_id=identity)
     )
     await moderation.resolve(alarm.id, by=people.moderator, outcome=Outcome.FALSE_ALARM)
     history = await karma_history(sessions, people.bob)

@@ -20,7 +20,6 @@ from vollmond.store import (
     Sessions,
     active_grants,
     create_account,
-    create_phone_identity,
     credit_balance,
     get_account,
     has_premium,
@@ -30,7 +29,7 @@ from vollmond.store import (
 )
 from vollmond.store.types import utcnow
 
-from .conftest import People
+from .conftest import People, phone_identity
 
 
 class Cli:
@@ -67,7 +66,7 @@ def cli(target: Target, tmp_path: Path) -> Cli:
 async def test_ban_unban_and_bans(
     cli: Cli, moderation: Moderation, sessions: Sessions, people: People
 ) -> None:
-    phone = await create_phone_identity(sessions, number="+49301234567")
+    phone = await phone_identity(sessions, number="+49301234567")
     refused(
         await cli("admin", "ban", "Alice", "--area", "web", "--reason", "Spam", "--by", "Mo"),
         "admins only",
@@ -108,7 +107,7 @@ async def test_ban_unban_and_bans(
     )
     listed = json.loads(ok(await cli("admin", "bans", "--json")))
     assert [(b["subject"], b["area"], b["reason"]) for b in listed] == [
-        (f"phone:{phone.id}", "all", "Betrug"),
+        (f"phone:{phone}", "all", "Betrug"),
         (f"account:{people.alice}", "web", "Spam"),
     ]
     assert listed[0]["expires"] == "permanent"
@@ -225,7 +224,7 @@ async def test_grants(cli: Cli, sessions: Sessions, people: People) -> None:
 async def test_reset_password_and_pin(cli: Cli, sessions: Sessions) -> None:
     await create_account(sessions, "Root", "old secret!", role=Role.ADMIN)
     carol = await create_account(sessions, "Carol", "forgotten1")
-    phone = await create_phone_identity(sessions, number="0301111", pin="1234")
+    phone = await phone_identity(sessions, number="0301111", pin="1234")
     ok(
         await cli(
             "admin",
@@ -239,14 +238,14 @@ async def test_reset_password_and_pin(cli: Cli, sessions: Sessions) -> None:
     assert (await verify_password(sessions, "Carol", "brand new pass")) is not None
     assert (await verify_password(sessions, "Carol", "forgotten1")) is None
     ok(await cli("admin", "reset-pin", "tel:0301111", "--by", "Root", input="9876\n9876\n"))
-    assert await verify_pin(sessions, phone.id, "9876")
+    assert await verify_pin(sessions, phone, "9876")
     refused(
         await cli("admin", "reset-pin", "Carol", "--by", "Root", input="9876\n9876\n"),
         "tel:<number>",
     )
     actions = [(e.action, e.target_id) for e in await audit_log(sessions)]
     assert actions == [
-        ("phone.reset_pin", str(phone.id)),
+        ("phone.reset_pin", str(phone)),
         ("account.reset_password", str(carol.id)),
     ]
 

@@ -31,10 +31,10 @@ from vollmond.moderation import (
 )
 from vollmond.moderation.audit import audit_log
 from vollmond.moderation.sanctions import list_sanctions, muted_until
-from vollmond.store import Sessions, create_phone_identity, karma_history
+from vollmond.store import Sessions, karma_history
 from vollmond.store.models import AuditEntryRow
 
-from .conftest import Clock, People
+from .conftest import Clock, People, phone_identity
 
 EVERY_AREA = (
     Area.in_world("werwolf"),
@@ -184,11 +184,11 @@ async def test_a_moderator_cannot_lift_an_admins_permanent_ban(
 async def test_bans_reach_linked_phone_identities_and_back(
     moderation: Moderation, sessions: Sessions, people: People
 ) -> None:
-    linked = await create_phone_identity(sessions, number="+49301234", account_id=people.alice)
-    stranger = await create_phone_identity(sessions, number="+49309999")
+    linked = await phone_identity(sessions, number="+49301234", account_id=people.alice)
+    stranger = await phone_identity(sessions, number="+49309999")
     await moderation.impose(
         by=people.moderator,
-        subject=Subject.phone(linked.id),
+        subject=Subject.phone(linked),
         kind=SanctionKind.BAN,
         area=CONFERENCE,
         reason="Störung",
@@ -196,7 +196,7 @@ async def test_bans_reach_linked_phone_identities_and_back(
     )
     # The person's web account is refused the same area, the stranger's phone is not.
     assert not await moderation.access(Subject.account(people.alice), CONFERENCE)
-    assert await moderation.access(Subject.phone(stranger.id), CONFERENCE) is ALLOWED
+    assert await moderation.access(Subject.phone(stranger), CONFERENCE) is ALLOWED
     await moderation.impose(
         by=people.moderator,
         subject=Subject.account(people.bob),
@@ -205,8 +205,8 @@ async def test_bans_reach_linked_phone_identities_and_back(
         reason="Spam",
         duration=timedelta(hours=2),
     )
-    bobs_phone = await create_phone_identity(sessions, number="+49305555", account_id=people.bob)
-    assert not await moderation.access(Subject.phone(bobs_phone.id), MAILBOX)
+    bobs_phone = await phone_identity(sessions, number="+49305555", account_id=people.bob)
+    assert not await moderation.access(Subject.phone(bobs_phone), MAILBOX)
 
 
 @pytest.mark.rule("O5")

@@ -33,7 +33,7 @@ from vollmond.moderation.areas import Area
 from vollmond.moderation.errors import ModerationError
 from vollmond.moderation.recordings import Vault
 from vollmond.moderation.sanctions import SanctionKind
-from vollmond.moderation.subjects import Subject
+from vollmond.moderation.subjects import Subject, phone_by_number
 from vollmond.service.config import Settings
 from vollmond.settings.toml import ConfigError
 from vollmond.store import (
@@ -41,7 +41,6 @@ from vollmond.store import (
     Sessions,
     StoreError,
     find_account,
-    identify_caller,
     open_store,
 )
 from vollmond.store.types import utcnow
@@ -97,10 +96,7 @@ async def _subject(sessions: Sessions, text: str) -> Subject:
     """`tel:+4930...` (by caller number), `phone:17` (by identity id) or an account name."""
     kind, _, value = text.partition(":")
     if kind == "tel" and value:
-        identity = await identify_caller(sessions, value)
-        if identity is None:
-            raise LookupError(f"no phone identity with number {value!r}")
-        return Subject.phone(identity.id)
+        return await phone_by_number(sessions, value)
     if kind == "phone" and value.isdigit():
         return Subject.phone(int(value))
     return Subject.account(await _account_id(sessions, text))

@@ -14,7 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.moderation.errors import SubjectNotFoundError
+from vollmond.store.db import Sessions
 from vollmond.store.models import AccountRow, PhoneIdentityRow
+from vollmond.store.phone import normalize_number
 
 
 class SubjectKind(enum.StrEnum):
@@ -70,3 +72,16 @@ async def linked_subjects(session: AsyncSession, subject: Subject) -> Linked:
         select(PhoneIdentityRow.id).where(PhoneIdentityRow.account_id == account_id)
     )
     return Linked(account_id, tuple(sorted(phones)))
+
+
+async def phone_by_number(sessions: Sessions, number: str) -> Subject:
+    """The phone identity holding caller number `number` (however it is formatted), for an
+    operator who knows only the number; raises SubjectNotFoundError."""
+    normalized = normalize_number(number)
+    async with sessions() as session:
+        identity_id = await session.scalar(
+            select(PhoneIdentityRow.id).where(PhoneIdentityRow.number == normalized)
+        )
+    if identity_id is None:
+        raise SubjectNotFoundError(f"no phone identity with number {number!r}")
+    return Subject.phone(identity_id)
