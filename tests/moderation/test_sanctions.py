@@ -30,7 +30,7 @@ from vollmond.moderation import (
     Subject,
 )
 from vollmond.moderation.audit import audit_log
-from vollmond.moderation.sanctions import list_sanctions, muted_until
+from vollmond.moderation.sanctions import list_sanctions
 from vollmond.store import Sessions, karma_history
 from vollmond.store.models import AuditEntryRow
 
@@ -256,9 +256,9 @@ async def test_warn_mute_kick_ban_cost_karma_and_are_audited(
     )
     actions = [e.action for e in await audit_log(moderation.sessions, target_kind="account")]
     assert actions == ["sanction.ban", "sanction.kick", "sanction.mute", "sanction.warn"]
-    assert (await muted_until(moderation.sessions, alice, clock.now)) == mute
+    assert await moderation.muted(alice) == mute
     clock.advance(minutes=10)
-    assert await muted_until(moderation.sessions, alice, clock.now) is None
+    assert await moderation.muted(alice) is None
 
 
 async def test_malformed_sanctions_are_refused(moderation: Moderation, people: People) -> None:

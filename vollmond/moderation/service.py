@@ -105,6 +105,11 @@ class Moderation:
         :class:`~vollmond.moderation.sanctions.Denied` with reason and expiry to tell."""
         return await sanctions.access(self.sessions, subject, *areas, now=self.clock())
 
+    async def muted(self, subject: Subject) -> Sanction | None:
+        """The mute in force for `subject`, or None: rooms and chat ask before letting their
+        voice or text through."""
+        return await sanctions.muted_until(self.sessions, subject, self.clock())
+
     async def impose(
         self,
         *,
