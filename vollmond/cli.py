@@ -14,12 +14,14 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from vollmond.engine.standard import DeckId, GameOptions
+from vollmond.moderation import commands as moderation_commands
 from vollmond.sim import PlayedGame, play_game, summarise
 from vollmond.worlds import get_world, world_ids
 
 app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
 admin = typer.Typer(help="Operator tasks.")
 app.add_typer(admin, name="admin")
+moderation_commands.register(admin)  # set-role, ban, bans, alarms, grant, recordings, ...
 
 
 @app.callback()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, SipSettings, WebSettings
+from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
 
 #: The tables of the operator's settings file and the Settings field each one fills.
@@ -17,6 +18,7 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "sip": SipSettings,
     "web": WebSettings,
     "identity": IdentitySettings,
+    "moderation": ModerationSettings,
 }
 
 
@@ -34,6 +36,7 @@ class Settings:
     sip: SipSettings = field(default_factory=SipSettings)
     web: WebSettings = field(default_factory=WebSettings)
     identity: IdentitySettings = field(default_factory=IdentitySettings)
+    moderation: ModerationSettings = field(default_factory=ModerationSettings)
 
     @staticmethod
     def from_env(config: Path | None = None, **overrides: object) -> Settings:

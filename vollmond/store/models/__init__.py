@@ -5,11 +5,14 @@ from vollmond.store.models.base import Base
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
+from vollmond.store.models.moderation import AlarmRow, AuditEntryRow, RecordingRow, SanctionRow
 from vollmond.store.models.phone import PhoneIdentityRow, PhoneNumberClaimRow, PhonePinFailureRow
 from vollmond.store.models.seats import SeatRow
 
 __all__ = [
     "AccountRow",
+    "AlarmRow",
+    "AuditEntryRow",
     "Base",
     "CreditEntryRow",
     "GameCommandRow",
@@ -22,6 +25,8 @@ __all__ = [
     "PhoneNumberClaimRow",
     "PhonePinFailureRow",
     "PremiumRow",
+    "RecordingRow",
     "Role",
+    "SanctionRow",
     "SeatRow",
 ]
