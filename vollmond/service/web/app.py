@@ -330,6 +330,7 @@ def create_app(settings: Settings) -> Starlette:
                 await stop_phone(phone)
                 await hub.close()
 
+    settings.secure_data_dir()  # before the first file: the key, the database, the cache
     cookie_sessions = Sessions(settings.secret_key())
 
     async def healthz(request: Request) -> Response:
