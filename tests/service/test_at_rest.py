@@ -6,17 +6,25 @@ directory an older version left world-readable, and real processes racing for th
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import stat
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from sqlalchemy import select
+
 from vollmond.service.config import Settings
+from vollmond.store.hashing import invitation_key
+from vollmond.store.models import GameRow
 
 from .process import Browser, ServerProcess, serving
+from .support import ApiClient, Service
 
 
 def mode(path: Path) -> int:
@@ -126,3 +134,23 @@ def test_an_empty_key_file_is_an_error_not_an_empty_key(tmp_path: Path) -> None:
         assert "empty" in str(exc)
     else:
         raise AssertionError("an empty key file was accepted")
+
+
+async def test_a_private_rounds_code_is_stored_as_an_hmac_with_the_service_key(
+    service: Service, api: Callable[[], ApiClient]
+) -> None:
+    host, guest = api(), api()
+    await host.signup("hmachost")
+    await guest.signup("hmacguest")
+    founded = await host.found(size=5, private=True)
+    code = str(founded["invitation_code"])
+    async with service.hub.sessions() as session:
+        stored = await session.scalar(
+            select(GameRow.invitation_hash).where(GameRow.id == founded["game"])
+        )
+    secret = (service.settings.data_dir / "secret.key").read_text().strip()
+    normalized = code.casefold().encode()
+    assert stored != hashlib.sha256(normalized).hexdigest()  # what a database thief could try
+    assert stored == hmac.new(invitation_key(secret), normalized, hashlib.sha256).hexdigest()
+    joined = await guest.post("/api/join", {"code": code.lower()})
+    assert joined.status_code == 201, joined.text

@@ -38,6 +38,7 @@ from vollmond.store import (
     create_game,
     credit_balance,
     credit_change,
+    find_game_by_invitation,
     get_game,
     has_premium,
     karma_total,
@@ -125,9 +126,19 @@ def _now() -> datetime:
 
 
 class Hub:
-    def __init__(self, sessions: Sessions, policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        sessions: Sessions,
+        policy: Policy | None = None,
+        *,
+        invitation_key: bytes | None = None,
+    ) -> None:
+        """`invitation_key` (store.hashing.invitation_key of the service secret) keys the
+        invitation codes' HMACs; without one (tools, tests) a random key serves, and codes of
+        that hub's private rounds are found only while it lives."""
         self.sessions = sessions
         self.policy = policy or Policy()
+        self.invitation_key = invitation_key or secrets.token_bytes(32)
         self.actors: dict[str, GameActor] = {}
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Task[None]] = set()
@@ -227,6 +238,7 @@ class Hub:
             options={"engine": dict(options.to_json()), "size": options.players, "charge": charge},
             seed=secrets.randbelow(SEED_MAX),
             invitation_code=code,
+            invitation_key=self.invitation_key,
             host_account_id=host_account_id,
         )
         if charge and host_account_id is not None:
@@ -274,6 +286,10 @@ class Hub:
             include_private=False,
         )
         return [await self.table(g.id) for g in games]
+
+    async def find_by_invitation(self, code: str) -> Game | None:
+        """The private round an invitation code invites to (rate limiting is the caller's)."""
+        return await find_game_by_invitation(self.sessions, code, self.invitation_key)
 
     async def join(
         self, game_id: str, *, account_id: int | None, name: str, channel: str = "web"

@@ -34,7 +34,6 @@ from vollmond.store import (
     InvalidPinError,
     PhoneNumberTakenError,
     create_phone_identity,
-    find_game_by_invitation,
     get_account,
     get_game,
     get_phone_identity,
@@ -496,7 +495,7 @@ class Announcer:
             self.s.say(self.s.t("phone.menu.code_length"), self.s.t("phone.menu.ask_code"))
             return
         code = invitation_from_phone(choice)
-        game = await find_game_by_invitation(self.s.hub.sessions, code) if code else None
+        game = await self.s.hub.find_by_invitation(code) if code else None
         if game is None or game.status is not GameStatus.LOBBY:
             self.s.say(self.s.t("phone.menu.code_unknown"), self.s.t("phone.menu.ask_code"))
             return
