@@ -342,7 +342,7 @@ def create_app(settings: Settings) -> Starlette:
     async def metrics_endpoint(request: Request) -> Response:
         hub: Hub | None = state.get("hub")
         if hub is not None:
-            metrics.games_running.set(len(hub.actors))
+            metrics.games_running.set(hub.running_games())
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:

@@ -196,7 +196,7 @@ class Connection:
         if hello.v != PROTOCOL_VERSION:
             self.error("version", f"this server speaks protocol version {PROTOCOL_VERSION}")
             return
-        actor = self.hub.actors.get(hello.game)
+        actor = await self.hub.readable(hello.game)  # a finished game: rebuilt from its log
         if actor is None or actor.state is None:
             self.error("not_running", "this game is not running")
             return
