@@ -200,20 +200,33 @@ async def test_game_life_cycle(sessions: Sessions) -> None:
         await set_game_status(sessions, "nope", GameStatus.ABORTED)
 
 
+KEY = b"k" * 32
+
+
 async def test_private_round_found_by_invitation_code_only(sessions: Sessions) -> None:
     private = await create_game(
-        sessions, world="kepler7", options=OPTIONS, seed=1, invitation_code="MOND-4711-XQ"
+        sessions,
+        world="kepler7",
+        options=OPTIONS,
+        seed=1,
+        invitation_code="MOND-4711-XQ",
+        invitation_key=KEY,
     )
     public = await create_game(sessions, world="kepler7", options=OPTIONS, seed=2)
     assert private.private
-    found = await find_game_by_invitation(sessions, " mond 4711 xq ")
+    found = await find_game_by_invitation(sessions, " mond 4711 xq ", KEY)
     assert found is not None
     assert found.id == private.id
-    assert await find_game_by_invitation(sessions, "MOND-4711-XR") is None
-    assert await find_game_by_invitation(sessions, "  ") is None
+    assert await find_game_by_invitation(sessions, "MOND-4711-XR", KEY) is None
+    assert await find_game_by_invitation(sessions, "  ", KEY) is None
     with pytest.raises(GameExistsError):
         await create_game(
-            sessions, world="kepler7", options=OPTIONS, seed=3, invitation_code="mond4711xq"
+            sessions,
+            world="kepler7",
+            options=OPTIONS,
+            seed=3,
+            invitation_code="mond4711xq",
+            invitation_key=KEY,
         )
     listed = await list_games(sessions, world="kepler7", include_private=False)
     assert [g.id for g in listed] == [public.id]

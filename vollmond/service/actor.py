@@ -28,7 +28,7 @@ from vollmond.engine.core import (
     ViewerKind,
 )
 from vollmond.engine.standard import GameOptions, GameState, apply, new_game, validate
-from vollmond.engine.standard.commands import Command, TimerCommand
+from vollmond.engine.standard.commands import Command, PlayerCommand, TimerCommand
 from vollmond.engine.standard.replay import ReplayDivergedError, rng_for
 from vollmond.engine.standard.types import Phase
 from vollmond.engine.standard.view import view
@@ -63,12 +63,36 @@ class Subscriber(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
+    """A command applied and logged; `repeated`: a retry of it (same client id), answered
+    from what was recorded, not applied again."""
+
     first_seq: int
     events: tuple[Event, ...]
+    repeated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """A logged command that came with a client id: where its events began, and what it was
+    (so a client id reused for another command is told apart from a retry)."""
+
+    first_seq: int
+    command: Any
 
 
 class GameClosedError(RuntimeError):
     """The game's actor has stopped (the game ended, or the server is shutting down)."""
+
+
+class ClientIdReusedError(ValueError):
+    """A seat sent a different command under a client id it had already used."""
+
+
+def client_key(command: Command, cid: str) -> str:
+    """A client id scoped to the seat that sent it: seats choose their ids independently."""
+    if not isinstance(command, PlayerCommand):
+        raise TypeError("only players' commands carry client ids")
+    return f"{command.actor}:{cid}"
 
 
 def _entry(command: Command | None, timers: Sequence[Timer[TimerCommand]], now: float) -> Any:
@@ -107,9 +131,12 @@ class GameActor:
         self.next_event_seq = 1
         self.subscribers: set[Subscriber] = set()
         self.on_seat_followers: Callable[[int, int], None] | None = None
-        self._queue: asyncio.Queue[tuple[Command, asyncio.Future[Rejection | Accepted]]] = (
-            asyncio.Queue()
-        )
+        self._queue: asyncio.Queue[
+            tuple[Command, str | None, asyncio.Future[Rejection | Accepted]]
+        ] = asyncio.Queue()
+        # Client ids (seat-scoped, client_key) of the logged commands: rebuilt from the log at
+        # resume, so a retry after a restart is still answered rather than applied again.
+        self._cids: dict[str, Remembered] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._next_timer = 0
         self._firing: set[asyncio.Task[None]] = set()
@@ -131,10 +158,39 @@ class GameActor:
 
     async def resume(self) -> None:
         """Rebuild the state from the command log; repair an event log cut short by a crash."""
-        entries = await read_commands(self.sessions, self.game_id)
-        if not entries:
+        replayed = await self._replay()
+        if replayed is None:
             await self.start()
             return
+        events, timers = replayed
+        stored = await next_event_seq(self.sessions, self.game_id) - 1
+        if stored < len(events):
+            missing = events[stored:]
+            await append_events(
+                self.sessions, self.game_id, stored + 1, [_event_row(e) for e in missing]
+            )
+            log.warning("event_log_repaired", game=self.game_id, events=len(missing))
+        assert self.state is not None
+        live = [(due, cmd) for due, cmd in timers if validate(self.state, cmd) is None]
+        self._schedule(live)
+        self._launch()
+
+    async def open_archived(self) -> bool:
+        """Rebuild a finished game from its log for readers only (views, history, a retried
+        command's answer): no timers, no task, no writes; every new command is refused with
+        GameClosedError. False if the game has no log."""
+        self._closed = True
+        if await self._replay() is None:
+            return False
+        self.finished.set()
+        return True
+
+    async def _replay(self) -> tuple[list[Event], list[tuple[float, TimerCommand]]] | None:
+        """Apply the command log to a fresh deal: sets the state, the counters and the client
+        ids seen; returns every event and every timer the log ever set (None: empty log)."""
+        entries = await read_commands(self.sessions, self.game_id)
+        if not entries:
+            return None
         result = new_game(self.options, rng_for(self.seed, 0))
         state = result.state
         events: list[Event] = list(result.events)
@@ -148,24 +204,17 @@ class GameActor:
                 outcome = apply(state, command, rng_for(self.seed, index))
                 if isinstance(outcome, Rejection):
                     raise ReplayDivergedError(f"log of {self.game_id} diverges at {entry.seq}")
+                if entry.cid is not None:
+                    self._cids[entry.cid] = Remembered(len(events) + 1, raw)
                 state = outcome.state
                 events.extend(outcome.events)
             for timer in data.get("timers", []):
                 decoded = decode_command(timer["command"])
                 timers.append((float(timer["due"]), decoded))  # type: ignore[arg-type]
         self.commands_applied = len(entries) - 1
-        stored = await next_event_seq(self.sessions, self.game_id) - 1
-        if stored < len(events):
-            missing = events[stored:]
-            await append_events(
-                self.sessions, self.game_id, stored + 1, [_event_row(e) for e in missing]
-            )
-            log.warning("event_log_repaired", game=self.game_id, events=len(missing))
         self.state = state
         self.next_event_seq = len(events) + 1
-        live = [(due, cmd) for due, cmd in timers if validate(state, cmd) is None]
-        self._schedule(live)
-        self._launch()
+        return events, timers
 
     def _launch(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"game:{self.game_id}")
@@ -182,24 +231,53 @@ class GameActor:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         while not self._queue.empty():
-            _, future = self._queue.get_nowait()
+            _, _, future = self._queue.get_nowait()
             if not future.done():
                 future.set_exception(GameClosedError(self.game_id))
 
     # -- commands --------------------------------------------------------------------------
-    async def submit(self, command: Command) -> Rejection | Accepted:
-        """Queue a command; resolves once it was applied, persisted and sent out."""
+    async def submit(self, command: Command, *, cid: str | None = None) -> Rejection | Accepted:
+        """Queue a command; resolves once it was applied, persisted and sent out.
+
+        With a client id `cid`, a command the log already holds under the same id (a retry
+        after a lost acknowledgement) is answered with its original outcome and not applied
+        again — also by a finished game's archive. Raises ClientIdReusedError if the id was
+        used for another command.
+        """
+        key = client_key(command, cid) if cid is not None else None
+        if key is not None:
+            known = self._recall(key, command)
+            if known is not None:
+                return known
         if self._closed:
             raise GameClosedError(self.game_id)
         future: asyncio.Future[Rejection | Accepted] = asyncio.get_running_loop().create_future()
-        await self._queue.put((command, future))
+        await self._queue.put((command, key, future))
         return await future
+
+    def _recall(self, key: str, command: Command) -> Accepted | None:
+        remembered = self._cids.get(key)
+        if remembered is None:
+            return None
+        if remembered.command != encode_command(command):
+            raise ClientIdReusedError(key)
+        return Accepted(remembered.first_seq, (), repeated=True)
 
     async def _run(self) -> None:
         while True:
-            command, future = await self._queue.get()
+            command, key, future = await self._queue.get()
             try:
-                outcome = await self._apply(command)
+                # A retry queued while the original was still in flight is answered here.
+                known = self._recall(key, command) if key is not None else None
+                outcome = known if known is not None else await self._apply(command, key)
+            except asyncio.CancelledError:  # stopped mid-command: its sender must not hang
+                if not future.done():
+                    future.set_exception(GameClosedError(self.game_id))
+                raise
+            except ClientIdReusedError as exc:
+                if not future.done():
+                    future.set_exception(exc)
+                continue
             except Exception as exc:  # a store failure must not kill the game's task silently
                 log.exception("command_failed", game=self.game_id)
                 if not future.done():
@@ -208,7 +286,7 @@ class GameActor:
             if not future.done():
                 future.set_result(outcome)
 
-    async def _apply(self, command: Command) -> Rejection | Accepted:
+    async def _apply(self, command: Command, key: str | None = None) -> Rejection | Accepted:
         state = self.state
         assert state is not None
         index = self.commands_applied + 1
@@ -225,17 +303,24 @@ class GameActor:
                     _entry(command, outcome.timers, now),
                     first,
                     [_event_row(e) for e in outcome.events],
+                    cid=key,
                 )
             )
         else:
             await append_commands(
-                self.sessions, self.game_id, index + 1, [_entry(command, outcome.timers, now)]
+                self.sessions,
+                self.game_id,
+                index + 1,
+                [_entry(command, outcome.timers, now)],
+                cids=[key],
             )
             await append_events(
                 self.sessions, self.game_id, first, [_event_row(e) for e in outcome.events]
             )
         self.commands_applied = index
         self.next_event_seq = first + len(outcome.events)
+        if key is not None:
+            self._cids[key] = Remembered(first, encode_command(command))
         self.state = outcome.state
         self._schedule([(now + t.delay_s, t.command) for t in outcome.timers])
         self._fan_out(

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import structlog
 
 from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, SipSettings, WebSettings
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
+
+log = structlog.get_logger(__name__)
+
+SECRET_KEY_FILE = "secret.key"
+DATABASE_FILE = "vollmond.sqlite3"
+#: What the service process creates may be read by its own user only: the data directory holds
+#: the session key, the database (accounts, PIN hashes, every game's secrets) and the prompt cache.
+PRIVATE_UMASK = 0o077
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 
 #: The tables of the operator's settings file and the Settings field each one fills.
 CONFIG_GROUPS: dict[str, type[object]] = {
@@ -57,20 +71,46 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return Settings(**values)  # type: ignore[arg-type]
 
+    def secure_data_dir(self) -> Path:
+        """Make the data directory private to the service's user, before anything is in it.
+
+        Sets the process umask to 077, so every file the service creates later (SQLite's -wal
+        and -shm, the prompt cache, anything new) is 0600 from its first byte, and tightens what
+        an older version left readable (a 0755 directory, a 0644 database).
+        """
+        os.umask(PRIVATE_UMASK)
+        self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        _tighten(self.data_dir, DIR_MODE)
+        for name in (DATABASE_FILE, f"{DATABASE_FILE}-wal", f"{DATABASE_FILE}-shm"):
+            path = self.data_dir / name
+            if path.exists():
+                _tighten(path, FILE_MODE)
+        return self.data_dir
+
     def secret_key(self) -> str:
-        """The key that signs session cookies; made once and kept in the data directory."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        path = self.data_dir / "secret.key"
+        """The key that signs session cookies and invitation-code HMACs; made once, kept in
+        the data directory, readable by the service's user only.
+
+        The key is written to a file of its own (created with O_EXCL, mode 0600) and then
+        linked into place: the name appears atomically with the whole key in it, and a second
+        process starting at the same moment either wins that link or reads the winner's key —
+        never an empty or half-written file, never a key of its own that the other overwrites.
+        """
+        self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        path = self.data_dir / SECRET_KEY_FILE
         if not path.exists():
-            path.write_text(secrets.token_urlsafe(48))
-            path.chmod(0o600)
-        return path.read_text().strip()
+            _create_exclusive(path, secrets.token_urlsafe(48))
+        _tighten(path, FILE_MODE)
+        key = path.read_text().strip()
+        if not key:
+            raise ConfigError(f"{path} is empty; remove it and a new key is made at start")
+        return key
 
     def database(self) -> str:
         if self.database_url:
             return self.database_url
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        return f"sqlite+aiosqlite:///{(self.data_dir / 'vollmond.sqlite3').resolve()}"
+        self.data_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        return f"sqlite+aiosqlite:///{(self.data_dir / DATABASE_FILE).resolve()}"
 
 
 def read_config(path: Path) -> dict[str, object]:
@@ -80,3 +120,26 @@ def read_config(path: Path) -> dict[str, object]:
     if unknown:
         raise ConfigError(f"{path}: unknown tables {unknown}; known: {sorted(CONFIG_GROUPS)}")
     return {name: read_group(table, CONFIG_GROUPS[name], name) for name, table in tables.items()}
+
+
+def _create_exclusive(path: Path, content: str) -> None:
+    """Write `content` to `path` unless it exists: a private file, then an atomic link."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.part")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(content)
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):  # another process made the key first
+            os.link(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """Take group and other permissions away from a file or directory we own."""
+    current = stat.S_IMODE(path.stat().st_mode)
+    if current & ~mode:
+        path.chmod(current & mode)
+        log.warning("data_permissions_tightened", path=str(path), was=oct(current))

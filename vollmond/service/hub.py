@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -32,12 +33,14 @@ from vollmond.service.policy import (
 from vollmond.service.presence import Presence
 from vollmond.store import (
     Game,
+    GameNotFoundError,
     InsufficientCreditError,
     Sessions,
     active_grants,
     create_game,
     credit_balance,
     credit_change,
+    find_game_by_invitation,
     get_game,
     has_premium,
     karma_total,
@@ -125,10 +128,23 @@ def _now() -> datetime:
 
 
 class Hub:
-    def __init__(self, sessions: Sessions, policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        sessions: Sessions,
+        policy: Policy | None = None,
+        *,
+        invitation_key: bytes | None = None,
+    ) -> None:
+        """`invitation_key` (store.hashing.invitation_key of the service secret) keys the
+        invitation codes' HMACs; without one (tools, tests) a random key serves, and codes of
+        that hub's private rounds are found only while it lives."""
         self.sessions = sessions
         self.policy = policy or Policy()
+        self.invitation_key = invitation_key or secrets.token_bytes(32)
+        # Running games, and finished ones for `policy.finished_linger_s` after their end.
         self.actors: dict[str, GameActor] = {}
+        # Finished games rebuilt from their logs for readers, least recently read first.
+        self._archived: OrderedDict[str, GameActor] = OrderedDict()
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
@@ -138,10 +154,7 @@ class Hub:
     async def boot(self) -> None:
         """Resume every running game from its log (after a restart or a crash)."""
         for game in await list_games(self.sessions, statuses=(GameStatus.RUNNING,)):
-            # The table is dealt for the seats taken at the start, not the founded size.
-            seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
-            options = replace(self.engine_options(game), players=seated)
-            actor = GameActor(game.id, options, game.seed, self.sessions, writer=self.log_writer)
+            actor = await self._actor_for(game)
             try:
                 await actor.resume()
             except (ReplayDivergedError, CommandDecodeError):
@@ -152,6 +165,12 @@ class Hub:
             self._adopt(actor)
             log.info("game_resumed", game=game.id, phase=actor.state and actor.state.phase.value)
 
+    async def _actor_for(self, game: Game) -> GameActor:
+        # The table is dealt for the seats taken at the start, not the founded size.
+        seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
+        options = replace(self.engine_options(game), players=seated)
+        return GameActor(game.id, options, game.seed, self.sessions, writer=self.log_writer)
+
     async def close(self) -> None:
         for task in self._watchers:
             task.cancel()
@@ -159,6 +178,7 @@ class Hub:
         for actor in list(self.actors.values()):
             await actor.stop()
         self.actors.clear()
+        self._archived.clear()
         await self.log_writer.close()
 
     def _adopt(self, actor: GameActor) -> None:
@@ -173,6 +193,50 @@ class Hub:
         await self.presence.forget(actor.game_id)
         await set_game_status(self.sessions, actor.game_id, GameStatus.FINISHED)
         log.info("game_finished", game=actor.game_id)
+        # A short linger: sockets still catching up, a spectator arriving for the end and the
+        # after-game chat reach the live actor; then its memory goes back (issue 8).
+        await asyncio.sleep(self.policy.finished_linger_s)
+        await self.release(actor)
+
+    async def release(self, actor: GameActor) -> None:
+        """Stop a finished game's actor and forget it; its logs stay in the store."""
+        await actor.stop()
+        if self.actors.get(actor.game_id) is actor:
+            del self.actors[actor.game_id]
+        log.info("game_released", game=actor.game_id)
+
+    def running_games(self) -> int:
+        """Games being played on this node (finished ones lingering do not count)."""
+        return sum(
+            1
+            for actor in self.actors.values()
+            if actor.state is not None and actor.state.phase is not Phase.OVER
+        )
+
+    async def readable(self, game_id: str) -> GameActor | None:
+        """The game for readers (views, history, spectators): its live actor, or for a
+        finished game one rebuilt from its log that takes no commands; None if it neither runs
+        nor has finished (a lobby, an aborted round, an unknown id)."""
+        actor = self.actors.get(game_id)
+        if actor is not None:
+            return actor
+        kept = self._archived.get(game_id)
+        if kept is not None:
+            self._archived.move_to_end(game_id)
+            return kept
+        try:
+            game = await get_game(self.sessions, game_id)
+        except GameNotFoundError:
+            return None
+        if game.status is not GameStatus.FINISHED:
+            return None
+        archived = await self._actor_for(game)
+        if not await archived.open_archived():
+            return None
+        self._archived[game_id] = archived
+        while len(self._archived) > max(0, self.policy.archived_games_cached):
+            self._archived.popitem(last=False)
+        return archived
 
     # -- founding --------------------------------------------------------------------------
     @staticmethod
@@ -227,6 +291,7 @@ class Hub:
             options={"engine": dict(options.to_json()), "size": options.players, "charge": charge},
             seed=secrets.randbelow(SEED_MAX),
             invitation_code=code,
+            invitation_key=self.invitation_key,
             host_account_id=host_account_id,
         )
         if charge and host_account_id is not None:
@@ -264,6 +329,8 @@ class Hub:
         seats = await list_seats(self.sessions, game_id)
         actor = self.actors.get(game_id)
         phase = actor.state.phase.value if actor is not None and actor.state else None
+        if phase is None and game.status is GameStatus.FINISHED:
+            phase = Phase.OVER.value  # released from memory; its log tells the rest
         return TableInfo(game, int(game.options.get("size", len(seats))), seats, phase)
 
     async def public_tables(self, world: str | None = None) -> list[TableInfo]:
@@ -274,6 +341,10 @@ class Hub:
             include_private=False,
         )
         return [await self.table(g.id) for g in games]
+
+    async def find_by_invitation(self, code: str) -> Game | None:
+        """The private round an invitation code invites to (rate limiting is the caller's)."""
+        return await find_game_by_invitation(self.sessions, code, self.invitation_key)
 
     async def join(
         self, game_id: str, *, account_id: int | None, name: str, channel: str = "web"

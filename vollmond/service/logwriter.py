@@ -44,6 +44,7 @@ class LogAppend:
     command: Any
     event_seq: int
     events: list[NewEvent]
+    cid: str | None = None  # the command's seat-scoped client id (actor.client_key)
 
 
 class LogWriter:
@@ -118,7 +119,11 @@ class LogWriter:
             for item, future in batch:
                 try:
                     await append_commands(
-                        self.sessions, item.game_id, item.command_seq, [item.command]
+                        self.sessions,
+                        item.game_id,
+                        item.command_seq,
+                        [item.command],
+                        cids=[item.cid],
                     )
                     await append_events(self.sessions, item.game_id, item.event_seq, item.events)
                 except Exception as exc:
@@ -169,7 +174,13 @@ class Statements:
 def _statements(items: list[LogAppend]) -> Statements:
     now = utcnow()
     commands = [
-        {"game_id": i.game_id, "seq": i.command_seq, "command": i.command, "created_at": now}
+        {
+            "game_id": i.game_id,
+            "seq": i.command_seq,
+            "command": i.command,
+            "created_at": now,
+            "cid": i.cid,
+        }
         for i in items
     ]
     events = [

@@ -63,6 +63,12 @@ class Policy:
     grace_s: float = 120.0
     idle_phases_before_removal: int = 3
     idle_karma_penalty: int = 10
+    # A finished game's actor stays in memory `finished_linger_s` seconds after the game's end
+    # (late readers, spectators, the after-game chat), then is released; its log stays, and
+    # views and history of the finished game are rebuilt from the log (service/hub.py).
+    finished_linger_s: float = 60.0
+    # How many finished games are kept rebuilt for readers at once (least recently read go).
+    archived_games_cached: int = 8
 
 
 PRIVATE_SEATS_GRANT = "private_seats"

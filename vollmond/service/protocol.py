@@ -6,12 +6,17 @@ Client messages are typed msgspec structs, decoded strictly: anything malformed 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 4096
+MAX_CID_LENGTH = 40
+# A client's id for a command: short, printable, chosen by the client (docs/protocol.md).
+ClientId = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=MAX_CID_LENGTH, pattern="^[A-Za-z0-9_-]+$")
+]
 
 
 class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
@@ -26,6 +31,9 @@ class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
 class CommandMessage(msgspec.Struct, tag="command", forbid_unknown_fields=True):
     command: dict[str, Any]
     id: int | None = None
+    # Retried under the same cid, a command is answered with its first outcome, never applied
+    # twice (also after a reconnect or a server restart).
+    cid: ClientId | None = None
 
 
 class Sync(msgspec.Struct, tag="sync", forbid_unknown_fields=True):

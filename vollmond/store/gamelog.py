@@ -50,6 +50,7 @@ class StoredCommand:
     seq: int
     command: JSONValue
     created_at: datetime
+    cid: str | None = None
 
 
 def _check_seq(expected_next_seq: int, after_seq: int | None = None) -> None:
@@ -182,21 +183,39 @@ async def append_commands(
     expected_next_seq: int,
     commands: Sequence[JSONValue],
     *,
+    cids: Sequence[str | None] | None = None,
     now: datetime | None = None,
 ) -> list[StoredCommand]:
-    """Append commands like `append_events` appends events, with the same guarantees."""
+    """Append commands like `append_events` appends events, with the same guarantees.
+
+    `cids` gives each command its client id (or None); a client id is unique per game, so a
+    command retried under the same id can never be logged twice.
+    """
     _check_seq(expected_next_seq)
     if not commands:
         return []
+    client_ids = list(cids) if cids is not None else [None] * len(commands)
+    if len(client_ids) != len(commands):
+        raise ValueError("one client id (or None) per command")
     created_at = now or utcnow()
     stored = [
         StoredCommand(
-            game_id=game_id, seq=expected_next_seq + offset, command=command, created_at=created_at
+            game_id=game_id,
+            seq=expected_next_seq + offset,
+            command=command,
+            created_at=created_at,
+            cid=cid,
         )
-        for offset, command in enumerate(commands)
+        for offset, (command, cid) in enumerate(zip(commands, client_ids, strict=True))
     ]
     rows: list[dict[str, object]] = [
-        {"game_id": c.game_id, "seq": c.seq, "command": c.command, "created_at": created_at}
+        {
+            "game_id": c.game_id,
+            "seq": c.seq,
+            "command": c.command,
+            "created_at": created_at,
+            "cid": c.cid,
+        }
         for c in stored
     ]
     await _append(
@@ -226,7 +245,11 @@ async def read_commands(
         rows = await session.scalars(query)
         return [
             StoredCommand(
-                game_id=row.game_id, seq=row.seq, command=row.command, created_at=row.created_at
+                game_id=row.game_id,
+                seq=row.seq,
+                command=row.command,
+                created_at=row.created_at,
+                cid=row.cid,
             )
             for row in rows
         ]

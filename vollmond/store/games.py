@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from vollmond.store.db import Sessions
 from vollmond.store.errors import GameExistsError, GameNotFoundError
-from vollmond.store.hashing import invitation_code_hash
+from vollmond.store.hashing import invitation_code_hash, legacy_invitation_code_hash
 from vollmond.store.models import GameRow, GameStatus
 from vollmond.store.types import utcnow
 
@@ -65,24 +65,32 @@ async def create_game(
     options: dict[str, Any],
     seed: int,
     invitation_code: str | None = None,
+    invitation_key: bytes | None = None,
     host_account_id: int | None = None,
     game_id: str | None = None,
     status: GameStatus = GameStatus.LOBBY,
     now: datetime | None = None,
 ) -> Game:
-    """Store a new game; a private round passes its invitation code, of which only a hash is kept.
+    """Store a new game; a private round passes its invitation code, of which only an HMAC
+    with `invitation_key` (hashing.invitation_key) is kept.
 
     Raises GameExistsError if the id or the invitation code is already in use.
     """
     if not 0 <= seed <= SEED_MAX:
         raise ValueError(f"seed must be in 0..{SEED_MAX}")
+    if invitation_code and invitation_key is None:
+        raise ValueError("an invitation code is stored only as an HMAC: pass invitation_key")
     row = GameRow(
         id=game_id or new_game_id(),
         world=world,
         options=options,
         seed=seed,
         status=status,
-        invitation_hash=invitation_code_hash(invitation_code) if invitation_code else None,
+        invitation_hash=(
+            invitation_code_hash(invitation_code, invitation_key)
+            if invitation_code and invitation_key is not None
+            else None
+        ),
         host_account_id=host_account_id,
         created_at=now or utcnow(),
         finished_at=None,
@@ -104,14 +112,27 @@ async def get_game(sessions: Sessions, game_id: str) -> Game:
     return _game(row)
 
 
-async def find_game_by_invitation(sessions: Sessions, code: str) -> Game | None:
-    """The private round this code invites to, if any (rate limiting is the caller's job)."""
+async def find_game_by_invitation(sessions: Sessions, code: str, key: bytes) -> Game | None:
+    """The private round this code invites to, if any (rate limiting is the caller's job).
+
+    Rounds founded before migration 0005 were stored with a bare SHA-256 of their code; they
+    are found by it too, and their row is rehashed to the HMAC right then (the one moment the
+    code is known), so an open round's code keeps working across the upgrade.
+    """
     try:
-        key = invitation_code_hash(code)
+        current = invitation_code_hash(code, key)
+        legacy = legacy_invitation_code_hash(code)
     except ValueError:
         return None
-    async with sessions() as session:
-        row = await session.scalar(select(GameRow).where(GameRow.invitation_hash == key))
+    async with sessions.begin() as session:
+        row = await session.scalar(
+            select(GameRow).where(GameRow.invitation_hash.in_((current, legacy)))
+        )
+        if row is not None and row.invitation_hash == legacy:
+            await session.execute(
+                update(GameRow).where(GameRow.id == row.id).values(invitation_hash=current)
+            )
+            row.invitation_hash = current
     return _game(row) if row else None
 
 

@@ -1,4 +1,4 @@
-"""Secret hashing: argon2 for passwords and PINs, SHA-256 for invitation codes.
+"""Secret hashing: argon2 for passwords and PINs, HMAC-SHA-256 for invitation codes.
 
 argon2 is deliberately slow (~0.1 s of CPU), so it runs in a worker thread: a login must not
 stall every game actor on the event loop.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
@@ -60,13 +61,37 @@ def normalize_invitation_code(code: str) -> str:
     return "".join(code.split()).replace("-", "").casefold()
 
 
-def invitation_code_hash(code: str) -> str:
-    """Lookup key for an invitation code.
+INVITATION_KEY_CONTEXT = b"vollmond invitation codes v1"
 
-    Codes are random and attempts are rate-limited, so a fast, unsalted hash suffices and keeps
-    the lookup an index hit; the plain code is never stored.
+
+def invitation_key(service_secret: str) -> bytes:
+    """The key for invitation-code HMACs, derived from the service's secret (secret.key).
+
+    A key of its own (not the cookie-signing key itself), so that one use can never be turned
+    against the other.
     """
+    return hmac.new(service_secret.encode(), INVITATION_KEY_CONTEXT, hashlib.sha256).digest()
+
+
+def invitation_code_hash(code: str, key: bytes) -> str:
+    """Lookup key for an invitation code: HMAC-SHA-256 with the service's key.
+
+    Codes have 50 bits; a bare hash of one can be brute-forced from a copy of the database in
+    days. With the key kept outside the database (the data directory, 0600) a stolen database
+    gives nothing to try codes against. Still fast and deterministic, so the lookup stays an
+    index hit (attempts are rate-limited).
+    """
+    return hmac.new(key, _normalized(code).encode(), hashlib.sha256).hexdigest()
+
+
+def legacy_invitation_code_hash(code: str) -> str:
+    """The bare SHA-256 that rounds founded before migration 0005 were stored with; only
+    read, to let those rounds' codes keep working (store/games.py rehashes on first use)."""
+    return hashlib.sha256(_normalized(code).encode()).hexdigest()
+
+
+def _normalized(code: str) -> str:
     normalized = normalize_invitation_code(code)
     if not normalized:
         raise ValueError("empty invitation code")
-    return hashlib.sha256(normalized.encode()).hexdigest()
+    return normalized

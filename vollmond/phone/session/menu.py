@@ -30,7 +30,7 @@ from vollmond.phone.session.codes import (
 from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
 from vollmond.service.hub import Hub, LobbyError, TableInfo
-from vollmond.store import find_game_by_invitation, get_account, get_game
+from vollmond.store import get_account, get_game
 from vollmond.store.models import GameStatus
 from vollmond.store.seats import list_seats
 from vollmond.worlds import World, get_world, world_ids
@@ -391,7 +391,7 @@ class Announcer:
             self.s.say(self.s.t("phone.menu.code_length"), self.s.t("phone.menu.ask_code"))
             return
         code = invitation_from_phone(choice)
-        game = await find_game_by_invitation(self.s.hub.sessions, code) if code else None
+        game = await self.s.hub.find_by_invitation(code) if code else None
         if game is None or game.status is not GameStatus.LOBBY:
             self.s.say(self.s.t("phone.menu.code_unknown"), self.s.t("phone.menu.ask_code"))
             return

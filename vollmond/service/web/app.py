@@ -36,7 +36,7 @@ from vollmond.store import (
     open_store,
     verify_password,
 )
-from vollmond.store.games import find_game_by_invitation
+from vollmond.store.hashing import invitation_key
 from vollmond.worlds import LANGUAGES, load_worlds
 
 log = structlog.get_logger(__name__)
@@ -274,7 +274,7 @@ class Api:
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
         account_id = await self._account_id(request)
         body = await read_json(request, JoinByCode)
-        game = await find_game_by_invitation(self.hub.sessions, body.code)
+        game = await self.hub.find_by_invitation(body.code)
         if game is None:
             raise ApiError(404, "bad_code", "no round with this invitation code")
         return await self._join(game.id, account_id)
@@ -310,7 +310,7 @@ def create_app(settings: Settings) -> Starlette:
         async with open_store(
             settings.database(), schema=settings.database_schema
         ) as store_sessions:
-            hub = Hub(store_sessions, settings.policy)
+            hub = Hub(store_sessions, settings.policy, invitation_key=invitation_key(secret))
             state["hub"] = hub
             app.state.hub = hub  # for in-process tests and tools
             api = Api(hub, cookie_sessions, metrics, settings)
@@ -331,7 +331,9 @@ def create_app(settings: Settings) -> Starlette:
                 await stop_phone(phone)
                 await hub.close()
 
-    cookie_sessions = Sessions(settings.secret_key())
+    settings.secure_data_dir()  # before the first file: the key, the database, the cache
+    secret = settings.secret_key()
+    cookie_sessions = Sessions(secret)
 
     async def healthz(request: Request) -> Response:
         if state.get("ready"):
@@ -341,7 +343,7 @@ def create_app(settings: Settings) -> Starlette:
     async def metrics_endpoint(request: Request) -> Response:
         hub: Hub | None = state.get("hub")
         if hub is not None:
-            metrics.games_running.set(len(hub.actors))
+            metrics.games_running.set(hub.running_games())
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:

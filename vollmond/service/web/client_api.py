@@ -169,7 +169,7 @@ class ClientApi:
         body = await _body(request, HistoryRequest)
         if body is None:
             return _error(400, "invalid_request")
-        actor = self.hub.actors.get(game_id)
+        actor = await self.hub.readable(game_id)  # a finished game's history: from its log
         if actor is None or actor.state is None:
             return _error(404, "not_running")
         viewer = Viewer.spectator()

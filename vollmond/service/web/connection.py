@@ -17,7 +17,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.standard import GameState
 from vollmond.i18n import render_event, render_rejection
-from vollmond.service.actor import GameActor, GameClosedError
+from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
@@ -166,9 +166,19 @@ class Connection:
                     leftover = await getter
                     await self.ws.send_text(leftover)
 
-    def error(self, code: str, message: str, request_id: int | None = None) -> None:
+    def error(
+        self, code: str, message: str, request_id: int | None = None, cid: str | None = None
+    ) -> None:
         self.metrics.errors.labels(code=code).inc()
-        self._put({"type": "error", "id": request_id, "code": code, "message": message})
+        frame: dict[str, Any] = {
+            "type": "error",
+            "id": request_id,
+            "code": code,
+            "message": message,
+        }
+        if cid is not None:
+            frame["cid"] = cid
+        self._put(frame)
 
     # -- messages --------------------------------------------------------------------------
     async def _handle(self, raw: str) -> None:
@@ -196,7 +206,7 @@ class Connection:
         if hello.v != PROTOCOL_VERSION:
             self.error("version", f"this server speaks protocol version {PROTOCOL_VERSION}")
             return
-        actor = self.hub.actors.get(hello.game)
+        actor = await self.hub.readable(hello.game)  # a finished game: rebuilt from its log
         if actor is None or actor.state is None:
             self.error("not_running", "this game is not running")
             return
@@ -264,13 +274,22 @@ class Connection:
             self.error("bad_command", str(exc), message.id)
             return
         try:
-            outcome = await self.actor.submit(command)
+            outcome = await self.actor.submit(command, cid=message.cid)
         except GameClosedError:
-            self.error("not_running", "this game is not running", message.id)
+            self.error("not_running", "this game is not running", message.id, message.cid)
+            return
+        except ClientIdReusedError:
+            error = "this cid was sent with another command"
+            self.error("cid_reused", error, message.id, message.cid)
             return
         self.metrics.commands.inc()
         if isinstance(outcome, Rejection):
-            self.error(outcome.code, render_rejection(outcome, self.lang, self.world), message.id)
+            text = render_rejection(outcome, self.lang, self.world)
+            self.error(outcome.code, text, message.id, message.cid)
             self._view_dirty.set()
             return
-        self._put({"type": "ack", "id": message.id, "seq": outcome.first_seq})
+        ack: dict[str, Any] = {"type": "ack", "id": message.id, "seq": outcome.first_seq}
+        if message.cid is not None:
+            ack["cid"] = message.cid
+            ack["repeated"] = outcome.repeated
+        self._put(ack)

@@ -10,7 +10,7 @@ import enum
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, Enum, ForeignKey, Integer, String
+from sqlalchemy import BigInteger, CheckConstraint, Enum, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vollmond.store.models.base import Base
@@ -72,13 +72,26 @@ class GameEventRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+CID_LENGTH = 48
+"""Room for a seat's client id of a command: `<seat>:<cid>` (protocol.py bounds the cid)."""
+
+
 class GameCommandRow(Base):
-    """One accepted command, in the order the actor applied it."""
+    """One accepted command, in the order the actor applied it.
+
+    `cid` is the client's id for a command (scoped to its seat, e.g. ``"3:k2f9"``): a client
+    that lost the acknowledgement retries with the same cid and is answered from here, so the
+    command is never applied twice, also across a restart (docs/protocol.md).
+    """
 
     __tablename__ = "game_commands"
-    __table_args__ = (CheckConstraint("seq >= 1", name="seq_positive"),)
+    __table_args__ = (
+        CheckConstraint("seq >= 1", name="seq_positive"),
+        Index("uq_game_commands_game_id_cid", "game_id", "cid", unique=True),
+    )
 
     game_id: Mapped[str] = mapped_column(String(32), ForeignKey("games.id"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     command: Mapped[Any] = mapped_column(JSONColumn)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    cid: Mapped[str | None] = mapped_column(String(CID_LENGTH))

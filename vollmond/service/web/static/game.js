@@ -36,6 +36,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     clockSeq: null,
     retry: 0,
     nextId: 1,
+    // Commands sent but not yet answered, by client id: resent after a reconnect, so a
+    // command whose answer was lost is answered then (never applied twice: docs/protocol.md).
+    pending: new Map(),
     replay: null,
     catchingUp: false,
   };
@@ -188,9 +191,23 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     });
   }
 
+  const MAX_PENDING = 20;
+
+  function newCid() {
+    const bytes = crypto.getRandomValues(new Uint8Array(12));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
   function send(command) {
     if (!g.ws || g.ws.readyState !== WebSocket.OPEN) return;
-    g.ws.send(JSON.stringify({ type: "command", id: g.nextId++, command }));
+    const message = { type: "command", id: g.nextId++, cid: newCid(), command };
+    g.pending.set(message.cid, message);
+    if (g.pending.size > MAX_PENDING) g.pending.delete(g.pending.keys().next().value);
+    g.ws.send(JSON.stringify(message));
+  }
+
+  function resendPending() {
+    for (const message of g.pending.values()) g.ws.send(JSON.stringify(message));
   }
 
   function onMessage(msg) {
@@ -202,8 +219,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         // until then events are history: shown, but not announced or rung again.
         g.catchingUp = true;
         g.ws.send(JSON.stringify({ type: "sync" }));
+        resendPending(); // same cid: the server answers, it does not apply them twice
         setConn(t("connected"), "up");
         setView(msg.view);
+        break;
+      case "ack":
+        g.pending.delete(msg.cid);
         break;
       case "view":
         g.catchingUp = false;
@@ -213,6 +234,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         onEvent(msg);
         break;
       case "error":
+        if (msg.cid) g.pending.delete(msg.cid);
         if (msg.code === "not_running" || msg.code === "bad_token") {
           setConn(msg.message, "down");
           g.closed = true;
