@@ -76,3 +76,14 @@ def simulate(options: ClassicOptions, seed: int) -> Played:
         state = outcome.state
         events.extend(outcome.events)
     return Played(state, tuple(events), tuple(commands))
+
+
+def win_rates(options: ClassicOptions, seeds: range) -> dict[str, float]:
+    """The share of bot games each side wins over `seeds` (for docs/rulesets.md)."""
+    counts: dict[str, int] = {}
+    for seed in seeds:
+        outcome = simulate(options, seed).state.outcome
+        assert outcome is not None
+        for side in outcome.sides:
+            counts[side.value] = counts.get(side.value, 0) + 1
+    return {side: n / len(seeds) for side, n in sorted(counts.items())}
