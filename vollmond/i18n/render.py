@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Final
 
 from vollmond.engine.core import Event, Json, Rejection
+from vollmond.engine.ruleset import get_ruleset, ruleset_ids
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.worlds import (
     ROLE_KEYS,
@@ -783,6 +784,14 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = _REJECTIONS[code].fields.keys()
     elif section == "phone":
         extra = PHONE_PLACEHOLDERS
+    elif section in ruleset_ids():
+        # A rule set's own catalogue (``<id>.event.<code>``): its message schema says which
+        # parameters each code carries (vollmond/engine/ruleset.py, issue 14).
+        kind, _, code = rest.partition(".")
+        schema = get_ruleset(section).messages
+        specs = schema.events if kind == "event" else schema.rejections
+        spec = specs.get(code.partition(".")[0])
+        extra = spec.names if spec is not None else frozenset()
     return WORLD_PLACEHOLDERS | frozenset(extra)
 
 

@@ -79,6 +79,9 @@ NAME_KEYS: Final[tuple[str, ...]] = (
 COLOR_KEYS: Final[tuple[str, ...]] = ("primary", "accent", "background")
 
 _TOP_KEYS: Final[frozenset[str]] = frozenset({"id", "order", "colors", *LANGUAGES})
+_OPTIONAL_TOP_KEYS: Final[frozenset[str]] = frozenset({"ruleset"})
+STANDARD: Final = "standard"
+"""The rule set a world file belongs to when it names none (the ten worlds of seed 004)."""
 _HEX_COLOR: Final[re.Pattern[str]] = re.compile(r"#[0-9A-Fa-f]{6}")
 _DATA_PACKAGE: Final[str] = "vollmond.worlds.data"
 
@@ -170,6 +173,7 @@ class World:
     order: int
     colors: Colors
     names: Mapping[Language, WorldNames]
+    ruleset: str = STANDARD
 
     def names_in(self, lang: str = "de") -> WorldNames:
         """All names in ``lang``; raises :class:`UnknownLanguageError` for other languages."""
@@ -194,9 +198,20 @@ class World:
             raise UnknownDeckError(deck_key) from None
 
 
+def load_worlds(ruleset: str = STANDARD) -> Mapping[str, World]:
+    """The worlds of one rule set by id, ordered by their ``order`` field (the standard rule
+    set's ten unless asked otherwise, so its menus never offer another rule set's world)."""
+    return _worlds_of(ruleset)
+
+
 @cache
-def load_worlds() -> Mapping[str, World]:
-    """All worlds by id, ordered by their ``order`` field.
+def _worlds_of(ruleset: str) -> Mapping[str, World]:
+    return MappingProxyType({k: w for k, w in _all_worlds().items() if w.ruleset == ruleset})
+
+
+@cache
+def _all_worlds() -> Mapping[str, World]:
+    """All worlds of every rule set by id, ordered by rule set and ``order``.
 
     Cached because the data ships with the package and never changes at runtime; the result
     is a read-only mapping so no caller can corrupt the shared copy.
@@ -217,29 +232,35 @@ def load_worlds() -> Mapping[str, World]:
         worlds.append(world)
     if not worlds:
         raise WorldDataError(f"no world files found in {_DATA_PACKAGE}")
-    worlds.sort(key=lambda w: w.order)
-    orders = [w.order for w in worlds]
-    if orders != list(range(1, len(worlds) + 1)):
-        raise WorldDataError(f"world orders must be 1..{len(worlds)} without gaps: {orders}")
+    worlds.sort(key=lambda w: (w.ruleset != STANDARD, w.ruleset, w.order))
+    for ruleset in {w.ruleset for w in worlds}:
+        orders = [w.order for w in worlds if w.ruleset == ruleset]
+        if orders != list(range(1, len(orders) + 1)):
+            raise WorldDataError(
+                f"{ruleset}: world orders must be 1..{len(orders)} without gaps: {orders}"
+            )
     return MappingProxyType({w.id: w for w in worlds})
 
 
-def world_ids() -> tuple[str, ...]:
-    """Ids of all worlds in display order."""
-    return tuple(load_worlds())
+def world_ids(ruleset: str = STANDARD) -> tuple[str, ...]:
+    """Ids of one rule set's worlds (the standard one's by default) in display order."""
+    return tuple(load_worlds(ruleset))
 
 
 def get_world(world_id: str) -> World:
-    """The world with ``world_id``; raises :class:`UnknownWorldError` if there is none."""
+    """The world with ``world_id`` (of any rule set); raises :class:`UnknownWorldError`."""
     try:
-        return load_worlds()[world_id]
+        return _all_worlds()[world_id]
     except KeyError:
         raise UnknownWorldError(world_id) from None
 
 
 def _parse_world(raw: Mapping[str, object], source: str) -> World:
     """Turn one decoded TOML document into a :class:`World`, checking every key."""
-    _check_keys(raw, _TOP_KEYS, source)
+    _check_keys({k: v for k, v in raw.items() if k not in _OPTIONAL_TOP_KEYS}, _TOP_KEYS, source)
+    ruleset = raw.get("ruleset", STANDARD)
+    if not isinstance(ruleset, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", ruleset):
+        raise WorldDataError(f"{source}: ruleset must be a lower-case identifier")
     world_id = raw["id"]
     if not isinstance(world_id, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", world_id):
         raise WorldDataError(f"{source}: id must be a lower-case identifier, got {world_id!r}")
@@ -252,22 +273,37 @@ def _parse_world(raw: Mapping[str, object], source: str) -> World:
     for key, value in colors.items():
         if not _HEX_COLOR.fullmatch(value):
             raise WorldDataError(f"{source} [colors]: {key} must be #RRGGBB, got {value!r}")
-    names = {lang: _parse_names(_table(raw, lang, source), lang, source) for lang in LANGUAGES}
+    names = {
+        lang: _parse_names(_table(raw, lang, source), lang, source, ruleset) for lang in LANGUAGES
+    }
+    first = names[LANGUAGES[0]]
+    for other in names.values():
+        if set(other.roles) != set(first.roles) or set(other.decks) != set(first.decks):
+            raise WorldDataError(f"{source}: every language must name the same roles and decks")
     return World(
         id=world_id,
         order=order,
         colors=Colors(**colors),
         names=MappingProxyType(names),
+        ruleset=ruleset,
     )
 
 
-def _parse_names(raw: Mapping[str, object], lang: Language, source: str) -> WorldNames:
-    """Build the :class:`WorldNames` of one ``[de]`` / ``[en]`` table."""
+def _parse_names(
+    raw: Mapping[str, object], lang: Language, source: str, ruleset: str = STANDARD
+) -> WorldNames:
+    """Build the :class:`WorldNames` of one ``[de]`` / ``[en]`` table. A standard world names
+    exactly :data:`ROLE_KEYS` and :data:`DECK_KEYS`; another rule set's world names its own
+    cards and decks (its rule set's tests check that every one of them is named)."""
     where = f"{source} [{lang}]"
     _check_keys(raw, frozenset({*NAME_KEYS, "roles", "decks"}), where)
     fields = {key: _string(raw, key, where) for key in NAME_KEYS}
-    roles = _name_table(_table(raw, "roles", where), ROLE_KEYS, f"{source} [{lang}.roles]")
-    decks = _name_table(_table(raw, "decks", where), DECK_KEYS, f"{source} [{lang}.decks]")
+    roles_raw = _table(raw, "roles", where)
+    decks_raw = _table(raw, "decks", where)
+    role_keys = ROLE_KEYS if ruleset == STANDARD else tuple(roles_raw)
+    deck_keys = DECK_KEYS if ruleset == STANDARD else tuple(decks_raw)
+    roles = _name_table(roles_raw, role_keys, f"{source} [{lang}.roles]")
+    decks = _name_table(decks_raw, deck_keys, f"{source} [{lang}.decks]")
     return WorldNames(lang=lang, roles=roles, decks=decks, **fields)
 
 

@@ -1,0 +1,1 @@
+"""One module per card of seed 003; `registry.ROLES` lists them."""
