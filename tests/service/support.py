@@ -64,7 +64,12 @@ async def running_service(backend: str, settings: Settings) -> AsyncIterator[Ser
     app = create_app(settings)
     port = free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws_max_size=WS_MAX_SIZE
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws_max_size=WS_MAX_SIZE,
+        proxy_headers=False,  # as `vollmond serve`: the app decides whom to believe
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -1,6 +1,6 @@
 """ORM tables of the store; importing this package registers every table on `Base.metadata`."""
 
-from vollmond.store.models.accounts import AccountRow, PhoneIdentityRow, Role
+from vollmond.store.models.accounts import AccountRow, PhoneIdentityRow, Role, WebSessionRow
 from vollmond.store.models.base import Base
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
@@ -21,4 +21,5 @@ __all__ = [
     "PremiumRow",
     "Role",
     "SeatRow",
+    "WebSessionRow",
 ]

@@ -64,3 +64,19 @@ class PhoneIdentityRow(Base):
     pin_hash: Mapped[str | None] = mapped_column(String(255))
     account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class WebSessionRow(Base):
+    """A browser sign-in the server can end: logout and rotation delete the row.
+
+    Only a SHA-256 of the session id is kept (the id is 256 random bits, so a plain hash is
+    enough): a copy of this table does not sign anybody in.
+    """
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
