@@ -12,12 +12,13 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
 import uvicorn
+from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
 from vollmond.service.config import Settings
@@ -59,9 +60,14 @@ ServiceFactory = Callable[[Policy], contextlib.AbstractAsyncContextManager["Serv
 
 
 @contextlib.asynccontextmanager
-async def running_service(backend: str, settings: Settings) -> AsyncIterator[Service]:
-    """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards."""
+async def running_service(
+    backend: str, settings: Settings, *, extra_routes: Sequence[BaseRoute] = ()
+) -> AsyncIterator[Service]:
+    """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards.
+    `extra_routes` go first (tests that need a handler which fails on purpose)."""
     app = create_app(settings)
+    for route in extra_routes:
+        app.router.routes.insert(0, route)
     port = free_port()
     config = uvicorn.Config(
         app,
