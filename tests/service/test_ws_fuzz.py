@@ -58,7 +58,20 @@ messages = st.fixed_dictionaries(
         "lang": st.sampled_from(["de", "en", "fr"]) | json_scalars,
     },
 )
+# Well-formed hellos for the real game and seat, with the values a probe used: sequence
+# numbers beyond every integer column, NUL in ids and tokens.
+hellos = st.fixed_dictionaries(
+    {
+        "type": st.just("hello"),
+        "game": st.just("GAME") | st.just("GAME\u0000") | st.text(max_size=10),
+        "token": st.just("TOKEN") | st.just("\u0000TOKEN"),
+        "after": st.integers(min_value=-(2**70), max_value=2**70)
+        | st.sampled_from([2**31, 2**63, -1]),
+    },
+    optional={"v": small_ints, "lang": st.sampled_from(["de", "en"])},
+)
 payloads = st.one_of(
+    hellos.map(json.dumps),
     messages.map(json.dumps),
     json_values.map(json.dumps),
     st.text(max_size=200),
