@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import httpx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vollmond.engine.standard.types import ActionKind
@@ -103,6 +103,12 @@ async def ping_counting_acks(client: WsClient) -> int:
     greeting=st.sampled_from(["none", "seat", "spectate"]),
     seat=st.integers(min_value=1, max_value=4),
     sent=st.lists(payloads, min_size=1, max_size=5),
+)
+# The probe's finding, always tried first: `after` beyond the store's integer range.
+@example(
+    greeting="none",
+    seat=1,
+    sent=['{"type": "hello", "game": "GAME", "token": "TOKEN", "after": 9223372036854775808}'],
 )
 async def test_no_input_crashes_the_socket_or_changes_the_game_unacknowledged(
     fast_service: Service,
