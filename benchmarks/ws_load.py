@@ -712,6 +712,8 @@ async def _setup_games(
             headers.append({"X-CSRF-Token": client.cookies["vollmond_csrf"]})
             body = {"name": f"Last{i + 1:02d}", "password": PASSWORD}
             (await client.post("/api/signup", json=body, headers=headers[i])).raise_for_status()
+            # Signing in hands out a fresh CSRF token (docs/security.md, "Web").
+            headers[i] = {"X-CSRF-Token": client.cookies["vollmond_csrf"]}
         limit = asyncio.Semaphore(SETUP_CONCURRENCY)
         founding = {
             "world": "werwolf",
