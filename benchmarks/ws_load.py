@@ -712,6 +712,8 @@ async def _setup_games(
             headers.append({"X-CSRF-Token": client.cookies["vollmond_csrf"]})
             body = {"name": f"Last{i + 1:02d}", "password": PASSWORD}
             (await client.post("/api/signup", json=body, headers=headers[i])).raise_for_status()
+            # Signing in hands out a fresh CSRF token (docs/security.md, "Web").
+            headers[i] = {"X-CSRF-Token": client.cookies["vollmond_csrf"]}
         limit = asyncio.Semaphore(SETUP_CONCURRENCY)
         founding = {
             "world": "werwolf",
@@ -761,6 +763,11 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         env["DATABASE_URL"] = args.database_url
     else:
         env.pop("DATABASE_URL", None)
+    # Every simulated player connects from this one address: raise the per-address socket
+    # limit (docs/security.md, "Web") above the load, as an operator behind a NAT would.
+    config = data_dir / "vollmond.toml"
+    config.write_text(f"[web]\nws_connections_per_address = {players + 64}\n")
+    env["VOLLMOND_CONFIG"] = str(config)
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "vollmond"),

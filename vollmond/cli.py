@@ -127,6 +127,9 @@ def serve(
         port=settings.port,
         log_level="warning",
         ws_max_size=8192,
+        # The app believes X-Forwarded-For only from the operator's trusted proxies
+        # (settings `[web] trusted_proxies`); uvicorn's own handling trusts any local peer.
+        proxy_headers=False,
         # Game messages are small; compressing each costs the server more than it saves.
         ws_per_message_deflate=False,
         loop="uvloop",

@@ -12,12 +12,13 @@ import contextlib
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
 import uvicorn
+from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
 from vollmond.service.config import Settings
@@ -59,12 +60,22 @@ ServiceFactory = Callable[[Policy], contextlib.AbstractAsyncContextManager["Serv
 
 
 @contextlib.asynccontextmanager
-async def running_service(backend: str, settings: Settings) -> AsyncIterator[Service]:
-    """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards."""
+async def running_service(
+    backend: str, settings: Settings, *, extra_routes: Sequence[BaseRoute] = ()
+) -> AsyncIterator[Service]:
+    """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards.
+    `extra_routes` go first (tests that need a handler which fails on purpose)."""
     app = create_app(settings)
+    for route in extra_routes:
+        app.router.routes.insert(0, route)
     port = free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws_max_size=WS_MAX_SIZE
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws_max_size=WS_MAX_SIZE,
+        proxy_headers=False,  # as `vollmond serve`: the app decides whom to believe
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import httpx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from vollmond.engine.standard.types import ActionKind
@@ -58,7 +58,20 @@ messages = st.fixed_dictionaries(
         "lang": st.sampled_from(["de", "en", "fr"]) | json_scalars,
     },
 )
+# Well-formed hellos for the real game and seat, with the values a probe used: sequence
+# numbers beyond every integer column, NUL in ids and tokens.
+hellos = st.fixed_dictionaries(
+    {
+        "type": st.just("hello"),
+        "game": st.just("GAME") | st.just("GAME\u0000") | st.text(max_size=10),
+        "token": st.just("TOKEN") | st.just("\u0000TOKEN"),
+        "after": st.integers(min_value=-(2**70), max_value=2**70)
+        | st.sampled_from([2**31, 2**63, -1]),
+    },
+    optional={"v": small_ints, "lang": st.sampled_from(["de", "en"])},
+)
 payloads = st.one_of(
+    hellos.map(json.dumps),
     messages.map(json.dumps),
     json_values.map(json.dumps),
     st.text(max_size=200),
@@ -90,6 +103,12 @@ async def ping_counting_acks(client: WsClient) -> int:
     greeting=st.sampled_from(["none", "seat", "spectate"]),
     seat=st.integers(min_value=1, max_value=4),
     sent=st.lists(payloads, min_size=1, max_size=5),
+)
+# The probe's finding, always tried first: `after` beyond the store's integer range.
+@example(
+    greeting="none",
+    seat=1,
+    sent=['{"type": "hello", "game": "GAME", "token": "TOKEN", "after": 9223372036854775808}'],
 )
 async def test_no_input_crashes_the_socket_or_changes_the_game_unacknowledged(
     fast_service: Service,

@@ -28,7 +28,7 @@ from vollmond.engine.core import (
     ViewerKind,
 )
 from vollmond.engine.standard import GameOptions, GameState, apply, new_game, validate
-from vollmond.engine.standard.commands import Command, PlayerCommand, TimerCommand
+from vollmond.engine.standard.commands import Command, PhaseTimeout, PlayerCommand, TimerCommand
 from vollmond.engine.standard.replay import ReplayDivergedError, rng_for
 from vollmond.engine.standard.types import Phase
 from vollmond.engine.standard.view import view
@@ -139,6 +139,9 @@ class GameActor:
         self._cids: dict[str, Remembered] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._next_timer = 0
+        # phase_seq -> due (clock time) of its PhaseTimeout, so "how long is left" is answered
+        # from memory (GET /api/games/{id}/clock) instead of by reading the command log.
+        self._phase_due: dict[int, float] = {}
         self._firing: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -335,6 +338,11 @@ class GameActor:
         loop = asyncio.get_running_loop()
         now = self.clock()
         for due, command in sorted(timers, key=lambda t: t[0]):
+            if isinstance(command, PhaseTimeout):
+                self._phase_due = {
+                    seq: at for seq, at in self._phase_due.items() if seq > command.phase_seq
+                }
+                self._phase_due[command.phase_seq] = due
             self._next_timer += 1
             key = self._next_timer
             self._timers[key] = loop.call_later(max(0.0, due - now), self._fire, key, command)
@@ -378,6 +386,10 @@ class GameActor:
         if self.on_seat_followers is not None and viewer.kind is ViewerKind.PLAYER:
             assert viewer.seat is not None
             self.on_seat_followers(viewer.seat, change)
+
+    def phase_deadline(self, phase_seq: int) -> float | None:
+        """When phase `phase_seq` times out (clock time), if a timer is scheduled for it."""
+        return self._phase_due.get(phase_seq)
 
     def view_for(self, viewer: Viewer) -> dict[str, Any]:
         assert self.state is not None

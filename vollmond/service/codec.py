@@ -66,6 +66,9 @@ def _field_value(name: str, annotation: str, raw: Any) -> Any:
     if annotation == "str":
         if not isinstance(raw, str):
             raise CommandDecodeError(f"{name} must be text")
+        if "\x00" in raw:
+            # PostgreSQL cannot keep NUL in text or JSON: refused here, not in the log writer.
+            raise CommandDecodeError(f"{name} must not contain NUL characters")
         return raw
     if annotation == "ActionKind":
         try:

@@ -1,7 +1,9 @@
 """The WebSocket protocol, version 1 (documented in docs/protocol.md).
 
 Client messages are typed msgspec structs, decoded strictly: anything malformed becomes a
-`ProtocolError` with a code, answered to that client only.
+`ProtocolError` with a code, answered to that client only. Integers are bounded to what the
+store's columns hold (an `after` beyond them once reached PostgreSQL and failed there) and
+strings carry no NUL; the command inside `command` is checked field by field in `codec`.
 """
 
 from __future__ import annotations
@@ -18,19 +20,25 @@ ClientId = Annotated[
     str, msgspec.Meta(min_length=1, max_length=MAX_CID_LENGTH, pattern="^[A-Za-z0-9_-]+$")
 ]
 
+INT_BOUND = 2**31 - 1
+
+BoundedInt = Annotated[int, msgspec.Meta(ge=-INT_BOUND, le=INT_BOUND)]
+Seq = Annotated[int, msgspec.Meta(ge=0, le=INT_BOUND)]
+Ident = Annotated[str, msgspec.Meta(max_length=256, pattern=r"^[^\x00]*$")]
+
 
 class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
-    game: str
-    v: int = PROTOCOL_VERSION
-    token: str | None = None
+    game: Ident
+    v: BoundedInt = PROTOCOL_VERSION
+    token: Ident | None = None
     spectate: bool = False
     lang: Literal["de", "en"] = "de"
-    after: int = 0
+    after: Seq = 0
 
 
 class CommandMessage(msgspec.Struct, tag="command", forbid_unknown_fields=True):
     command: dict[str, Any]
-    id: int | None = None
+    id: BoundedInt | None = None
     # Retried under the same cid, a command is answered with its first outcome, never applied
     # twice (also after a reconnect or a server restart).
     cid: ClientId | None = None

@@ -1,4 +1,9 @@
-"""The ASGI application: JSON API, WebSocket, health, metrics, and the browser client."""
+"""The ASGI application: JSON API, WebSocket, health, metrics, and the browser client.
+
+Around the routes sit the edge wrappers (outermost first): the catch-all that answers a JSON
+error instead of a traceback, the client address (trusted proxies only), the URL check (no
+control characters), the security headers and the session lookup (`middleware`, `auth`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import structlog
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -21,10 +26,15 @@ from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
-from vollmond.service.web.auth import CSRF_COOKIE, Sessions
+from vollmond.service.web.access import visible_table
+from vollmond.service.web.auth import CSRF_COOKIE, SessionMiddleware, Sessions
 from vollmond.service.web.client_api import ClientApi
 from vollmond.service.web.connection import Connection
+from vollmond.service.web.edge import ApiError, error_response, read_json
+from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
+from vollmond.service.web.middleware import ClientAddress, RejectControlCharacters, SecurityHeaders
 from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.service.web.schema import Credentials, FoundingBody, JoinByCode, SeatToken
 from vollmond.store import (
     GameNotFoundError,
     InvalidAccountNameError,
@@ -40,44 +50,9 @@ from vollmond.store.hashing import invitation_key
 from vollmond.worlds import LANGUAGES, load_worlds
 
 log = structlog.get_logger(__name__)
-MAX_BODY_BYTES = 16 * 1024
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 Handler = Callable[[Request], Awaitable[Response]]
-
-
-class Credentials(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    password: str
-
-
-class JoinByCode(msgspec.Struct, forbid_unknown_fields=True):
-    code: str
-
-
-class SeatToken(msgspec.Struct, forbid_unknown_fields=True):
-    token: str
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str = "") -> None:
-        super().__init__(message or code)
-        self.status = status
-        self.code = code
-
-
-def error_response(status: int, code: str, message: str = "") -> JSONResponse:
-    return JSONResponse({"error": code, "message": message or code}, status_code=status)
-
-
-async def read_json(request: Request, kind: type[Any]) -> Any:
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise ApiError(413, "too_large", f"request bodies are limited to {MAX_BODY_BYTES} bytes")
-    try:
-        return msgspec.json.decode(body, type=kind)
-    except msgspec.DecodeError as exc:
-        raise ApiError(400, "invalid_request", str(exc)) from exc
 
 
 class Api:
@@ -87,9 +62,14 @@ class Api:
         self.hub = hub
         self.sessions = sessions
         self.metrics = metrics
+        self.max_body_bytes = settings.web.max_body_bytes
         policy = settings.policy
-        self.login_limit = RateLimiter(policy.login_attempts_per_minute, 60.0)
-        self.code_limit = RateLimiter(policy.invitation_attempts_per_minute, 60.0)
+        keys = settings.web.rate_limit_max_keys
+        self.login_limit = RateLimiter(policy.login_attempts_per_minute, 60.0, max_keys=keys)
+        self.code_limit = RateLimiter(policy.invitation_attempts_per_minute, 60.0, max_keys=keys)
+
+    async def _read(self, request: Request, kind: type[Any]) -> Any:
+        return await read_json(request, kind, self.max_body_bytes)
 
     def routes(self) -> list[Route]:
         r = self._guard
@@ -123,7 +103,7 @@ class Api:
                 response = error_response(404, "no_such_game")
             except StoreError as exc:
                 response = error_response(400, type(exc).__name__, str(exc))
-            self.sessions.ensure_csrf(response, request.cookies.get(CSRF_COOKIE))
+            self.sessions.ensure_csrf(response, request.cookies.get(CSRF_COOKIE), request)
             return response
 
         return guarded
@@ -135,7 +115,7 @@ class Api:
         return account_id
 
     def _client(self, request: Request) -> str:
-        return request.client.host if request.client else "unknown"
+        return client_address(request)
 
     # -- accounts --------------------------------------------------------------------------
     async def me(self, request: Request) -> Response:
@@ -185,7 +165,7 @@ class Api:
     async def signup(self, request: Request) -> Response:
         if not self.login_limit.allow("signup:" + self._client(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
-        creds = await read_json(request, Credentials)
+        creds = await self._read(request, Credentials)
         try:
             account = await create_account(self.hub.sessions, creds.name, creds.password)
         except NameTakenError as exc:
@@ -193,23 +173,23 @@ class Api:
         except (InvalidAccountNameError, WeakPasswordError) as exc:
             raise ApiError(400, type(exc).__name__, str(exc)) from exc
         response = JSONResponse({"account": {"id": account.id, "name": account.name}})
-        self.sessions.login(response, account.id)
+        await self.sessions.login(request, response, account.id)
         return response
 
     async def login(self, request: Request) -> Response:
         if not self.login_limit.allow("login:" + self._client(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
-        creds = await read_json(request, Credentials)
+        creds = await self._read(request, Credentials)
         account = await verify_password(self.hub.sessions, creds.name, creds.password)
         if account is None:
             raise ApiError(401, "bad_credentials", "name or password is wrong")
         response = JSONResponse({"account": {"id": account.id, "name": account.name}})
-        self.sessions.login(response, account.id)
+        await self.sessions.login(request, response, account.id)
         return response
 
     async def logout(self, request: Request) -> Response:
         response = JSONResponse({"ok": True})
-        self.sessions.logout(response)
+        await self.sessions.logout(request, response)
         return response
 
     # -- lobby -----------------------------------------------------------------------------
@@ -221,21 +201,21 @@ class Api:
     async def found_game(self, request: Request) -> Response:
         account_id = await self._account_id(request)
         account = await get_account(self.hub.sessions, account_id)
-        data = await read_json(request, dict[str, Any])
-        private = bool(data.pop("private", False))
-        join = bool(data.pop("join", True))
-        size = data.pop("size", None)
-        if not isinstance(size, int):
+        body = await read_json(
+            request, FoundingBody, self.max_body_bytes, invalid="invalid_options"
+        )
+        size = body.players()
+        if size is None:
             raise ApiError(400, "size_required", "size must be a whole number")
         try:
-            options = options_from_json({**data, "players": size})
+            options = options_from_json(body.engine_json(size))
         except (KeyError, TypeError, ValueError) as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
         founded = await self.hub.found(
             options,
-            private=private,
+            private=body.private,
             host_account_id=account_id,
-            host_name=account.name if join else None,
+            host_name=account.name if body.join else None,
         )
         return JSONResponse(
             {
@@ -247,11 +227,8 @@ class Api:
         )
 
     async def game(self, request: Request) -> Response:
-        table = await self.hub.table(request.path_params["game_id"])
-        account_id = self.sessions.account_id(request)
-        seated = any(s.account_id == account_id for s in table.seats) if account_id else False
-        if table.game.private and not seated:
-            raise ApiError(404, "no_such_game")
+        game_id = request.path_params["game_id"]
+        table = await visible_table(self.hub, game_id, self.sessions.account_id(request))
         return JSONResponse({"game": table.to_json()})
 
     async def join(self, request: Request) -> Response:
@@ -273,7 +250,7 @@ class Api:
         if not self.code_limit.allow("code:" + self._client(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
         account_id = await self._account_id(request)
-        body = await read_json(request, JoinByCode)
+        body = await self._read(request, JoinByCode)
         game = await self.hub.find_by_invitation(body.code)
         if game is None:
             raise ApiError(404, "bad_code", "no round with this invitation code")
@@ -286,7 +263,7 @@ class Api:
 
     async def leave(self, request: Request) -> Response:
         await self._account_id(request)
-        body = await read_json(request, SeatToken)
+        body = await self._read(request, SeatToken)
         await self.hub.leave_lobby(request.path_params["game_id"], body.token)
         return JSONResponse({"ok": True})
 
@@ -311,12 +288,15 @@ def create_app(settings: Settings) -> Starlette:
             settings.database(), schema=settings.database_schema
         ) as store_sessions:
             hub = Hub(store_sessions, settings.policy, invitation_key=invitation_key(secret))
+            cookie_sessions.store = store_sessions
             state["hub"] = hub
             app.state.hub = hub  # for in-process tests and tools
             api = Api(hub, cookie_sessions, metrics, settings)
             for route in api.routes():
                 app.router.routes.insert(0, route)
-            for route in ClientApi(hub, cookie_sessions, settings.identity).routes(api._guard):
+            for route in ClientApi(hub, cookie_sessions, limits, settings.identity).routes(
+                api._guard
+            ):
                 app.router.routes.insert(0, route)
             await hub.boot()
             phone = await start_phone(hub, settings)
@@ -333,7 +313,8 @@ def create_app(settings: Settings) -> Starlette:
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache
     secret = settings.secret_key()
-    cookie_sessions = Sessions(secret)
+    cookie_sessions = Sessions(settings.web)
+    limits = WebLimits(settings.web)
 
     async def healthz(request: Request) -> Response:
         if state.get("ready"):
@@ -347,7 +328,14 @@ def create_app(settings: Settings) -> Starlette:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:
-        await Connection(ws, state["hub"], metrics).run()
+        await Connection(ws, state["hub"], metrics, limits).run()
+
+    async def internal_error(conn: HTTPConnection, exc: Exception) -> Response:
+        """The catch-all: whatever escaped the handlers is logged here and answered as a
+        JSON error; the client never sees a traceback (ServerErrorMiddleware calls this)."""
+        log.error("unhandled_request_error", path=conn.url.path, error=repr(exc))
+        lang = preferred_language(conn)
+        return error_response(500, "internal", web_text("internal", lang))
 
     routes: list[Route | WebSocketRoute | Mount] = [
         Route("/healthz", healthz),
@@ -356,4 +344,15 @@ def create_app(settings: Settings) -> Starlette:
     ]
     if STATIC_DIR.is_dir():
         routes.append(Mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static"))
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = [
+        Middleware(ClientAddress, trusted_proxies=settings.web.trusted_proxies),
+        Middleware(SecurityHeaders, settings=settings.web),
+        Middleware(RejectControlCharacters),
+        Middleware(SessionMiddleware, sessions=cookie_sessions),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={Exception: internal_error},
+        lifespan=lifespan,
+    )

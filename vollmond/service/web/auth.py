@@ -1,8 +1,13 @@
-"""Sessions in signed HttpOnly SameSite cookies, and CSRF by double submit.
+"""Sessions in HttpOnly SameSite cookies that the server can end, and CSRF by double submit.
 
-The session cookie carries only the account id, signed and time-limited; the CSRF cookie is
-readable by the page, which must echo it in the `X-CSRF-Token` header of every state-changing
-request, which a foreign site cannot do.
+The session cookie carries a random session id; the store keeps its hash and the account
+(`vollmond.store.websessions`), so logout ends the session on the server, not only in the
+browser that logged out: a copied cookie is worthless afterwards. Every sign-in gets a fresh id
+(the one the browser brought is ended), and sign-in and logout also hand out a fresh CSRF
+token, so nothing a page learnt before carries over to the next person at the same browser.
+
+The CSRF cookie is readable by the page, which must echo it in the `X-CSRF-Token` header of
+every state-changing request, which a foreign site cannot do.
 """
 
 from __future__ import annotations
@@ -10,55 +15,110 @@ from __future__ import annotations
 import hmac
 import secrets
 
-from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from vollmond.settings import WebSettings
+from vollmond.store import Sessions as StoreSessions
+from vollmond.store.websessions import close_session, open_session, session_account
 
 SESSION_COOKIE = "vollmond_session"
 CSRF_COOKIE = "vollmond_csrf"
 CSRF_HEADER = "x-csrf-token"
-SESSION_MAX_AGE_S = 14 * 24 * 3600
+#: Where the session middleware leaves the signed-in account id for this request.
+ACCOUNT_SCOPE_KEY = "vollmond.account_id"
 
 
 class Sessions:
-    def __init__(self, secret: str, *, secure: bool = False) -> None:
-        self._signer = URLSafeTimedSerializer(secret, salt="vollmond-session")
-        self.secure = secure
+    """Sign-in, sign-out and the current account; `store` is set once the store is open."""
 
-    def login(self, response: Response, account_id: int) -> None:
+    def __init__(self, settings: WebSettings, store: StoreSessions | None = None) -> None:
+        self.settings = settings
+        self.store = store
+
+    def secure(self, conn: HTTPConnection) -> bool:
+        return self.settings.https or conn.url.scheme in ("https", "wss")
+
+    async def login(self, request: HTTPConnection, response: Response, account_id: int) -> None:
+        """Sign in: end the session the browser brought (no fixation), open a new one."""
+        assert self.store is not None
+        old = request.cookies.get(SESSION_COOKIE)
+        if old:
+            await close_session(self.store, old)
+        token = await open_session(self.store, account_id, self.settings.session_max_age_s)
         response.set_cookie(
             SESSION_COOKIE,
-            self._signer.dumps({"a": account_id}),
-            max_age=SESSION_MAX_AGE_S,
+            token,
+            max_age=self.settings.session_max_age_s,
             httponly=True,
             samesite="strict",
-            secure=self.secure,
+            secure=self.secure(request),
         )
+        self._new_csrf(request, response)
 
-    def logout(self, response: Response) -> None:
-        response.delete_cookie(SESSION_COOKIE)
+    async def logout(self, request: HTTPConnection, response: Response) -> None:
+        """Sign out: the session ends on the server, the cookies are replaced."""
+        assert self.store is not None
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            await close_session(self.store, token)
+        response.delete_cookie(
+            SESSION_COOKIE, httponly=True, samesite="strict", secure=self.secure(request)
+        )
+        self._new_csrf(request, response)
 
-    def account_id(self, conn: HTTPConnection) -> int | None:
+    async def resolve(self, conn: HTTPConnection) -> int | None:
+        """Look the session cookie up in the store (once per request, by the middleware)."""
         raw = conn.cookies.get(SESSION_COOKIE)
-        if not raw:
+        if not raw or self.store is None:
             return None
-        try:
-            data = self._signer.loads(raw, max_age=SESSION_MAX_AGE_S)
-        except BadSignature:
-            return None
-        value = data.get("a") if isinstance(data, dict) else None
+        return await session_account(self.store, raw)
+
+    @staticmethod
+    def account_id(conn: HTTPConnection) -> int | None:
+        """The signed-in account of this request (resolved by `SessionMiddleware`)."""
+        value = conn.scope.get(ACCOUNT_SCOPE_KEY)
         return value if isinstance(value, int) else None
 
-    def ensure_csrf(self, response: Response, current: str | None) -> str:
+    def ensure_csrf(self, response: Response, current: str | None, conn: HTTPConnection) -> str:
+        fresh = (CSRF_COOKIE + "=").encode()
+        if any(k == b"set-cookie" and v.startswith(fresh) for k, v in response.raw_headers):
+            return current or ""  # login/logout already handed out a fresh one
         token = current or secrets.token_urlsafe(24)
         if current is None:
-            response.set_cookie(
-                CSRF_COOKIE, token, max_age=SESSION_MAX_AGE_S, samesite="strict", secure=self.secure
-            )
+            self._set_csrf(conn, response, token)
         return token
+
+    def _new_csrf(self, conn: HTTPConnection, response: Response) -> None:
+        self._set_csrf(conn, response, secrets.token_urlsafe(24))
+
+    def _set_csrf(self, conn: HTTPConnection, response: Response, token: str) -> None:
+        response.set_cookie(
+            CSRF_COOKIE,
+            token,
+            max_age=self.settings.session_max_age_s,
+            samesite="strict",
+            secure=self.secure(conn),
+        )
 
     @staticmethod
     def csrf_ok(conn: HTTPConnection) -> bool:
         cookie = conn.cookies.get(CSRF_COOKIE, "")
         header = conn.headers.get(CSRF_HEADER, "")
-        return bool(cookie) and hmac.compare_digest(cookie, header)
+        return bool(cookie) and hmac.compare_digest(cookie.encode(), header.encode())
+
+
+class SessionMiddleware:
+    """Resolves the session cookie of each HTTP request and WebSocket into an account id."""
+
+    def __init__(self, app: ASGIApp, sessions: Sessions) -> None:
+        self.app = app
+        self.sessions = sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Static files need no account: only the API and the socket look the session up.
+        path = scope.get("path", "")
+        if scope["type"] in ("http", "websocket") and path.startswith(("/api/", "/ws")):
+            scope[ACCOUNT_SCOPE_KEY] = await self.sessions.resolve(HTTPConnection(scope))
+        await self.app(scope, receive, send)

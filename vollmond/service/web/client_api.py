@@ -1,22 +1,26 @@
 """Small JSON endpoints the browser client needs beyond the lobby API.
 
 - ``GET /api/worlds/{world}/text?lang=de``: role explanations and room names of one world.
-- ``GET /api/games/{id}/clock``: the running phase and the seconds left on its timer.
+- ``GET /api/games/{id}/clock``: the running phase and the seconds left on its timer (from
+  the actor's scheduled timers, in memory: no log read per call).
 - ``POST /api/games/{id}/history`` ``{token?, lang}``: the events this seat may see (or the
   public ones, without a token), rendered in the language — the per-player replay.
 - ``POST /api/games/{id}/operator`` ``{token, reason?, player?}``: the web's operator button
-  (O1). There is no moderation queue yet: the alarm is logged and kept in memory.
+  (O1). There is no moderation queue yet: the alarm is logged and the latest are kept in
+  memory; each seat may raise only a few an hour (`429 operator_rate_limited`).
 - ``GET/POST /api/phone``: the signed-in account's phone ID; set its PIN; ask to link a number
   (answered with a one-time code to type when calling from that number — docs/security.md).
 
 Secrecy stays where it is: history goes through ``actor.history_for`` (event audiences),
-never through a filter of its own.
+never through a filter of its own; a private round's history and clock are shown only to its
+players (`access.visible_table`, the same check as ``GET /api/games/{id}``).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
@@ -30,9 +34,12 @@ from starlette.routing import Route
 from vollmond.engine.core import Viewer
 from vollmond.i18n import render_event, role_explanation
 from vollmond.service.hub import Hub
+from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import Sessions
+from vollmond.service.web.edge import ApiError, read_body
+from vollmond.service.web.limits import WebLimits, preferred_language, web_text
+from vollmond.service.web.schema import HistoryRequest, OperatorRequest
 from vollmond.settings import IdentitySettings
-from vollmond.store import read_commands
 from vollmond.store.errors import InvalidPhoneNumberError, InvalidPinError
 from vollmond.store.phone import account_identity, normalize_number, set_account_pin
 from vollmond.store.phone_numbers import LinkRateLimitedError, pending_link, request_number_link
@@ -44,21 +51,12 @@ log = structlog.get_logger(__name__)
 Handler = Callable[[Request], Awaitable[Response]]
 MAX_BODY_BYTES = 4096
 OPERATOR_REASONS = (1, 2, 3, 4)
+#: Alarms kept in memory for a look by the operators (the log has all of them).
+ALARMS_KEPT = 1000
 
 
 class Guard(Protocol):
     def __call__(self, handler: Handler, *, csrf: bool = True) -> Handler: ...
-
-
-class HistoryRequest(msgspec.Struct, forbid_unknown_fields=True):
-    token: str | None = None
-    lang: str = "de"
-
-
-class OperatorRequest(msgspec.Struct, forbid_unknown_fields=True):
-    token: str
-    reason: int | None = None
-    player: int | None = None
 
 
 class PhoneRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -83,9 +81,8 @@ def _error(status: int, code: str, message: str = "") -> JSONResponse:
 
 
 async def _body(request: Request, kind: type[Any]) -> Any:
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        return None
+    """The body as `kind`, or None if it does not decode; 413 once it passes the limit."""
+    body = await read_body(request, MAX_BODY_BYTES)
     try:
         return msgspec.json.decode(body or b"{}", type=kind)
     except msgspec.DecodeError:
@@ -100,12 +97,17 @@ class ClientApi:
     """Routes for the browser client; guarded (CSRF, error mapping) by the main API's guard."""
 
     def __init__(
-        self, hub: Hub, sessions: Sessions, identity: IdentitySettings | None = None
+        self,
+        hub: Hub,
+        sessions: Sessions,
+        limits: WebLimits,
+        identity: IdentitySettings | None = None,
     ) -> None:
         self.hub = hub
         self.sessions = sessions
+        self.limits = limits
         self.identity = identity or IdentitySettings()
-        self.alarms: list[OperatorAlarm] = []
+        self.alarms: deque[OperatorAlarm] = deque(maxlen=ALARMS_KEPT)
 
     def routes(self, guard: Guard) -> list[Route]:
         return [
@@ -136,23 +138,14 @@ class ClientApi:
         )
 
     async def clock(self, request: Request) -> Response:
-        """Seconds left in the current phase, from the persisted timer deadlines."""
-        actor = self.hub.actors.get(request.path_params["game_id"])
+        """Seconds left in the current phase, from the actor's scheduled phase timer."""
+        game_id = request.path_params["game_id"]
+        await visible_table(self.hub, game_id, self.sessions.account_id(request))
+        actor = self.hub.actors.get(game_id)
         if actor is None or actor.state is None:
             return _error(404, "not_running")
         state = actor.state
-        due: float | None = None
-        for entry in await read_commands(self.hub.sessions, actor.game_id):
-            data = entry.command
-            if not isinstance(data, dict):
-                continue
-            for timer in data.get("timers", []):
-                command = timer.get("command", {})
-                if (
-                    command.get("type") == "PhaseTimeout"
-                    and command.get("phase_seq") == state.phase_seq
-                ):
-                    due = float(timer["due"])
+        due = actor.phase_deadline(state.phase_seq)
         remaining = None if due is None else max(0.0, due - actor.clock())
         return JSONResponse(
             {"phase": state.phase.value, "phase_seq": state.phase_seq, "remaining": remaining}
@@ -169,6 +162,7 @@ class ClientApi:
         body = await _body(request, HistoryRequest)
         if body is None:
             return _error(400, "invalid_request")
+        await visible_table(self.hub, game_id, self.sessions.account_id(request), body.token)
         actor = await self.hub.readable(game_id)  # a finished game's history: from its log
         if actor is None or actor.state is None:
             return _error(404, "not_running")
@@ -206,6 +200,9 @@ class ClientApi:
             actor is None or actor.state is None or not actor.state.has_seat(body.player)
         ):
             return _error(400, "bad_player")
+        if not self.limits.alarm_allowed(game_id, house):
+            code = "operator_rate_limited"
+            raise ApiError(429, code, web_text(code, preferred_language(request)))
         alarm = OperatorAlarm(game_id, house, body.reason, body.player, time.time())
         self.alarms.append(alarm)
         log.warning(

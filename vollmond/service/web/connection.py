@@ -31,6 +31,7 @@ from vollmond.service.protocol import (
     decode_client,
     encode,
 )
+from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
 from vollmond.worlds import World, get_world
 
 log = structlog.get_logger(__name__)
@@ -65,10 +66,13 @@ def event_message(seq: int, event: Event, lang: str, world: World) -> str:
 
 
 class Connection:
-    def __init__(self, websocket: WebSocket, hub: Hub, metrics: Metrics) -> None:
+    def __init__(
+        self, websocket: WebSocket, hub: Hub, metrics: Metrics, limits: WebLimits | None = None
+    ) -> None:
         self.ws = websocket
         self.hub = hub
         self.metrics = metrics
+        self.limits = limits
         self.viewer = Viewer.spectator()
         self.lang = "de"
         self.world: World | None = None
@@ -103,6 +107,29 @@ class Connection:
 
     # -- life ------------------------------------------------------------------------------
     async def run(self) -> None:
+        address = client_address(self.ws)
+        if self.limits is not None and not self.limits.sockets.acquire(address):
+            await self._refuse_too_many()
+            return
+        try:
+            await self._serve()
+        finally:
+            if self.limits is not None:
+                self.limits.sockets.release(address)
+
+    async def _refuse_too_many(self) -> None:
+        """Accept only to say why (the client shows the code's text), then close."""
+        await self.ws.accept()
+        code = "too_many_connections"
+        self.metrics.errors.labels(code=code).inc()
+        message = web_text(code, preferred_language(self.ws))
+        with contextlib.suppress(WebSocketDisconnect, WebSocketDisconnected, OSError):
+            await self.ws.send_text(
+                encode({"type": "error", "id": None, "code": code, "message": message})
+            )
+            await self.ws.close(code=1008)
+
+    async def _serve(self) -> None:
         await self.ws.accept()
         self.metrics.connected.inc()
         writer = asyncio.create_task(self._write())
@@ -117,7 +144,7 @@ class Connection:
                     # Binary frames are not part of protocol v1; answered, never parsed.
                     self.error("binary_frame", "send JSON in text frames")
                 else:
-                    await self._handle(raw)
+                    await self._handle_safely(raw)
                 if self._overflowed:
                     await self.ws.close(code=1013)
                     break
@@ -181,6 +208,16 @@ class Connection:
         self._put(frame)
 
     # -- messages --------------------------------------------------------------------------
+    async def _handle_safely(self, raw: str) -> None:
+        """The catch-all of the socket: a bug answers `internal`, never ends the socket."""
+        try:
+            await self._handle(raw)
+        except (WebSocketDisconnect, WebSocketDisconnected):
+            raise
+        except Exception:
+            log.exception("ws_message_failed")
+            self.error("internal", web_text("internal", self.lang, self.world))
+
     async def _handle(self, raw: str) -> None:
         try:
             message = decode_client(raw)
@@ -268,6 +305,14 @@ class Connection:
             self.error("not_your_seat", "you can only act for your own seat", message.id)
             return
         payload["actor"] = self.seat
+        if (
+            payload.get("type") == "Say"
+            and self.limits is not None
+            and not self.limits.chat_allowed(self.actor.game_id, self.seat)
+        ):
+            code = "chat_rate_limited"
+            self.error(code, web_text(code, self.lang, self.world), message.id)
+            return
         try:
             command = decode_command(payload, allowed=PLAYER_COMMAND_TYPES)
         except CommandDecodeError as exc:

@@ -1,6 +1,6 @@
 """ORM tables of the store; importing this package registers every table on `Base.metadata`."""
 
-from vollmond.store.models.accounts import AccountRow, Role
+from vollmond.store.models.accounts import AccountRow, Role, WebSessionRow
 from vollmond.store.models.base import Base
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
@@ -29,4 +29,5 @@ __all__ = [
     "Role",
     "SanctionRow",
     "SeatRow",
+    "WebSessionRow",
 ]

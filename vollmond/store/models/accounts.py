@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 
-from sqlalchemy import BigInteger, CheckConstraint, Enum, String
+from sqlalchemy import BigInteger, CheckConstraint, Enum, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vollmond.store.models.base import Base
@@ -49,3 +49,19 @@ class AccountRow(Base):
     # UPDATE (a row lock on PostgreSQL, the write lock on SQLite) instead of a racy SUM.
     credit_balance: Mapped[int] = mapped_column(BigInteger, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class WebSessionRow(Base):
+    """A browser sign-in the server can end: logout and rotation delete the row.
+
+    Only a SHA-256 of the session id is kept (the id is 256 random bits, so a plain hash is
+    enough): a copy of this table does not sign anybody in.
+    """
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -238,6 +238,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         if (msg.code === "not_running" || msg.code === "bad_token") {
           setConn(msg.message, "down");
           g.closed = true;
+        } else if (msg.code === "too_many_connections") {
+          setConn(msg.message, "down"); // the server closes; we retry with the usual back-off
         }
         showAlert(msg.message || msg.code);
         break;
