@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 
 import pytest
 from playwright.sync_api import Browser, WebSocket, expect
@@ -50,8 +51,15 @@ def test_a_vote_whose_answer_was_lost_is_resent_and_counted_once(
         wolf.page.on("websocket", record)  # the socket of the reconnect
         wolf.page.evaluate(VOTE_THEN_DROP, [victim.seat])
         expect(wolf.page.locator("#conn")).to_have_attribute("data-state", "up")
-        acks = [m for m in wolf.messages() if m["type"] == "ack" and m.get("repeated")]
         expect(wolf.page.locator("#night-victim")).to_contain_text(str(victim.seat))
+        # The victim shows from the welcome view; the retry's answer may come a moment later.
+        # Frames reach the test only while Playwright waits, so poll for it with a deadline.
+        deadline = time.monotonic() + 10
+        while not (
+            acks := [m for m in wolf.messages() if m["type"] == "ack" and m.get("repeated")]
+        ):
+            assert time.monotonic() < deadline, "no repeated ack within 10 s"
+            wolf.page.wait_for_timeout(50)
         retried = [m for m in sent if m["type"] == "command"]
         assert len(retried) == 1, sent
         assert acks and acks[-1]["cid"] == retried[0]["cid"]
