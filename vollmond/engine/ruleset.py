@@ -137,6 +137,7 @@ AnyRuleSet = RuleSet[Any, Any, Any, Any, Any, Any]
 _REGISTRY: Mapping[str, str] = MappingProxyType(
     {
         "standard": "vollmond.engine.standard.ruleset",
+        "mayor": "vollmond.engine.mayor.ruleset",
     }
 )
 """Rule-set id → the module that defines `RULESET`. Adding a rule set is one line here."""
