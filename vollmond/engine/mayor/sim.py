@@ -33,9 +33,13 @@ class PlayedGame:
 
 
 def play_game(
-    options: MayorOptions, seed: int, *, temperament: Temperament | None = None
+    options: MayorOptions,
+    seed: int,
+    *,
+    temperament: Temperament | None = None,
+    bot: type[MayorBot] = MayorBot,
 ) -> PlayedGame:
-    """Play one game with a bot in every seat. Bots act in a seeded random order; when no
+    """Play one game with a `bot` in every seat. Bots act in a seeded random order; when no
     bot wants anything, the floor timers fire, then the stage timer, as the runtime's clock
     would."""
     game = PlayedGame(options, seed)
@@ -43,7 +47,7 @@ def play_game(
     state = result.state
     pending: list[Timer[TimerCommand]] = list(result.timers)
     bot_rng = random.Random(f"mayor-bots:{seed}")
-    bots = [MayorBot(seat, bot_rng, temperament) for seat in range(1, options.players + 1)]
+    bots = [bot(seat, bot_rng, temperament) for seat in range(1, options.players + 1)]
 
     def send(command: Command) -> bool:
         nonlocal state
@@ -59,8 +63,8 @@ def play_game(
         seq = state.phase_seq
         for _ in range(MAX_PASSES_PER_STAGE):
             acted = False
-            for bot in bot_rng.sample(bots, len(bots)):
-                command = bot.choose(state)
+            for player in bot_rng.sample(bots, len(bots)):
+                command = player.choose(state)
                 if command is not None and send(command):
                     acted = True
                 if state.phase_seq != seq or state.is_over:
