@@ -117,3 +117,15 @@ def test_the_out_cannot_accuse_or_vote() -> None:
     assert g.refused("accuse 3 -> 1") == Rej.ACTOR_OUT
     g.run("accuse 4 -> 1; timeout").defences()
     assert g.refused("vote 3 -> 1") == Rej.ACTOR_OUT
+
+
+@pytest.mark.rule("B3")
+def test_a_single_accused_still_faces_the_vote_and_may_point_at_themself() -> None:
+    """Decisions: one accusation still leads to a vote (it is compulsory and only the accused
+    can be chosen, so the accused goes unless nobody votes); pointing at oneself is allowed."""
+    g = day().run("accuse 3 -> 1; timeout").defences()
+    assert g.stage() is Stage.VOTE
+    assert legal_commands(g.state, 1) == [Vote(1, 1)]
+    g.run("vote 1 -> 1; timeout")
+    assert g.status(1) is Status.IMPRISONED
+    assert g.last(Ev.IMPRISONED).params["tally"] == {"1": 1}
