@@ -113,4 +113,7 @@ def test_the_simulation_is_deterministic_per_seed() -> None:
     first, second = play_game(options, 5), play_game(options, 5)
     assert first.commands == second.commands and first.state == second.state
     assert play_game(options, 6).commands != first.commands
-    assert win_rates(options, range(10)) == win_rates(options, range(10))
+    rates = win_rates(options, range(10))
+    assert rates == win_rates(options, range(10))
+    report = json.loads(json.dumps(rates.to_json()))
+    assert report["games"] == 10 and sum(report["wins"].values()) == 10

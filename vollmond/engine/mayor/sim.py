@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vollmond.engine.core import Rejection, Timer
+from vollmond.engine.core import Json, Rejection, Timer
 from vollmond.engine.mayor.bots import MayorBot, Temperament
 from vollmond.engine.mayor.commands import Command, PhaseTimeout, TimerCommand
 from vollmond.engine.mayor.options import MayorOptions
@@ -93,9 +93,15 @@ def _fire_timers(
 
 @dataclass(frozen=True, slots=True)
 class WinRates:
+    """Wins per side over a run of seeded games (what `vollmond simulate --rules mayor
+    --json` will print)."""
+
     games: int
     wins: dict[str, int]
     rounds: float
+
+    def to_json(self) -> dict[str, Json]:
+        return {"games": self.games, "wins": dict(self.wins), "rounds": self.rounds}
 
 
 def win_rates(options: MayorOptions, seeds: range) -> WinRates:
