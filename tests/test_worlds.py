@@ -106,12 +106,16 @@ def test_every_world_loads(world_id: str) -> None:
         assert world.names_in(lang).lang == lang
 
 
+OTHER_RULESET_WORLDS = {"duesterwald": "classic", "thueringer_wald": "mayor"}
+"""Worlds of further rule sets (issue 14): not among the standard rule set's ten."""
+
+
 def test_package_data_ships_one_toml_per_world() -> None:
     names = {e.name for e in files("vollmond.worlds.data").iterdir() if e.name.endswith(".toml")}
-    standard = {f"{world_id}.toml" for world_id in EXPECTED_IDS}
-    assert standard <= names
-    # Any further file is a world of another rule set (classic's Düsterwald, issue 14).
-    assert all(get_world(n.removesuffix(".toml")).ruleset != "standard" for n in names - standard)
+    assert names == {f"{world_id}.toml" for world_id in (*EXPECTED_IDS, *OTHER_RULESET_WORLDS)}
+    for world_id, ruleset in OTHER_RULESET_WORLDS.items():
+        assert get_world(world_id).ruleset == ruleset
+        assert world_id in world_ids(ruleset) and world_id not in world_ids()
 
 
 @pytest.mark.parametrize("world_id", EXPECTED_IDS)

@@ -138,6 +138,7 @@ _REGISTRY: Mapping[str, str] = MappingProxyType(
     {
         "standard": "vollmond.engine.standard.ruleset",
         "classic": "vollmond.engine.classic.ruleset",
+        "mayor": "vollmond.engine.mayor.ruleset",
     }
 )
 """Rule-set id → the module that defines `RULESET`. Adding a rule set is one line here."""

@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Final
 
 from vollmond.engine.core import Event, Json, Rejection
-from vollmond.engine.ruleset import get_ruleset, ruleset_ids
+from vollmond.engine.ruleset import UnknownRuleSetError, get_ruleset
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.worlds import (
     ROLE_KEYS,
@@ -57,6 +57,8 @@ __all__ = [
     "placeholders_for",
     "render_event",
     "render_rejection",
+    "render_ruleset_event",
+    "render_ruleset_rejection",
     "role_explanation",
     "template_placeholders",
     "text",
@@ -778,21 +780,99 @@ def placeholders_for(key: str) -> frozenset[str]:
     section, _, rest = key.partition(".")
     code = rest.partition(".")[0]
     extra: Iterable[str] = _FMT_PLACEHOLDERS.get(key, frozenset())
-    if section == "event" and code in _EVENTS:
+    ruleset_fields = _ruleset_placeholders(section, rest)
+    if ruleset_fields is not None:
+        extra = ruleset_fields
+    elif section == "event" and code in _EVENTS:
         extra = _EVENTS[code].fields.keys()
     elif section == "reject" and code in _REJECTIONS:
         extra = _REJECTIONS[code].fields.keys()
     elif section == "phone":
         extra = PHONE_PLACEHOLDERS
-    elif section in ruleset_ids():
-        # A rule set's own catalogue (``<id>.event.<code>``): its message schema says which
-        # parameters each code carries (vollmond/engine/ruleset.py, issue 14).
-        kind, _, code = rest.partition(".")
-        schema = get_ruleset(section).messages
-        specs = schema.events if kind == "event" else schema.rejections
-        spec = specs.get(code.partition(".")[0])
-        extra = spec.names if spec is not None else frozenset()
     return WORLD_PLACEHOLDERS | frozenset(extra)
+
+
+# --- further rule sets (catalog/rulesets/<id>.<lang>.toml) --------------------------------
+#
+# A rule set other than the standard one keys its texts `<id>.event.<code>[.<variant>]` and
+# `<id>.reject.<code>`; its message schema (RuleSet.messages) says which parameters each code
+# carries. Parameters are formatted by their name (a seat, a list of seats, a tally, ...), and
+# a template variant is the value of a string parameter (`<id>.event.game_over.nazis`).
+
+_BY_NAME: Final[Mapping[str, _Field]] = MappingProxyType(
+    {
+        **dict.fromkeys(("seat", "by", "voter", "target", "victim", "mayor"), SEAT),
+        **dict.fromkeys(
+            ("seats", "members", "candidates", "tied", "accused", "winners", "lovers"), SEATS
+        ),
+        **dict.fromkeys(("round", "players", "nazis", "pairs", "seq", "limit"), COUNT),
+        "tally": TALLY,
+        "votes": _Field(_ballots),
+        "role": ROLE,
+        "roles": _Field(_role_map),
+        "dead": DEATHS,
+        "also_dead": ALSO_DEAD,
+        "seconds": DURATION,
+        "text": _Field(_plain),
+    }
+)
+
+
+def _scalar(value: Json, ctx: _Ctx) -> str:
+    """A parameter without a known name: numbers and words as they are, None as nobody."""
+    if value is None:
+        return ctx.msg("fmt.nobody")
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return str(value)
+    raise _BadParamError(f"no format for {value!r}")
+
+
+def _ruleset_placeholders(section: str, rest: str) -> frozenset[str] | None:
+    """The placeholders of a rule set's own key (None if `section` names no such rule set)."""
+    if section == "standard":
+        return None
+    try:
+        schema = get_ruleset(section).messages
+    except UnknownRuleSetError:
+        return None
+    kind, _, tail = rest.partition(".")
+    specs = {"event": schema.events, "reject": schema.rejections}.get(kind)
+    spec = specs.get(tail.partition(".")[0]) if specs is not None else None
+    if spec is None:
+        return frozenset()
+    return spec.names | ({"also_dead"} if "dead" in spec.names else frozenset())
+
+
+def _render_ruleset(
+    ruleset_id: str, section: str, code: str, params: Mapping[str, Json], lang: str, world: World
+) -> str:
+    catalogue = load_catalogue(lang)
+    assert is_language(lang)
+    base = f"{ruleset_id}.{section}.{code}"
+    variant = next(
+        (
+            value
+            for name, value in sorted(params.items())
+            if name != "text" and isinstance(value, str) and f"{base}.{value}" in catalogue
+        ),
+        None,
+    )
+    template = _template(catalogue, lang, base, variant)
+    fields = {name: _BY_NAME.get(name, _Field(_scalar)) for name in params}
+    if "dead" in params:
+        fields["also_dead"] = ALSO_DEAD
+    ctx = _Ctx(lang, world, catalogue, params)
+    return _fill(template, _Values(ctx, base, {}, fields))
+
+
+def render_ruleset_event(ruleset_id: str, event: Event, lang: str, world: World) -> str:
+    """The sentence for an event of the rule set `ruleset_id` (not the standard one)."""
+    return _render_ruleset(ruleset_id, "event", event.code, event.params, lang, world)
+
+
+def render_ruleset_rejection(ruleset_id: str, rejection: Rejection, lang: str, world: World) -> str:
+    """Why a command of the rule set `ruleset_id` was refused, said to its sender."""
+    return _render_ruleset(ruleset_id, "reject", rejection.code, rejection.params, lang, world)
 
 
 # --- public API --------------------------------------------------------------------------

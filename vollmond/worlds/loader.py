@@ -80,7 +80,7 @@ COLOR_KEYS: Final[tuple[str, ...]] = ("primary", "accent", "background")
 
 _TOP_KEYS: Final[frozenset[str]] = frozenset({"id", "order", "colors", *LANGUAGES})
 _OPTIONAL_TOP_KEYS: Final[frozenset[str]] = frozenset({"ruleset"})
-STANDARD: Final = "standard"
+STANDARD_RULESET: Final[str] = "standard"
 """The rule set a world file belongs to when it names none (the ten worlds of seed 004)."""
 _HEX_COLOR: Final[re.Pattern[str]] = re.compile(r"#[0-9A-Fa-f]{6}")
 _DATA_PACKAGE: Final[str] = "vollmond.worlds.data"
@@ -173,7 +173,10 @@ class World:
     order: int
     colors: Colors
     names: Mapping[Language, WorldNames]
-    ruleset: str = STANDARD
+    ruleset: str = STANDARD_RULESET
+    """The rule set whose games play in this world. The standard worlds name every key of
+    :data:`ROLE_KEYS` and :data:`DECK_KEYS`; a world of another rule set names that rule
+    set's own roles and decks (the same keys in every language)."""
 
     def names_in(self, lang: str = "de") -> WorldNames:
         """All names in ``lang``; raises :class:`UnknownLanguageError` for other languages."""
@@ -198,24 +201,21 @@ class World:
             raise UnknownDeckError(deck_key) from None
 
 
-def load_worlds(ruleset: str = STANDARD) -> Mapping[str, World]:
-    """The worlds of one rule set by id, ordered by their ``order`` field (the standard rule
-    set's ten unless asked otherwise, so its menus never offer another rule set's world)."""
-    return _worlds_of(ruleset)
-
-
 @cache
-def _worlds_of(ruleset: str) -> Mapping[str, World]:
-    return MappingProxyType({k: w for k, w in _all_worlds().items() if w.ruleset == ruleset})
-
-
-@cache
-def _all_worlds() -> Mapping[str, World]:
-    """All worlds of every rule set by id, ordered by rule set and ``order``.
+def load_worlds(ruleset: str = STANDARD_RULESET) -> Mapping[str, World]:
+    """The worlds of one rule set (by default the standard one) by id, ordered by their
+    ``order`` field (1..N within each rule set).
 
     Cached because the data ships with the package and never changes at runtime; the result
     is a read-only mapping so no caller can corrupt the shared copy.
     """
+    worlds = [w for w in _all_worlds().values() if w.ruleset == ruleset]
+    return MappingProxyType({w.id: w for w in worlds})
+
+
+@cache
+def _all_worlds() -> Mapping[str, World]:
+    """Every world file of every rule set, checked; orders are 1..N per rule set."""
     data_dir = files(_DATA_PACKAGE)
     worlds: list[World] = []
     for entry in data_dir.iterdir():
@@ -232,23 +232,24 @@ def _all_worlds() -> Mapping[str, World]:
         worlds.append(world)
     if not worlds:
         raise WorldDataError(f"no world files found in {_DATA_PACKAGE}")
-    worlds.sort(key=lambda w: (w.ruleset != STANDARD, w.ruleset, w.order))
-    for ruleset in {w.ruleset for w in worlds}:
+    worlds.sort(key=lambda w: (w.ruleset, w.order))
+    for ruleset in sorted({w.ruleset for w in worlds}):
         orders = [w.order for w in worlds if w.ruleset == ruleset]
         if orders != list(range(1, len(orders) + 1)):
             raise WorldDataError(
-                f"{ruleset}: world orders must be 1..{len(orders)} without gaps: {orders}"
+                f"{ruleset} world orders must be 1..{len(orders)} without gaps: {orders}"
             )
     return MappingProxyType({w.id: w for w in worlds})
 
 
-def world_ids(ruleset: str = STANDARD) -> tuple[str, ...]:
-    """Ids of one rule set's worlds (the standard one's by default) in display order."""
+def world_ids(ruleset: str = STANDARD_RULESET) -> tuple[str, ...]:
+    """Ids of the worlds of one rule set (by default the standard one) in display order."""
     return tuple(load_worlds(ruleset))
 
 
 def get_world(world_id: str) -> World:
-    """The world with ``world_id`` (of any rule set); raises :class:`UnknownWorldError`."""
+    """The world with ``world_id`` (of any rule set); raises :class:`UnknownWorldError` if
+    there is none."""
     try:
         return _all_worlds()[world_id]
     except KeyError:
@@ -257,10 +258,10 @@ def get_world(world_id: str) -> World:
 
 def _parse_world(raw: Mapping[str, object], source: str) -> World:
     """Turn one decoded TOML document into a :class:`World`, checking every key."""
-    _check_keys({k: v for k, v in raw.items() if k not in _OPTIONAL_TOP_KEYS}, _TOP_KEYS, source)
-    ruleset = raw.get("ruleset", STANDARD)
+    _check_keys(raw, _TOP_KEYS | (_OPTIONAL_TOP_KEYS & raw.keys()), source)
+    ruleset = raw.get("ruleset", STANDARD_RULESET)
     if not isinstance(ruleset, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", ruleset):
-        raise WorldDataError(f"{source}: ruleset must be a lower-case identifier")
+        raise WorldDataError(f"{source}: ruleset must be a lower-case identifier, got {ruleset!r}")
     world_id = raw["id"]
     if not isinstance(world_id, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", world_id):
         raise WorldDataError(f"{source}: id must be a lower-case identifier, got {world_id!r}")
@@ -273,13 +274,17 @@ def _parse_world(raw: Mapping[str, object], source: str) -> World:
     for key, value in colors.items():
         if not _HEX_COLOR.fullmatch(value):
             raise WorldDataError(f"{source} [colors]: {key} must be #RRGGBB, got {value!r}")
+    keys = (ROLE_KEYS, DECK_KEYS)
+    if ruleset != STANDARD_RULESET:
+        # Another rule set's own roles and decks, named alike in every language.
+        first = _table(raw, LANGUAGES[0], source)
+        keys = (
+            _own_keys(_table(first, "roles", source), source),
+            _own_keys(_table(first, "decks", source), source),
+        )
     names = {
-        lang: _parse_names(_table(raw, lang, source), lang, source, ruleset) for lang in LANGUAGES
+        lang: _parse_names(_table(raw, lang, source), lang, source, keys) for lang in LANGUAGES
     }
-    first = names[LANGUAGES[0]]
-    for other in names.values():
-        if set(other.roles) != set(first.roles) or set(other.decks) != set(first.decks):
-            raise WorldDataError(f"{source}: every language must name the same roles and decks")
     return World(
         id=world_id,
         order=order,
@@ -289,21 +294,28 @@ def _parse_world(raw: Mapping[str, object], source: str) -> World:
     )
 
 
+def _own_keys(raw: Mapping[str, object], where: str) -> tuple[str, ...]:
+    """The role or deck keys a world of another rule set names (lower-case identifiers)."""
+    keys = tuple(raw)
+    if not keys or not all(re.fullmatch(r"[a-z][a-z0-9_]*", key) for key in keys):
+        raise WorldDataError(f"{where}: role and deck keys must be lower-case identifiers")
+    return keys
+
+
 def _parse_names(
-    raw: Mapping[str, object], lang: Language, source: str, ruleset: str = STANDARD
+    raw: Mapping[str, object],
+    lang: Language,
+    source: str,
+    keys: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
 ) -> WorldNames:
-    """Build the :class:`WorldNames` of one ``[de]`` / ``[en]`` table. A standard world names
-    exactly :data:`ROLE_KEYS` and :data:`DECK_KEYS`; another rule set's world names its own
-    cards and decks (its rule set's tests check that every one of them is named)."""
+    """Build the :class:`WorldNames` of one ``[de]`` / ``[en]`` table; ``keys`` are the role
+    and deck keys it must name (the standard ones unless given)."""
+    role_keys, deck_keys = keys or (ROLE_KEYS, DECK_KEYS)
     where = f"{source} [{lang}]"
     _check_keys(raw, frozenset({*NAME_KEYS, "roles", "decks"}), where)
     fields = {key: _string(raw, key, where) for key in NAME_KEYS}
-    roles_raw = _table(raw, "roles", where)
-    decks_raw = _table(raw, "decks", where)
-    role_keys = ROLE_KEYS if ruleset == STANDARD else tuple(roles_raw)
-    deck_keys = DECK_KEYS if ruleset == STANDARD else tuple(decks_raw)
-    roles = _name_table(roles_raw, role_keys, f"{source} [{lang}.roles]")
-    decks = _name_table(decks_raw, deck_keys, f"{source} [{lang}.decks]")
+    roles = _name_table(_table(raw, "roles", where), role_keys, f"{source} [{lang}.roles]")
+    decks = _name_table(_table(raw, "decks", where), deck_keys, f"{source} [{lang}.decks]")
     return WorldNames(lang=lang, roles=roles, decks=decks, **fields)
 
 

@@ -1,0 +1,1 @@
+"""The mayor rule set's roles, one module each, listed in `registry.py`."""

@@ -1,0 +1,69 @@
+"""The mayor rule set (seed 000) behind the `RuleSet` protocol: `RULESET`, named by the
+registry in `vollmond.engine.ruleset`."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from vollmond.engine.core import Json, Rejection, Rng, Viewer
+from vollmond.engine.mayor import rules
+from vollmond.engine.mayor.bots import MayorBot
+from vollmond.engine.mayor.commands import Command, TimerCommand
+from vollmond.engine.mayor.legal import legal_commands
+from vollmond.engine.mayor.messages import SCHEMA
+from vollmond.engine.mayor.options import MayorOptions, decode_options
+from vollmond.engine.mayor.routing import Listener, Route
+from vollmond.engine.mayor.routing import routing as route_table
+from vollmond.engine.mayor.rules import MayorResult
+from vollmond.engine.mayor.state import MayorState
+from vollmond.engine.mayor.view import MayorView, project
+from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet
+
+
+def _bot(seat: int, rng: Any) -> MayorBot:
+    generator = rng if isinstance(rng, random.Random) else random.Random(f"mayor-bot:{seat}")
+    return MayorBot(seat, generator)
+
+
+_BOTS: Mapping[str, BotFactory[MayorState, Command]] = MappingProxyType({"random": _bot})
+
+
+@dataclass(frozen=True, slots=True)
+class MayorRuleSet:
+    """Seed 000: a mayor with a double vote in ties, accusations with defences, a compulsory
+    vote, an evil team that must agree, and the mixed lover pair."""
+
+    id: str = "mayor"
+    messages: MessageSchema = SCHEMA
+    bots: Mapping[str, BotFactory[MayorState, Command]] = field(default_factory=lambda: _BOTS)
+
+    def decode_options(self, data: Mapping[str, Any]) -> MayorOptions:
+        return decode_options(data)
+
+    def encode_options(self, options: MayorOptions) -> dict[str, Json]:
+        return options.to_json()
+
+    def new_game(self, options: MayorOptions, rng: Rng) -> MayorResult:
+        return rules.new_game(options, rng)
+
+    def apply(self, state: MayorState, command: Command, rng: Rng) -> MayorResult | Rejection:
+        return rules.apply(state, command, rng)
+
+    def legal(self, state: MayorState, seat: int) -> Sequence[Command]:
+        return legal_commands(state, seat)
+
+    def view(self, state: MayorState, viewer: Viewer) -> MayorView:
+        return project(state, viewer)
+
+    def routing(self, state: MayorState) -> Mapping[Listener, tuple[Route, ...]]:
+        return route_table(state)
+
+    def is_over(self, state: MayorState) -> bool:
+        return state.is_over
+
+
+RULESET: RuleSet[MayorState, Command, TimerCommand, MayorOptions, MayorView, Route] = MayorRuleSet()
