@@ -19,6 +19,7 @@ import pytest
 from starlette.routing import Route
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin
 
 from vollmond.engine.core import Viewer
 from vollmond.moderation import Caller, Moderation
@@ -166,7 +167,7 @@ async def test_the_console_socket_refuses_players_and_foreign_pages(
     staff_cookie = "; ".join(f"{k}={v}" for k, v in staff.moderator.http.cookies.items())
     with pytest.raises(InvalidStatus, match="403"):
         async with connect(
-            url, additional_headers={"Cookie": staff_cookie}, origin="http://evil.example"
+            url, additional_headers={"Cookie": staff_cookie}, origin=Origin("http://evil.example")
         ) as ws:
             await ws.recv()
 
