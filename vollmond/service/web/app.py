@@ -21,6 +21,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.moderation import Moderation
 from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
@@ -33,6 +34,7 @@ from vollmond.service.web.connection import Connection
 from vollmond.service.web.edge import ApiError, error_response, read_json
 from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
 from vollmond.service.web.middleware import ClientAddress, RejectControlCharacters, SecurityHeaders
+from vollmond.service.web.moderation_api import ModerationApi
 from vollmond.service.web.ratelimit import RateLimiter
 from vollmond.service.web.schema import Credentials, FoundingBody, JoinByCode, SeatToken
 from vollmond.store import (
@@ -278,6 +280,21 @@ class Api:
         return JSONResponse({"ok": True})
 
 
+def _mount_moderation(
+    app: Starlette, hub: Hub, cookie_sessions: Sessions, settings: Settings, api: Api
+) -> None:
+    """The moderation console (issue 9): its JSON API under /api/mod and its live feed on
+    /ws/mod, on the one `Moderation` of this service (`app.state.moderation`)."""
+    moderation = getattr(app.state, "moderation", None)
+    if moderation is None:
+        moderation = Moderation(hub.sessions, settings.moderation, settings.data_dir)
+        app.state.moderation = moderation
+    console = ModerationApi(hub, cookie_sessions, moderation, settings.web.max_body_bytes)
+    for route in console.routes(api._guard):
+        app.router.routes.insert(0, route)
+    app.router.routes.insert(0, WebSocketRoute("/ws/mod", console.socket))
+
+
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -298,6 +315,7 @@ def create_app(settings: Settings) -> Starlette:
                 api._guard
             ):
                 app.router.routes.insert(0, route)
+            _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
             phone = await start_phone(hub, settings)
             app.state.phone = phone  # None when settings.sip_port is 0
