@@ -7,6 +7,7 @@ control characters), the security headers and the session lookup (`middleware`, 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -21,9 +22,11 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.moderation import PRIVATE, WEB, Area, Moderation
 from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Enforcer, Person, denial_json
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
 from vollmond.service.web.access import visible_table
@@ -46,6 +49,7 @@ from vollmond.store import (
     open_store,
     verify_password,
 )
+from vollmond.store.db import Sessions as StoreSessions
 from vollmond.store.hashing import invitation_key
 from vollmond.worlds import LANGUAGES, load_worlds
 
@@ -53,6 +57,19 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+class BannedError(Exception):
+    """A banned person's request: answered 403 with reason and expiry (O5)."""
+
+    def __init__(self, body: dict[str, str | int | None]) -> None:
+        super().__init__(body["message"])
+        self.body = body
+
+
+def _game_areas(world: str, private: bool) -> tuple[Area, ...]:
+    """The areas founding or joining a round of `world` touches (docs/moderation.md)."""
+    return (WEB, Area.in_world(world), *((PRIVATE,) if private else ()))
 
 
 class Api:
@@ -67,6 +84,7 @@ class Api:
         keys = settings.web.rate_limit_max_keys
         self.login_limit = RateLimiter(policy.login_attempts_per_minute, 60.0, max_keys=keys)
         self.code_limit = RateLimiter(policy.invitation_attempts_per_minute, 60.0, max_keys=keys)
+        self.enforcer: Enforcer | None = None  # set in the lifespan (moderation, O5)
 
     async def _read(self, request: Request, kind: type[Any]) -> Any:
         return await read_json(request, kind, self.max_body_bytes)
@@ -78,7 +96,7 @@ class Api:
             Route("/api/worlds", r(self.worlds, csrf=False)),
             Route("/api/signup", r(self.signup), methods=["POST"]),
             Route("/api/login", r(self.login), methods=["POST"]),
-            Route("/api/logout", r(self.logout), methods=["POST"]),
+            Route("/api/logout", r(self.logout, ban_check=False), methods=["POST"]),
             Route("/api/games", r(self.list_games, csrf=False), methods=["GET"]),
             Route("/api/games", r(self.found_game), methods=["POST"]),
             Route("/api/games/{game_id}", r(self.game, csrf=False), methods=["GET"]),
@@ -89,12 +107,16 @@ class Api:
             Route("/api/join", r(self.join_by_code), methods=["POST"]),
         ]
 
-    def _guard(self, handler: Handler, *, csrf: bool = True) -> Handler:
+    def _guard(self, handler: Handler, *, csrf: bool = True, ban_check: bool = True) -> Handler:
         async def guarded(request: Request) -> Response:
             if csrf and request.method == "POST" and not self.sessions.csrf_ok(request):
                 return error_response(403, "csrf", "missing or wrong X-CSRF-Token header")
             try:
+                if ban_check:
+                    await self._refuse_banned(request, self.sessions.account_id(request))
                 response = await handler(request)
+            except BannedError as exc:
+                response = JSONResponse(exc.body, status_code=403)
             except ApiError as exc:
                 response = error_response(exc.status, exc.code, str(exc))
             except LobbyError as exc:
@@ -107,6 +129,15 @@ class Api:
             return response
 
         return guarded
+
+    async def _refuse_banned(self, request: Request, account_id: int | None, *areas: Area) -> None:
+        """O5: a signed-in account banned from the web (or from `areas`) is refused with the
+        ban's reason and expiry in its language (every API action goes through here)."""
+        if account_id is None or self.enforcer is None:
+            return
+        denied = await self.enforcer.check(Person(account_id), *(areas or (WEB,)))
+        if denied is not None:
+            raise BannedError(denial_json(denied, preferred_language(request)))
 
     async def _account_id(self, request: Request) -> int:
         account_id = self.sessions.account_id(request)
@@ -183,6 +214,7 @@ class Api:
         account = await verify_password(self.hub.sessions, creds.name, creds.password)
         if account is None:
             raise ApiError(401, "bad_credentials", "name or password is wrong")
+        await self._refuse_banned(request, account.id)
         response = JSONResponse({"account": {"id": account.id, "name": account.name}})
         await self.sessions.login(request, response, account.id)
         return response
@@ -211,6 +243,7 @@ class Api:
             options = options_from_json(body.engine_json(size))
         except (KeyError, TypeError, ValueError) as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
+        await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
         founded = await self.hub.found(
             options,
             private=body.private,
@@ -237,6 +270,7 @@ class Api:
         table = await self.hub.table(game_id)
         if table.game.private:
             raise ApiError(404, "no_such_game")
+        await self._refuse_banned(request, account_id, *_game_areas(table.game.world, False))
         return await self._join(game_id, account_id)
 
     async def _join(self, game_id: str, account_id: int) -> Response:
@@ -254,6 +288,7 @@ class Api:
         game = await self.hub.find_by_invitation(body.code)
         if game is None:
             raise ApiError(404, "bad_code", "no round with this invitation code")
+        await self._refuse_banned(request, account_id, *_game_areas(game.world, game.private))
         return await self._join(game.id, account_id)
 
     async def start(self, request: Request) -> Response:
@@ -278,6 +313,36 @@ class Api:
         return JSONResponse({"ok": True})
 
 
+async def _start_moderation(
+    app: Starlette, hub: Hub, store_sessions: StoreSessions, settings: Settings
+) -> Enforcer:
+    """The one Moderation of this service (docs/moderation.md "Wiring"), its enforcement loop
+    and the retention job; both loops end in `_stop_moderation`."""
+    moderation = Moderation(store_sessions, settings.moderation, settings.data_dir)
+    enforcer = Enforcer(moderation, hub)
+    app.state.moderation = moderation
+    app.state.enforcer = enforcer
+    interval = settings.moderation.retention_interval_s
+    app.state.moderation_tasks = [
+        asyncio.create_task(moderation.run_retention(interval), name="moderation-retention"),
+        asyncio.create_task(enforcer.run(), name="moderation-enforce"),
+    ]
+    await enforcer.ready()
+    return enforcer
+
+
+async def _stop_moderation(app: Starlette) -> None:
+    tasks: list[asyncio.Task[None]] = getattr(app.state, "moderation_tasks", [])
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    enforcer: Enforcer | None = getattr(app.state, "enforcer", None)
+    if enforcer is not None:
+        await enforcer.close()
+
+
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -294,12 +359,14 @@ def create_app(settings: Settings) -> Starlette:
             api = Api(hub, cookie_sessions, metrics, settings)
             for route in api.routes():
                 app.router.routes.insert(0, route)
-            for route in ClientApi(hub, cookie_sessions, limits, settings.identity).routes(
-                api._guard
-            ):
+            client_api = ClientApi(hub, cookie_sessions, limits, settings.identity)
+            for route in client_api.routes(api._guard):
                 app.router.routes.insert(0, route)
+            enforcer = await _start_moderation(app, hub, store_sessions, settings)
+            api.enforcer = enforcer
+            client_api.enforcer = enforcer
             await hub.boot()
-            phone = await start_phone(hub, settings)
+            phone = await start_phone(hub, settings, enforcer=enforcer)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
             state["ready"] = True
@@ -309,6 +376,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await stop_phone(phone)
+                await _stop_moderation(app)
                 await hub.close()
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache
@@ -328,7 +396,8 @@ def create_app(settings: Settings) -> Starlette:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:
-        await Connection(ws, state["hub"], metrics, limits).run()
+        enforcer = getattr(ws.app.state, "enforcer", None)
+        await Connection(ws, state["hub"], metrics, limits, enforcer=enforcer).run()
 
     async def internal_error(conn: HTTPConnection, exc: Exception) -> Response:
         """The catch-all: whatever escaped the handlers is logged here and answered as a
