@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
 from vollmond.service.web.app import create_app
@@ -46,6 +47,8 @@ class Service:
     settings: Settings
     port: int
     hub: Hub
+    #: The service's moderation enforcer; `enforcer.moderation` is its one Moderation.
+    enforcer: Enforcer | None = None
 
     @property
     def base_url(self) -> str:
@@ -88,7 +91,7 @@ async def running_service(
             if time.monotonic() > deadline:
                 raise TimeoutError("the service did not start within 30 s")
             await asyncio.sleep(0.02)
-        yield Service(backend, settings, port, cast(Hub, app.state.hub))
+        yield Service(backend, settings, port, cast(Hub, app.state.hub), app.state.enforcer)
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 30)
