@@ -220,7 +220,7 @@ async def test_the_web_button_raises_a_persisted_alarm_and_misuse_is_refused_wit
 async def test_a_muted_players_chat_is_refused_with_reason_and_expiry(
     api: Callable[[], ApiClient], service: Service
 ) -> None:
-    game, clients, _, sockets = await _seated(api, service)
+    _game, clients, _, sockets = await _seated(api, service)
     try:
         mo = await staff(service, "Mo", Role.MODERATOR)
         assert clients[0].account_id is not None
