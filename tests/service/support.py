@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
 from vollmond.service.web.app import create_app
@@ -48,6 +49,8 @@ class Service:
     port: int
     hub: Hub
     app: Starlette | None = None  # for tests that reach app.state (e.g. the moderation core)
+    #: The service's moderation enforcer; `enforcer.moderation` is its one Moderation.
+    enforcer: Enforcer | None = None
 
     @property
     def base_url(self) -> str:
@@ -90,7 +93,14 @@ async def running_service(
             if time.monotonic() > deadline:
                 raise TimeoutError("the service did not start within 30 s")
             await asyncio.sleep(0.02)
-        yield Service(backend, settings, port, cast(Hub, app.state.hub), app)
+        yield Service(
+            backend,
+            settings,
+            port,
+            cast(Hub, app.state.hub),
+            app=app,
+            enforcer=app.state.enforcer,
+        )
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 30)

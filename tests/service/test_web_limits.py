@@ -19,12 +19,11 @@ from vollmond.service.policy import Policy
 from vollmond.settings import WebSettings
 from vollmond.worlds import get_world
 
-from .support import ApiClient, Service, hello, open_ws, running_service, ws_client
+from .support import Service, hello, open_ws, running_service, ws_client
 from .wsplay import FAST_POLICY, FOUR_DECK, SLOW, table
 
 LIMITS = WebSettings(
     ws_connections_per_address=3,
-    operator_alarms_per_seat_per_hour=2,
     chat_messages_per_seat_per_minute=3,
 )
 
@@ -47,31 +46,6 @@ async def until_connected(service: Service, count: int) -> None:
                 return
             await asyncio.sleep(0.01)
     raise AssertionError(f"the server did not see {count} sockets")
-
-
-@pytest.mark.rule("O1")
-async def test_operator_alarms_per_seat_are_limited(limited: Service) -> None:
-    game, tokens = await table(limited, 4, FOUR_DECK, SLOW, calls={"enabled": False})
-    client = ApiClient(limited)
-    try:
-        path = f"/api/games/{game}/operator"
-        for _ in range(LIMITS.operator_alarms_per_seat_per_hour):
-            assert (await client.post(path, {"token": tokens[0], "reason": 1})).status_code == 200
-        token = await client.csrf()
-        refused = await client.http.post(
-            path,
-            json={"token": tokens[0], "reason": 1},
-            headers={"X-CSRF-Token": token, "Accept-Language": "en-GB,en;q=0.8"},
-        )
-        assert refused.status_code == 429
-        assert refused.json()["error"] == "operator_rate_limited"
-        assert refused.json()["message"] == text(
-            "web.operator_rate_limited", "en", get_world("werwolf")
-        )
-        # Another seat still reaches the operators.
-        assert (await client.post(path, {"token": tokens[1]})).status_code == 200
-    finally:
-        await client.close()
 
 
 async def test_chat_per_seat_is_limited_across_sockets(limited: Service) -> None:

@@ -129,6 +129,11 @@ _FMT_PLACEHOLDERS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
 )
 """Extra placeholders of the formatting helpers' own templates."""
 
+# What the moderation texts of [moderation.enforce] may use (vollmond/service/enforce.py).
+MODERATION_ENFORCE_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
+    {"area", "reason", "until", "date", "time", "name", "house"}
+)
+
 PHONE_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
     {
         "n",
@@ -789,6 +794,8 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = _REJECTIONS[code].fields.keys()
     elif section == "phone":
         extra = PHONE_PLACEHOLDERS
+    elif key.startswith("moderation.enforce."):
+        extra = MODERATION_ENFORCE_PLACEHOLDERS
     return WORLD_PLACEHOLDERS | frozenset(extra)
 
 

@@ -31,6 +31,7 @@ from vollmond.moderation.administration import (
 from vollmond.moderation.alarms import AlarmStatus
 from vollmond.moderation.areas import Area
 from vollmond.moderation.errors import ModerationError
+from vollmond.moderation.games import abort_game
 from vollmond.moderation.recordings import Vault
 from vollmond.moderation.sanctions import SanctionKind
 from vollmond.moderation.subjects import Subject, phone_by_number
@@ -133,6 +134,7 @@ def register(admin: typer.Typer) -> None:
     admin.command("alarms")(alarms_command)
     admin.command("reset-password")(reset_password_command)
     admin.command("reset-pin")(reset_pin_command)
+    admin.command("abort-game")(abort_game_command)
     admin.add_typer(grant_app, name="grant")
     admin.add_typer(recordings_app, name="recordings")
 
@@ -192,6 +194,31 @@ def ban_command(
 
     ban = _run(data_dir, config, work)
     Console().print(f"ban {ban.id}: {subject} from {ban.area} until {_iso(ban.expires_at)}")
+
+
+def abort_game_command(
+    game_id: Annotated[str, typer.Argument(help="The game's id.")],
+    reason: Annotated[str, typer.Option(help="Why (in the audit log).")],
+    by: By,
+    data_dir: DataDir = None,
+    config: ConfigFile = None,
+) -> None:
+    """Call off a game (admins only; audited). A running game is stopped by the running
+    service within `enforce_poll_s` seconds; everyone at the table is told."""
+
+    async def work(sessions: Sessions, settings: Settings) -> str:
+        before = await abort_game(
+            sessions,
+            settings.moderation,
+            game_id,
+            by=await _account_id(sessions, by),
+            reason=reason,
+            now=utcnow(),
+        )
+        return before.value
+
+    before = _run(data_dir, config, work)
+    Console().print(f"game {game_id} aborted (was {before})")
 
 
 def unban_command(

@@ -32,6 +32,7 @@ from vollmond.phone.sip.uas import SipUas, UasConfig
 from vollmond.phone.voice.mixer import GameMixer, overlay
 from vollmond.service.actor import GameActor
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
 
@@ -145,8 +146,10 @@ class PhoneService:
         session_factory: SessionFactory,
         *,
         clock: Callable[[], float] = time.monotonic,
+        enforcer: Enforcer | None = None,
     ) -> None:
         self.hub = hub
+        self.enforcer = enforcer
         self.session_factory = session_factory
         self.clock = clock
         self.lines: dict[Call, Line] = {}
@@ -247,8 +250,16 @@ class PhoneService:
             return
         session = line.session
         seat = session.seat
-        if seat is not None and not session.spectating:
+        if seat is not None and not session.spectating and not self._muted(session):
             line.room.mixer.push(seat, samples)
+
+    def _muted(self, session: LineSession) -> bool:
+        """A muted person's voice does not enter the rooms (O5). The enforcer answers from
+        its per-person cache (with the mute's expiry), never from the database per frame."""
+        if self.enforcer is None:
+            return False
+        person = getattr(session, "person", None)
+        return isinstance(person, Person) and self.enforcer.muted_now(person)
 
     def on_call_ended(self, call: Call, reason: EndReason) -> None:
         line = self.lines.get(call)
@@ -336,7 +347,9 @@ def _fit(frame: Int16Array) -> Int16Array:
     return np.pad(flat, (0, FRAME_SAMPLES - len(flat)))
 
 
-def default_session_factory(hub: Hub, identity: IdentitySettings | None = None) -> SessionFactory:
+def default_session_factory(
+    hub: Hub, identity: IdentitySettings | None = None, enforcer: Enforcer | None = None
+) -> SessionFactory:
     """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice."""
     from vollmond.phone.session import PhoneSession  # noqa: PLC0415 - loaded only when serving
     from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
@@ -345,7 +358,7 @@ def default_session_factory(hub: Hub, identity: IdentitySettings | None = None) 
     settings = identity or IdentitySettings()
 
     def make(caller: CallerId) -> LineSession:
-        return PhoneSession(hub, caller, voice, identity=settings)
+        return PhoneSession(hub, caller, voice, identity=settings, enforcer=enforcer)
 
     return make
 
@@ -356,6 +369,7 @@ async def start_phone(
     *,
     session_factory: SessionFactory | None = None,
     config: UasConfig | None = None,
+    enforcer: Enforcer | None = None,
 ) -> PhoneService | None:
     """Start the telephone channel on ``settings.host:settings.sip_port`` (0: no telephone),
     with the operator's trust and limits (``settings.sip``) unless a test passes ``config``.
@@ -364,7 +378,8 @@ async def start_phone(
     """
     if not settings.sip_port and config is None:
         return None
-    service = PhoneService(hub, session_factory or default_session_factory(hub, settings.identity))
+    factory = session_factory or default_session_factory(hub, settings.identity, enforcer)
+    service = PhoneService(hub, factory, enforcer=enforcer)
     try:
         await service.start(
             config or UasConfig(host=settings.host, port=settings.sip_port, settings=settings.sip)

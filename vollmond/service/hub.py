@@ -205,6 +205,17 @@ class Hub:
             del self.actors[actor.game_id]
         log.info("game_released", game=actor.game_id)
 
+    async def stop_aborted(self, game_id: str) -> None:
+        """An admin aborted this running game (moderation, ``vollmond admin abort-game``):
+        stop its actor and forget it. Its status stays ABORTED, so a restart does not resume
+        it; its log stays in the store."""
+        actor = self.actors.pop(game_id, None)
+        if actor is None:
+            return
+        await self.presence.forget(game_id)
+        await actor.stop()
+        log.info("game_stopped_aborted", game=game_id)
+
     def running_games(self) -> int:
         """Games being played on this node (finished ones lingering do not count)."""
         return sum(

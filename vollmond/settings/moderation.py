@@ -36,6 +36,13 @@ class ModerationSettings:
     vault_key_path: str = "recordings.key"
     # Where the encrypted recording files go (relative to the data directory if relative).
     recordings_dir: str = "recordings"
+    # Enforcement in the running service (vollmond/service/enforce.py): how often it looks for
+    # new warnings/mutes/kicks and for games an admin aborted (also from `vollmond admin`),
+    # how long a person's mute is believed before it is read again (the phone mixer asks every
+    # 20 ms and must not query the database), and how often the retention job runs.
+    enforce_poll_s: float = 1.0
+    mute_refresh_s: float = 5.0
+    retention_interval_s: float = 3600.0
 
     def __post_init__(self) -> None:
         for name in (
@@ -45,6 +52,9 @@ class ModerationSettings:
             "recording_max_s",
             "conference_recording_s",
             "retention_days",
+            "enforce_poll_s",
+            "mute_refresh_s",
+            "retention_interval_s",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -25,8 +25,6 @@ class WebSettings:
     max_body_bytes: int = 16 * 1024
     # Open WebSockets per client address; more are refused with `too_many_connections`.
     ws_connections_per_address: int = 32
-    # Operator alarms (O1) one seat may raise per hour.
-    operator_alarms_per_seat_per_hour: int = 5
     # Chat messages (Say) one seat may send per minute, on top of the engine's own checks.
     chat_messages_per_seat_per_minute: int = 30
     # How many client addresses/seats each rate limiter remembers; the oldest are forgotten.

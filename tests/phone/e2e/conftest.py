@@ -28,6 +28,7 @@ from vollmond.phone.service import LineSession, PhoneService, start_phone
 from vollmond.phone.session import EspeakVoice, PhoneSession
 from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Person
 from vollmond.service.hub import Hub
 from vollmond.settings.sip import SipSettings
 
@@ -40,6 +41,7 @@ class SeatSession:
     seat: int | None = None
     spectating: bool = False
     prompt: Int16Array | None = None
+    person: Person = field(default_factory=Person)  # for moderation (a muted caller)
     keylog: KeyLog = field(default_factory=KeyLog)
     started: bool = False
     closed: bool = False
@@ -76,7 +78,9 @@ class Switchboard:
 
     def __call__(self, caller: CallerId) -> LineSession:
         template = self.prepared.get(caller.number, SeatSession())
-        session = SeatSession(template.game_id, template.seat, template.spectating, template.prompt)
+        session = SeatSession(
+            template.game_id, template.seat, template.spectating, template.prompt, template.person
+        )
         self.made.setdefault(caller.number, []).append(session)
         return session
 
@@ -122,6 +126,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
             settings,
             session_factory=board,
             config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=5.0),
+            enforcer=service.enforcer,
         )
         assert phone is not None
         try:
@@ -174,7 +179,12 @@ async def live_rig(
 
         def factory(caller: CallerId) -> LineSession:
             session = PhoneSession(
-                service.hub, caller, voice, identity=settings.identity, digit_timeout_s=2.0
+                service.hub,
+                caller,
+                voice,
+                identity=settings.identity,
+                digit_timeout_s=2.0,
+                enforcer=service.enforcer,
             )
             made.setdefault(caller.number, []).append(session)
             return session
@@ -182,7 +192,9 @@ async def live_rig(
         uas = UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0)
         if sip is not None:
             uas = dataclasses.replace(uas, settings=sip)
-        phone = await start_phone(service.hub, settings, session_factory=factory, config=uas)
+        phone = await start_phone(
+            service.hub, settings, session_factory=factory, config=uas, enforcer=service.enforcer
+        )
         assert phone is not None
         try:
             yield LiveRig(service, phone, voice, tmp_path, made)

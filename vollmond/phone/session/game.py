@@ -91,6 +91,8 @@ class GameLine:
                 break
         self.actor.subscribe(self)
         self._attached = True
+        if self.s.enforcer is not None:
+            self.s.enforcer.watch(self, self.game_id, self.seat, self.s.person)
         if self.seat is not None:
             self.s.hub.presence.attach(self.game_id, self.seat)
         if self.actor.state is not None and self.actor.state.phase is Phase.OVER:
@@ -115,6 +117,8 @@ class GameLine:
             return
         self._attached = False
         self.actor.unsubscribe(self)
+        if self.s.enforcer is not None:
+            self.s.enforcer.unwatch(self)
         if self.seat is not None:
             self.s.hub.presence.detach(self.game_id, self.seat)
 
@@ -349,7 +353,7 @@ class GameLine:
             await self._pick(token)
             return
         if isinstance(token, Star) and token.body.startswith("9"):
-            self._operator(token.body[1:])
+            await self._operator(token.body[1:])
             return
         if self.seat is None or not self._alive:
             key = "phone.game.spectator_keys" if self.seat is None else "phone.game.dead_keys"
@@ -588,7 +592,7 @@ class GameLine:
             self._confirm_leave = True
             self.s.say(self.s.t("phone.game.leave_confirm"), remember=False)
 
-    def _operator(self, rest: str) -> None:
+    async def _operator(self, rest: str) -> None:
         from vollmond.phone.session.session import OperatorCall  # noqa: PLC0415
 
         reason: int | None = None
@@ -601,7 +605,9 @@ class GameLine:
             player = int(rest[1:]) if rest[1:] else None
         call = OperatorCall(self.game_id, self.seat, reason, player, self.s.clock())
         self.s.report_operator(call)
-        if reason is not None and player is not None:
+        if self.s.enforcer is not None:
+            await self._raise_alarm(reason, player)
+        elif reason is not None and player is not None:
             seat = self.s.t("fmt.seat", n=player)
             self.s.say(self.s.t("phone.operator_called_about", reason=reason, seat=seat))
         else:
@@ -611,6 +617,36 @@ class GameLine:
             for c in self.legal()
         ):
             self.s.say(self.s.t("phone.game.house_nine"), remember=False)
+
+    async def _raise_alarm(self, reason: int | None, player: int | None) -> None:
+        """O1: the alarm goes into the moderation queue; the caller hears the confirmation or,
+        past the misuse limit, when a call is possible again. Spectators and dead players
+        may call too (they see and hear the table)."""
+        assert self.s.enforcer is not None
+        state = self.actor.state
+        if player is not None and (state is None or not state.has_seat(player)):
+            player = None  # an unknown house is not an accusation; the call still counts
+        person = self.s.person
+        result = await self.s.enforcer.raise_alarm(
+            self.game_id,
+            person=person,
+            house=self.seat,
+            reason=reason,
+            accused=player,
+            lang=self.s.lang,
+        )
+        self.s.say(result.message, remember=False)
+
+    def moderation_notice(self, kind: str, message: str) -> None:
+        """A warning, mute, kick or abort from the moderators, spoken at once; after a kick
+        or an abort the caller is back in the announcer."""
+        self.s.say(message, interruptible=False, remember=False)
+        if kind in ("kick", "game_aborted"):
+            self.s.spawn(self.s.run_exclusive(self._back_to_menu), name=f"kick:{self.game_id}")
+
+    @property
+    def lang(self) -> str:
+        return self.s.lang
 
     # -- commands --------------------------------------------------------------------------
     async def _submit(self, command: Command) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.options import MIN_PLAYERS
 from vollmond.engine.standard.types import Phase
+from vollmond.moderation import ALL, Area
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
     invitation_from_phone,
@@ -29,6 +30,7 @@ from vollmond.phone.session.codes import (
 )
 from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
+from vollmond.service.enforce import denial_text
 from vollmond.service.hub import Hub, LobbyError, TableInfo
 from vollmond.store import get_account, get_game
 from vollmond.store.models import GameStatus
@@ -68,10 +70,32 @@ class Announcer:
             self.s.name = (await get_account(self.s.hub.sessions, account_id)).name
         else:
             self.s.name = self.s.t("phone.ident.player_name", n=identity_id)
+        if await self.refused(ALL):
+            self.s.hangup_requested.set()
+            return
         key = "phone.ident.known" if known else "phone.ident.welcome"
         self.s.say(self.s.t(key, name=self.s.name), remember=False)
         self.rejoin = await self._find_running_seat()
         self.open_menu()
+
+    async def refused(
+        self, *areas: Area, world: str | None = None, private: bool = False, spectate: bool = False
+    ) -> bool:
+        """O5: a banned caller hears the ban's reason and expiry and is refused. `areas`, or
+        the areas of founding/joining (`world`, `private`) or spectating a game."""
+        enforcer = self.s.enforcer
+        if enforcer is None:
+            return False
+        if world is not None:
+            denied = await enforcer.check_game(
+                self.s.person, world, private=private, spectate=spectate
+            )
+        else:
+            denied = await enforcer.check(self.s.person, *areas)
+        if denied is None:
+            return False
+        self.s.say(denial_text(denied, self.s.lang), interruptible=False, remember=False)
+        return True
 
     async def _find_running_seat(self) -> tuple[str, int] | None:
         """A seat the signed-in caller still holds in a running game (after a dropped call):
@@ -187,8 +211,9 @@ class Announcer:
         elif choice == "4" and self.rejoin is not None:
             game_id, house = self.rejoin
             self.rejoin = None
-            if game_id in self.s.hub.actors:
-                self.world = get_world(self.s.hub.actors[game_id].options.world)
+            actor = self.s.hub.actors.get(game_id)
+            if actor is not None and not await self.refused(world=actor.options.world):
+                self.world = get_world(actor.options.world)
                 await self._enter(game_id, house)
             else:
                 self.open_menu(intro=False)
@@ -313,6 +338,9 @@ class Announcer:
             self.s.say(self.s.t("phone.lobby.not_running"), remember=False)
             await self._show_watch()
             return
+        if await self.refused(world=actor.options.world, spectate=True):
+            self.open_menu(intro=False)
+            return
         self.s.say(self.s.t("phone.menu.watching", name=self._world_name()))
         await self._enter(actor.game_id, None)
 
@@ -332,6 +360,9 @@ class Announcer:
             return
         assert self.world is not None
         size = int(choice)
+        if await self.refused(world=self.world.id, private=self.private):
+            self.open_menu(intro=False)
+            return
         try:
             founded = await self.s.hub.found(
                 GameOptions(players=size, world=self.world.id),
@@ -400,6 +431,10 @@ class Announcer:
 
     # the table before the start
     async def _join(self, game_id: str) -> None:
+        game = (await self.s.hub.table(game_id)).game
+        if await self.refused(world=game.world, private=game.private):
+            self.open_menu(intro=False)
+            return
         try:
             joined = await self.s.hub.join(
                 game_id, account_id=self.s.account_id, name=self.s.name, channel="phone"

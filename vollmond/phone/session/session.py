@@ -28,6 +28,7 @@ from vollmond.phone.caller import CallerId
 from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Token
 from vollmond.phone.session.prompts import PromptQueue, Spoken, Voice, tones
 from vollmond.phone.session.prompts.voice import Audio
+from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
 from vollmond.worlds import World, get_world, world_ids
@@ -73,6 +74,7 @@ class PhoneSession:
         digit_timeout_s: float = 3.0,
         lobby_poll_s: float = 0.05,
         on_operator: Callable[[OperatorCall], None] | None = None,
+        enforcer: Enforcer | None = None,
     ) -> None:
         from vollmond.phone.session.menu import Announcer  # noqa: PLC0415 (cyclic by design)
 
@@ -83,6 +85,7 @@ class PhoneSession:
         self.clock = clock
         self.lobby_poll_s = lobby_poll_s
         self.on_operator = on_operator
+        self.enforcer = enforcer  # moderation (O1, O5); None in tests without the service
         self.prompts = PromptQueue(voice, lang)
         self.keys = KeyParser(timeout_s=digit_timeout_s, clock=clock)
         self.account_id: int | None = None
@@ -108,6 +111,11 @@ class PhoneSession:
         if isinstance(self.mode, GameLine):
             return self.mode.game_id
         return self.announcer.lobby_game
+
+    @property
+    def person(self) -> Person:
+        """The signed-in caller for moderation: phone identity and linked account."""
+        return Person(self.account_id, self.identity_id)
 
     @property
     def seat(self) -> int | None:

@@ -7,6 +7,7 @@ control characters), the security headers and the session lookup (`middleware`, 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -21,10 +22,11 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from vollmond.moderation import Moderation
+from vollmond.moderation import PRIVATE, WEB, Area, Moderation
 from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Enforcer, Person, denial_json
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
 from vollmond.service.web.access import visible_table
@@ -48,6 +50,7 @@ from vollmond.store import (
     open_store,
     verify_password,
 )
+from vollmond.store.db import Sessions as StoreSessions
 from vollmond.store.hashing import invitation_key
 from vollmond.worlds import LANGUAGES, load_worlds
 
@@ -55,6 +58,19 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+class BannedError(Exception):
+    """A banned person's request: answered 403 with reason and expiry (O5)."""
+
+    def __init__(self, body: dict[str, str | int | None]) -> None:
+        super().__init__(body["message"])
+        self.body = body
+
+
+def _game_areas(world: str, private: bool) -> tuple[Area, ...]:
+    """The areas founding or joining a round of `world` touches (docs/moderation.md)."""
+    return (WEB, Area.in_world(world), *((PRIVATE,) if private else ()))
 
 
 class Api:
@@ -69,6 +85,7 @@ class Api:
         keys = settings.web.rate_limit_max_keys
         self.login_limit = RateLimiter(policy.login_attempts_per_minute, 60.0, max_keys=keys)
         self.code_limit = RateLimiter(policy.invitation_attempts_per_minute, 60.0, max_keys=keys)
+        self.enforcer: Enforcer | None = None  # set in the lifespan (moderation, O5)
 
     async def _read(self, request: Request, kind: type[Any]) -> Any:
         return await read_json(request, kind, self.max_body_bytes)
@@ -80,7 +97,7 @@ class Api:
             Route("/api/worlds", r(self.worlds, csrf=False)),
             Route("/api/signup", r(self.signup), methods=["POST"]),
             Route("/api/login", r(self.login), methods=["POST"]),
-            Route("/api/logout", r(self.logout), methods=["POST"]),
+            Route("/api/logout", r(self.logout, ban_check=False), methods=["POST"]),
             Route("/api/games", r(self.list_games, csrf=False), methods=["GET"]),
             Route("/api/games", r(self.found_game), methods=["POST"]),
             Route("/api/games/{game_id}", r(self.game, csrf=False), methods=["GET"]),
@@ -91,12 +108,16 @@ class Api:
             Route("/api/join", r(self.join_by_code), methods=["POST"]),
         ]
 
-    def _guard(self, handler: Handler, *, csrf: bool = True) -> Handler:
+    def _guard(self, handler: Handler, *, csrf: bool = True, ban_check: bool = True) -> Handler:
         async def guarded(request: Request) -> Response:
             if csrf and request.method == "POST" and not self.sessions.csrf_ok(request):
                 return error_response(403, "csrf", "missing or wrong X-CSRF-Token header")
             try:
+                if ban_check:
+                    await self._refuse_banned(request, self.sessions.account_id(request))
                 response = await handler(request)
+            except BannedError as exc:
+                response = JSONResponse(exc.body, status_code=403)
             except ApiError as exc:
                 response = error_response(exc.status, exc.code, str(exc))
             except LobbyError as exc:
@@ -109,6 +130,15 @@ class Api:
             return response
 
         return guarded
+
+    async def _refuse_banned(self, request: Request, account_id: int | None, *areas: Area) -> None:
+        """O5: a signed-in account banned from the web (or from `areas`) is refused with the
+        ban's reason and expiry in its language (every API action goes through here)."""
+        if account_id is None or self.enforcer is None:
+            return
+        denied = await self.enforcer.check(Person(account_id), *(areas or (WEB,)))
+        if denied is not None:
+            raise BannedError(denial_json(denied, preferred_language(request)))
 
     async def _account_id(self, request: Request) -> int:
         account_id = self.sessions.account_id(request)
@@ -185,6 +215,7 @@ class Api:
         account = await verify_password(self.hub.sessions, creds.name, creds.password)
         if account is None:
             raise ApiError(401, "bad_credentials", "name or password is wrong")
+        await self._refuse_banned(request, account.id)
         response = JSONResponse({"account": {"id": account.id, "name": account.name}})
         await self.sessions.login(request, response, account.id)
         return response
@@ -213,6 +244,7 @@ class Api:
             options = options_from_json(body.engine_json(size))
         except (KeyError, TypeError, ValueError) as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
+        await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
         founded = await self.hub.found(
             options,
             private=body.private,
@@ -239,6 +271,7 @@ class Api:
         table = await self.hub.table(game_id)
         if table.game.private:
             raise ApiError(404, "no_such_game")
+        await self._refuse_banned(request, account_id, *_game_areas(table.game.world, False))
         return await self._join(game_id, account_id)
 
     async def _join(self, game_id: str, account_id: int) -> Response:
@@ -256,6 +289,7 @@ class Api:
         game = await self.hub.find_by_invitation(body.code)
         if game is None:
             raise ApiError(404, "bad_code", "no round with this invitation code")
+        await self._refuse_banned(request, account_id, *_game_areas(game.world, game.private))
         return await self._join(game.id, account_id)
 
     async def start(self, request: Request) -> Response:
@@ -285,14 +319,59 @@ def _mount_moderation(
 ) -> None:
     """The moderation console (issue 9): its JSON API under /api/mod and its live feed on
     /ws/mod, on the one `Moderation` of this service (`app.state.moderation`)."""
-    moderation = getattr(app.state, "moderation", None)
-    if moderation is None:
-        moderation = Moderation(hub.sessions, settings.moderation, settings.data_dir)
-        app.state.moderation = moderation
+    moderation: Moderation = app.state.moderation  # built by _start_moderation
     console = ModerationApi(hub, cookie_sessions, moderation, settings.web.max_body_bytes)
     for route in console.routes(api._guard):
         app.router.routes.insert(0, route)
     app.router.routes.insert(0, WebSocketRoute("/ws/mod", console.socket))
+
+
+async def _start_moderation(
+    app: Starlette, hub: Hub, store_sessions: StoreSessions, settings: Settings
+) -> Enforcer:
+    """The one Moderation of this service (docs/moderation.md "Wiring"), its enforcement loop
+    and the retention job; both loops end in `_stop_moderation`."""
+    moderation = Moderation(store_sessions, settings.moderation, settings.data_dir)
+    enforcer = Enforcer(moderation, hub)
+    app.state.moderation = moderation
+    app.state.enforcer = enforcer
+    interval = settings.moderation.retention_interval_s
+    app.state.moderation_tasks = [
+        asyncio.create_task(moderation.run_retention(interval), name="moderation-retention"),
+        asyncio.create_task(enforcer.run(), name="moderation-enforce"),
+    ]
+    await enforcer.ready()
+    return enforcer
+
+
+async def _stop_moderation(app: Starlette) -> None:
+    tasks: list[asyncio.Task[None]] = getattr(app.state, "moderation_tasks", [])
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    enforcer: Enforcer | None = getattr(app.state, "enforcer", None)
+    if enforcer is not None:
+        await enforcer.close()
+
+
+def _mount_apis(
+    app: Starlette,
+    hub: Hub,
+    cookie_sessions: Sessions,
+    metrics: Metrics,
+    settings: Settings,
+    limits: WebLimits,
+) -> tuple[Api, ClientApi]:
+    """The JSON API and the client API, in front of the static files."""
+    api = Api(hub, cookie_sessions, metrics, settings)
+    for route in api.routes():
+        app.router.routes.insert(0, route)
+    client_api = ClientApi(hub, cookie_sessions, limits, settings.identity)
+    for route in client_api.routes(api._guard):
+        app.router.routes.insert(0, route)
+    return api, client_api
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -308,16 +387,13 @@ def create_app(settings: Settings) -> Starlette:
             cookie_sessions.store = store_sessions
             state["hub"] = hub
             app.state.hub = hub  # for in-process tests and tools
-            api = Api(hub, cookie_sessions, metrics, settings)
-            for route in api.routes():
-                app.router.routes.insert(0, route)
-            for route in ClientApi(hub, cookie_sessions, limits, settings.identity).routes(
-                api._guard
-            ):
-                app.router.routes.insert(0, route)
+            api, client_api = _mount_apis(app, hub, cookie_sessions, metrics, settings, limits)
+            enforcer = await _start_moderation(app, hub, store_sessions, settings)
+            api.enforcer = enforcer
+            client_api.enforcer = enforcer
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
-            phone = await start_phone(hub, settings)
+            phone = await start_phone(hub, settings, enforcer=enforcer)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
             state["ready"] = True
@@ -327,6 +403,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await stop_phone(phone)
+                await _stop_moderation(app)
                 await hub.close()
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache
@@ -346,7 +423,8 @@ def create_app(settings: Settings) -> Starlette:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:
-        await Connection(ws, state["hub"], metrics, limits).run()
+        enforcer = getattr(ws.app.state, "enforcer", None)
+        await Connection(ws, state["hub"], metrics, limits, enforcer=enforcer).run()
 
     async def internal_error(conn: HTTPConnection, exc: Exception) -> Response:
         """The catch-all: whatever escaped the handlers is logged here and answered as a

@@ -5,9 +5,11 @@
   the actor's scheduled timers, in memory: no log read per call).
 - ``POST /api/games/{id}/history`` ``{token?, lang}``: the events this seat may see (or the
   public ones, without a token), rendered in the language — the per-player replay.
-- ``POST /api/games/{id}/operator`` ``{token, reason?, player?}``: the web's operator button
-  (O1). There is no moderation queue yet: the alarm is logged and the latest are kept in
-  memory; each seat may raise only a few an hour (`429 operator_rate_limited`).
+- ``POST /api/games/{id}/operator`` ``{token?, reason?, player?}``: the web's operator button
+  (O1): a persisted alarm in the moderation queue (`Enforcer.raise_alarm`), answered with the
+  confirmation to show; past the misuse limit `429 operator_rate_limited` with the time a call
+  is possible again. A seat (alive or dead) calls with its token; a signed-in spectator of a
+  public round calls without one (then the caller is their account, no house).
 - ``GET/POST /api/phone``: the signed-in account's phone ID; set its PIN; ask to link a number
   (answered with a one-time code to type when calling from that number — docs/security.md).
 
@@ -19,10 +21,7 @@ players (`access.visible_table`, the same check as ``GET /api/games/{id}``).
 from __future__ import annotations
 
 import math
-import time
-from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
 import msgspec
@@ -33,11 +32,12 @@ from starlette.routing import Route
 
 from vollmond.engine.core import Viewer
 from vollmond.i18n import render_event, role_explanation
+from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import Sessions
-from vollmond.service.web.edge import ApiError, read_body
-from vollmond.service.web.limits import WebLimits, preferred_language, web_text
+from vollmond.service.web.edge import read_body
+from vollmond.service.web.limits import WebLimits, preferred_language
 from vollmond.service.web.schema import HistoryRequest, OperatorRequest
 from vollmond.settings import IdentitySettings
 from vollmond.store.errors import InvalidPhoneNumberError, InvalidPinError
@@ -51,8 +51,6 @@ log = structlog.get_logger(__name__)
 Handler = Callable[[Request], Awaitable[Response]]
 MAX_BODY_BYTES = 4096
 OPERATOR_REASONS = (1, 2, 3, 4)
-#: Alarms kept in memory for a look by the operators (the log has all of them).
-ALARMS_KEPT = 1000
 
 
 class Guard(Protocol):
@@ -65,15 +63,6 @@ class PhoneRequest(msgspec.Struct, forbid_unknown_fields=True):
 
     number: Annotated[str, msgspec.Meta(max_length=40)] | None = None
     pin: Annotated[str, msgspec.Meta(max_length=12)] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class OperatorAlarm:
-    game_id: str
-    seat: int
-    reason: int | None
-    player: int | None
-    at: float
 
 
 def _error(status: int, code: str, message: str = "") -> JSONResponse:
@@ -107,7 +96,7 @@ class ClientApi:
         self.sessions = sessions
         self.limits = limits
         self.identity = identity or IdentitySettings()
-        self.alarms: deque[OperatorAlarm] = deque(maxlen=ALARMS_KEPT)
+        self.enforcer: Enforcer | None = None  # set in the lifespan (moderation, O1)
 
     def routes(self, guard: Guard) -> list[Route]:
         return [
@@ -190,30 +179,50 @@ class ClientApi:
         body = await _body(request, OperatorRequest)
         if body is None:
             return _error(400, "invalid_request")
-        house = await self._seat(game_id, body.token)
-        if house is None:
+        account_id = self.sessions.account_id(request)
+        house: int | None = None
+        if body.token is not None:
+            seat = await self.hub.seat_for(game_id, body.token)
+            if seat is None or seat.house is None:
+                return _error(403, "bad_token")
+            house = seat.house
+            account_id = seat.account_id if seat.account_id is not None else account_id
+        elif account_id is None:
             return _error(403, "bad_token")
+        else:
+            # A signed-in spectator: only of a round they may see (a private one: its players).
+            await visible_table(self.hub, game_id, account_id)
         if body.reason is not None and body.reason not in OPERATOR_REASONS:
             return _error(400, "bad_reason")
         actor = self.hub.actors.get(game_id)
-        if body.player is not None and (
-            actor is None or actor.state is None or not actor.state.has_seat(body.player)
-        ):
+        if actor is None or actor.state is None:
+            return _error(404, "not_running")
+        if body.player is not None and not actor.state.has_seat(body.player):
             return _error(400, "bad_player")
-        if not self.limits.alarm_allowed(game_id, house):
-            code = "operator_rate_limited"
-            raise ApiError(429, code, web_text(code, preferred_language(request)))
-        alarm = OperatorAlarm(game_id, house, body.reason, body.player, time.time())
-        self.alarms.append(alarm)
-        log.warning(
-            "operator_alarm",
-            game=game_id,
-            seat=house,
+        lang = preferred_language(request)
+        if self.enforcer is None:
+            return _error(503, "starting")
+        result = await self.enforcer.raise_alarm(
+            game_id,
+            person=Person(account_id),
+            house=house,
             reason=body.reason,
-            player=body.player,
-            channel="web",
+            accused=body.player,
+            lang=lang,
         )
-        return JSONResponse({"ok": True, "reason": body.reason, "player": body.player})
+        if not result.ok:
+            assert result.retry_at is not None
+            return JSONResponse(
+                {
+                    "error": "operator_rate_limited",
+                    "message": result.message,
+                    "retry_at": result.retry_at.isoformat(),
+                },
+                status_code=429,
+            )
+        return JSONResponse(
+            {"ok": True, "reason": body.reason, "player": body.player, "message": result.message}
+        )
 
     async def phone(self, request: Request) -> Response:
         """The account's phone identity; POST sets the PIN and/or starts linking a number.

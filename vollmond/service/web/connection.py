@@ -17,8 +17,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.standard import GameState
 from vollmond.i18n import render_event, render_rejection
+from vollmond.moderation import WEB
 from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
+from vollmond.service.enforce import Enforcer, Person, denial_json, notice_text
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
 from vollmond.service.protocol import (
@@ -31,6 +33,7 @@ from vollmond.service.protocol import (
     decode_client,
     encode,
 )
+from vollmond.service.web.auth import Sessions
 from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
 from vollmond.worlds import World, get_world
 
@@ -67,9 +70,17 @@ def event_message(seq: int, event: Event, lang: str, world: World) -> str:
 
 class Connection:
     def __init__(
-        self, websocket: WebSocket, hub: Hub, metrics: Metrics, limits: WebLimits | None = None
+        self,
+        websocket: WebSocket,
+        hub: Hub,
+        metrics: Metrics,
+        limits: WebLimits | None = None,
+        *,
+        enforcer: Enforcer | None = None,
     ) -> None:
         self.ws = websocket
+        self.enforcer = enforcer
+        self.person = Person()
         self.hub = hub
         self.metrics = metrics
         self.limits = limits
@@ -157,6 +168,8 @@ class Connection:
                 await writer
             if self.actor is not None:
                 self.actor.unsubscribe(self)
+            if self.enforcer is not None:
+                self.enforcer.unwatch(self)
             self.metrics.connected.dec()
 
     async def _write(self) -> None:
@@ -247,11 +260,13 @@ class Connection:
         if actor is None or actor.state is None:
             self.error("not_running", "this game is not running")
             return
+        account_id = Sessions.account_id(self.ws)
         if hello.token is not None:
             seat = await self.hub.seat_for(hello.game, hello.token)
             if seat is None or seat.house is None:
                 self.error("bad_token", "this seat token is not valid for this game")
                 return
+            account_id = seat.account_id if seat.account_id is not None else account_id
             self.seat = seat.house
             self.viewer = Viewer.player(seat.house)
         elif not hello.spectate:
@@ -262,6 +277,8 @@ class Connection:
             self.error("private_game", "private rounds are watched only by their players")
             return
         self.lang = hello.lang
+        if not await self._admitted(hello, actor, account_id):
+            return
         self.world = get_world(actor.options.world)
         self.actor = actor
         self._last_seq = max(0, hello.after)
@@ -279,6 +296,41 @@ class Connection:
         actor.subscribe(self)  # presence (a seat with a connection) follows from this
         if actor.next_event_seq != shown:
             self._view_dirty.set()  # the welcome view is older than the events now sent
+
+    # -- moderation (O5) --------------------------------------------------------------------
+    async def _admitted(self, hello: Hello, actor: GameActor, account_id: int | None) -> bool:
+        """A banned person is refused with reason and expiry: from the web, from the world,
+        and a spectator also from listening in. Admitted connections can be told warnings."""
+        self.person = Person(account_id)
+        if self.enforcer is None:
+            return True
+        world = actor.options.world
+        denied = await self.enforcer.check(self.person, WEB) or await self.enforcer.check_game(
+            self.person, world, spectate=self.seat is None
+        )
+        if denied is not None:
+            frame = {"type": "error", "id": None, **denial_json(denied, self.lang)}
+            frame["code"] = frame.pop("error")
+            self.metrics.errors.labels(code="banned").inc()
+            self._put(frame)
+            self.seat = None
+            self.viewer = Viewer.spectator()
+            return False
+        self.enforcer.watch(self, hello.game, self.seat, self.person)
+        return True
+
+    def moderation_notice(self, kind: str, message: str) -> None:
+        """A warning, mute, kick or abort from the moderators, shown to this player."""
+        self._put({"type": "moderation", "kind": kind, "message": message})
+
+    async def _refuse_muted(self, message: CommandMessage) -> bool:
+        if self.enforcer is None:
+            return False
+        mute = await self.enforcer.mute_of(self.person)
+        if mute is None:
+            return False
+        self.error("muted", notice_text(mute, self.lang), message.id, message.cid)
+        return True
 
     async def _catch_up(self, actor: GameActor) -> None:
         """Send the logged events after `_last_seq`, so that subscribing right after loses none.
@@ -312,6 +364,8 @@ class Connection:
         ):
             code = "chat_rate_limited"
             self.error(code, web_text(code, self.lang, self.world), message.id)
+            return
+        if payload.get("type") == "Say" and await self._refuse_muted(message):
             return
         try:
             command = decode_command(payload, allowed=PLAYER_COMMAND_TYPES)

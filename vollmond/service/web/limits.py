@@ -61,17 +61,14 @@ class ConnectionCounter:
 
 
 class WebLimits:
-    """The web's budgets: sockets per address, chat and operator alarms per seat."""
+    """The web's budgets: sockets per address, chat per seat (operator alarms: moderation's
+    `alarm_limit`, the same for every channel)."""
 
     def __init__(self, settings: WebSettings) -> None:
         self.settings = settings
         keys = settings.rate_limit_max_keys
         self.sockets = ConnectionCounter(settings.ws_connections_per_address)
         self.chat = RateLimiter(settings.chat_messages_per_seat_per_minute, 60.0, max_keys=keys)
-        self.alarms = RateLimiter(settings.operator_alarms_per_seat_per_hour, 3600.0, max_keys=keys)
 
     def chat_allowed(self, game_id: str, seat: int) -> bool:
         return self.chat.allow(f"{game_id}:{seat}")
-
-    def alarm_allowed(self, game_id: str, seat: int) -> bool:
-        return self.alarms.allow(f"{game_id}:{seat}")

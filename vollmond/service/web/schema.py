@@ -36,7 +36,7 @@ class HistoryRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class OperatorRequest(msgspec.Struct, forbid_unknown_fields=True):
-    token: Short
+    token: Short | None = None  # None: a signed-in spectator calls (docs/moderation.md)
     reason: BoundedInt | None = None
     player: BoundedInt | None = None
 

@@ -1,0 +1,304 @@
+"""Moderation enforced on the web entry paths of a running service (issue 9, O1, O5).
+
+Real uvicorn, real httpx and websockets clients, SQLite and PostgreSQL. Sanctions are imposed
+through the service's own :class:`~vollmond.moderation.Moderation` (the core the console and
+the command line use); the tests check that every entry path obeys it: login, every API
+action, founding, joining, the WebSocket, chat, and the effects of warn, mute, kick and an
+admin's abort.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from vollmond.moderation import (
+    WEB,
+    Area,
+    BanTooLongError,
+    Moderation,
+    SanctionKind,
+    Subject,
+)
+from vollmond.moderation.alarms import list_alarms
+from vollmond.moderation.games import abort_game
+from vollmond.service.config import Settings
+from vollmond.service.policy import Policy
+from vollmond.settings.moderation import ModerationSettings
+from vollmond.store.models import AccountRow, Role
+from vollmond.store.types import utcnow
+
+from .support import ApiClient, Service, WsClient, hello, open_ws, running_service, seated_table
+
+FOUR_DECK = [["evil", 1], ["seer", 1], ["filler", 2]]
+FAST = ModerationSettings(enforce_poll_s=0.05, mute_refresh_s=0.2)
+GERMAN_UNTIL = re.compile(r"bis \d\d\.\d\d\.\d{4} um \d\d:\d\d Uhr \(UTC\)")
+ENGLISH_UNTIL = re.compile(r"until \d{4}-\d\d-\d\d at \d\d:\d\d \(UTC\)")
+
+
+@pytest.fixture
+async def service(
+    database: tuple[str, str | None], settings_for: Callable[[Policy], Settings]
+) -> AsyncIterator[Service]:
+    """The service with a quick enforcement loop (warn/kick/abort arrive within 50 ms)."""
+    settings = replace(settings_for(Policy()), moderation=FAST)
+    async with running_service(database[0], settings) as running:
+        yield running
+
+
+def moderation(service: Service) -> Moderation:
+    assert service.enforcer is not None
+    return service.enforcer.moderation
+
+
+async def staff(service: Service, name: str, role: Role) -> int:
+    """A moderator or admin account (inserted: it never logs in here)."""
+    row = AccountRow(name=name, name_key=name.casefold(), password_hash="-", role=role)
+    async with service.hub.sessions.begin() as session:
+        session.add(row)
+    return row.id
+
+
+async def login(client: ApiClient, name: str, lang: str) -> dict[str, object]:
+    response = await client.http.post(
+        "/api/login",
+        json={"name": name, "password": "correct horse battery staple"},
+        headers={"X-CSRF-Token": await client.csrf(), "Accept-Language": lang},
+    )
+    body: dict[str, object] = response.json()
+    body["status"] = response.status_code
+    return body
+
+
+@pytest.mark.rule("O5")
+async def test_a_banned_account_is_refused_at_login_with_reason_and_expiry_in_de_and_en(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    alice = api()
+    account = await alice.signup(f"Banned{time.monotonic_ns() % 10**6}")
+    mo = await staff(service, "Mo", Role.MODERATOR)
+    await moderation(service).impose(
+        by=mo,
+        subject=Subject.account(account["id"]),
+        kind=SanctionKind.BAN,
+        area=WEB,
+        reason="Beleidigungen im Chat",
+        duration=timedelta(hours=24),
+    )
+    # Already signed in: the next API action is refused too.
+    me = await alice.http.get("/api/me")
+    assert me.status_code == 403 and me.json()["error"] == "banned"
+
+    german = await login(api(), account["name"], "de")
+    assert german["status"] == 403 and german["error"] == "banned"
+    assert german["reason"] == "Beleidigungen im Chat"
+    message = str(german["message"])
+    assert "Grund: Beleidigungen im Chat" in message and "die Webseite" in message
+    assert GERMAN_UNTIL.search(message), message
+    english = await login(api(), account["name"], "en-GB,en;q=0.8")
+    message = str(english["message"])
+    assert english["status"] == 403 and "You are banned from the website" in message
+    assert ENGLISH_UNTIL.search(message), message
+    assert english["expires_at"] is not None
+
+
+@pytest.mark.rule("O5")
+async def test_a_moderators_permanent_ban_is_refused_and_an_admins_is_obeyed(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    client = api()
+    account = await client.signup(f"Perm{time.monotonic_ns() % 10**6}")
+    mo = await staff(service, "Mo", Role.MODERATOR)
+    ada = await staff(service, "Ada", Role.ADMIN)
+    subject = Subject.account(account["id"])
+    with pytest.raises(BanTooLongError):
+        await moderation(service).impose(
+            by=mo, subject=subject, kind=SanctionKind.BAN, area=WEB, reason="für immer"
+        )
+    assert (await login(api(), account["name"], "de"))["status"] == 200  # nothing was stored
+
+    await moderation(service).impose(
+        by=ada, subject=subject, kind=SanctionKind.BAN, area=WEB, reason="Betrug"
+    )
+    refused = await login(api(), account["name"], "de")
+    assert refused["status"] == 403 and refused["expires_at"] is None
+    assert "Die Sperre gilt unbefristet" in str(refused["message"])
+
+
+@pytest.mark.rule("O5")
+async def test_a_world_ban_blocks_founding_and_joining_only_in_that_world(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    host, banned = api(), api()
+    await host.signup(f"Host{time.monotonic_ns() % 10**6}")
+    account = await banned.signup(f"World{time.monotonic_ns() % 10**6}")
+    mo = await staff(service, "Mo", Role.MODERATOR)
+    await moderation(service).impose(
+        by=mo,
+        subject=Subject.account(account["id"]),
+        kind=SanctionKind.BAN,
+        area=Area.in_world("vampir"),
+        reason="Spielverderber",
+        duration=timedelta(hours=2),
+    )
+    found = await banned.post("/api/games", {"size": 5, "world": "vampir", "join": True})
+    assert found.status_code == 403, found.text
+    assert "Spielverderber" in found.json()["message"]
+    vampire = (await host.found(size=5, world="vampir"))["game"]
+    join = await banned.post(f"/api/games/{vampire}/join")
+    assert join.status_code == 403 and join.json()["area"] == "world:vampir"
+
+    werwolf = await banned.post("/api/games", {"size": 5, "world": "werwolf", "join": True})
+    assert werwolf.status_code == 201, werwolf.text
+    assert (await banned.get("/api/me")).status_code == 200
+
+
+async def _seated(
+    api: Callable[[], ApiClient], service: Service
+) -> tuple[str, list[ApiClient], list[str], list[WsClient]]:
+    game, clients, tokens = await seated_table(
+        api,
+        4,
+        f"Mod{time.monotonic_ns() % 100000}_",
+        deck="custom",
+        custom_roles=FOUR_DECK,
+        durations={"night_s": 120.0},
+    )
+    sockets = []
+    for token in tokens:
+        ws = await open_ws(service)
+        await hello(ws, game, token)
+        sockets.append(ws)
+    return game, clients, tokens, sockets
+
+
+@pytest.mark.rule("O1")
+async def test_the_web_button_raises_a_persisted_alarm_and_misuse_is_refused_with_a_time(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    game, clients, tokens, sockets = await _seated(api, service)
+    try:
+        path = f"/api/games/{game}/operator"
+        ok = await clients[2].post(path, {"token": tokens[2], "reason": 1, "player": 4})
+        assert ok.status_code == 200, ok.text
+        assert ok.json()["message"] == (
+            "Die Moderation ist gerufen: Grund 1, wegen Haus 4. Danke für deine Meldung."
+        )
+        queue = await list_alarms(service.hub.sessions, game_id=game)
+        assert len(queue) == 1
+        alarm = queue[0]
+        assert (alarm.reason, alarm.accused_house, alarm.round, alarm.phase) == (1, 4, 1, "night")
+        assert alarm.caller.house == 3 and alarm.caller.account_id == clients[2].account_id
+
+        for _ in range(2):  # the limit is 3 per caller per 10 minutes
+            assert (await clients[2].post(path, {"token": tokens[2]})).status_code == 200
+        refused = await clients[2].post(path, {"token": tokens[2]})
+        assert refused.status_code == 429
+        assert refused.json()["retry_at"] is not None
+        assert GERMAN_UNTIL.search(refused.json()["message"]), refused.json()
+        assert len(await list_alarms(service.hub.sessions, game_id=game)) == 3
+
+        # A signed-in spectator of a public round may call too (no house).
+        watcher = api()
+        await watcher.signup(f"Watch{time.monotonic_ns() % 10**6}")
+        spectator = await watcher.post(path, {"reason": 2})
+        assert spectator.status_code == 200, spectator.text
+        latest = (await list_alarms(service.hub.sessions, game_id=game))[-1]
+        assert latest.caller.house is None and latest.reason == 2
+    finally:
+        for ws in sockets:
+            await ws.close()
+
+
+@pytest.mark.rule("O5")
+async def test_a_muted_players_chat_is_refused_with_reason_and_expiry(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    _game, clients, _, sockets = await _seated(api, service)
+    try:
+        mo = await staff(service, "Mo", Role.MODERATOR)
+        assert clients[0].account_id is not None
+        await moderation(service).impose(
+            by=mo,
+            subject=Subject.account(clients[0].account_id),
+            kind=SanctionKind.MUTE,
+            reason="Spam",
+            duration=timedelta(minutes=10),
+        )
+        told = await sockets[0].expect("moderation")
+        assert told["kind"] == "mute" and "Spam" in told["message"]
+        await sockets[0].send(
+            {"type": "command", "id": 7, "command": {"type": "Say", "actor": 1, "text": "hallo"}}
+        )
+        error = await sockets[0].expect("error")
+        assert error["code"] == "muted" and "Grund: Spam" in error["message"]
+        assert GERMAN_UNTIL.search(error["message"])
+        # Another player is not muted (at night the engine may still refuse their chat).
+        await sockets[1].send(
+            {"type": "command", "id": 8, "command": {"type": "Say", "actor": 2, "text": "hi"}}
+        )
+        answer = await sockets[1].recv()
+        while answer.get("id") != 8:
+            answer = await sockets[1].recv()
+        assert answer.get("code") != "muted"
+    finally:
+        for ws in sockets:
+            await ws.close()
+
+
+@pytest.mark.rule("O5")
+async def test_a_warned_player_is_told_and_a_kicked_one_leaves_with_role_revealed(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    game, clients, _, sockets = await _seated(api, service)
+    try:
+        mo = await staff(service, "Mo", Role.MODERATOR)
+        assert clients[1].account_id is not None
+        subject = Subject.account(clients[1].account_id)
+        await moderation(service).impose(
+            by=mo, subject=subject, kind=SanctionKind.WARN, reason="Ton mäßigen"
+        )
+        warned = await sockets[1].expect("moderation")
+        assert warned["kind"] == "warn" and "Ton mäßigen" in warned["message"]
+
+        state = service.hub.actors[game].state
+        assert state is not None
+        role = state.player(2).role.value
+        await moderation(service).impose(
+            by=mo, subject=subject, kind=SanctionKind.KICK, reason="Beleidigung", game_id=game
+        )
+        kicked = await sockets[1].expect("moderation")
+        assert kicked["kind"] == "kick" and "Beleidigung" in kicked["message"]
+        while True:
+            event = await sockets[0].expect("event")
+            if event["code"] == "player_left":
+                break
+        assert event["params"]["seat"] == 2
+        assert role in json.dumps(event["params"]["dead"])  # the role is revealed
+        state = service.hub.actors[game].state
+        assert state is not None and not state.player(2).alive
+    finally:
+        for ws in sockets:
+            await ws.close()
+
+
+async def test_an_admin_aborts_a_running_game_and_everyone_is_told(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    game, _, _, sockets = await _seated(api, service)
+    try:
+        ada = await staff(service, "Ada", Role.ADMIN)
+        await abort_game(service.hub.sessions, FAST, game, by=ada, reason="Test", now=utcnow())
+        for ws in sockets:
+            told = await ws.expect("moderation")
+            assert told["kind"] == "game_aborted"
+        assert game not in service.hub.actors
+    finally:
+        for ws in sockets:
+            await ws.close()
