@@ -20,6 +20,8 @@ from vollmond.worlds import get_world, world_ids
 app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
 admin = typer.Typer(help="Operator tasks.")
 app.add_typer(admin, name="admin")
+prompts = typer.Typer(help="Telephone prompts.")
+app.add_typer(prompts, name="prompts")
 
 
 @app.callback()
@@ -129,6 +131,22 @@ def serve(
         ws_per_message_deflate=False,
         loop="uvloop",
     )
+
+
+@prompts.command("export")
+def prompts_export(
+    lang: Annotated[str, typer.Option(help="Language of the prompts: de or en.")] = "de",
+) -> None:
+    """List every fixed telephone prompt as "code<TAB>text", for a speaker to record.
+
+    Save each recording as <data-dir>/voice/<code>.wav (English: <code>.en.wav), any sample
+    rate; the service plays it instead of the synthetic voice."""
+    from vollmond.phone.session.prompts.prewarm import static_prompt_codes  # noqa: PLC0415
+
+    if lang not in ("de", "en"):
+        raise typer.BadParameter("the languages are de and en")
+    for code, line in static_prompt_codes(lang).items():
+        sys.stdout.write(f"{code}\t{line}\n")
 
 
 @admin.command("create-admin")

@@ -295,3 +295,23 @@ async def test_one_nominee_is_singular_and_a_dead_players_hash_9_leaves(hub: Hub
     assert seer.game_id is None
     for session in sessions:
         await session.close()
+
+
+@pytest.mark.rule("S19")
+async def test_a_flood_of_stars_and_hashes_interjects_nothing(hub: Hub) -> None:
+    options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
+    game_id, sessions = await seat_callers(hub, options, 4)
+    await started(sessions)
+    await advance(hub, game_id)  # morning
+    await advance(hub, game_id)  # day: interjections are possible
+    flooder = next(s for s in sessions if s.seat is not None)
+    flooder.keys.flood_gap_s = 0.5
+    await press(flooder, "****#")  # "***" is an error; its burst's "*#" is no interjection
+    state = hub.actors[game_id].state
+    assert state is not None and state.today().floor is None
+    flooder.keys.flood_gap_s = 0.0  # the same keys typed after a pause: "*#" interjects
+    await press(flooder, "****#")
+    state = hub.actors[game_id].state
+    assert state is not None and state.today().floor == flooder.seat
+    for session in sessions:
+        await session.close()

@@ -28,6 +28,7 @@ from vollmond.phone.caller import CallerId
 from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Star, Token
 from vollmond.phone.session.prefs import set_expert
 from vollmond.phone.session.prompts import Priority, PromptQueue, Spoken, Voice, tones
+from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
@@ -83,6 +84,7 @@ class PhoneSession:
         on_operator: Callable[[OperatorCall], None] | None = None,
         silence_s: float = 8.0,
         reminders: int = 3,
+        flood_gap_s: float = 0.5,
     ) -> None:
         from vollmond.phone.session.menu import Announcer  # noqa: PLC0415 (cyclic by design)
 
@@ -94,7 +96,7 @@ class PhoneSession:
         self.lobby_poll_s = lobby_poll_s
         self.on_operator = on_operator
         self.prompts = PromptQueue(voice, lang)
-        self.keys = KeyParser(timeout_s=digit_timeout_s, clock=clock)
+        self.keys = KeyParser(timeout_s=digit_timeout_s, flood_gap_s=flood_gap_s, clock=clock)
         self.account_id: int | None = None
         self.identity_id: int | None = None
         self.name = ""
@@ -203,7 +205,7 @@ class PhoneSession:
         return text(key, self.lang, world or get_world(world_ids()[0]), **params)
 
     def say(self, *lines: str, priority: Priority = Priority.MENU, remember: bool = True) -> None:
-        lines = tuple(_sentence(line) for line in lines)
+        lines = tuple(sentence(line) for line in lines)
         for line in lines:
             self.prompts.say(line, priority)
         if remember and lines:
@@ -282,7 +284,7 @@ class PhoneSession:
             self.hang_up()
             return
         self.reminded += 1
-        keys = " ".join(_sentence(line) for line in lines)
+        keys = " ".join(sentence(line) for line in lines)
         self.say(self.t("phone.reminder", keys=keys), remember=False)
         self._quiet = False  # armed again once the reminder has been heard
 
@@ -335,10 +337,3 @@ class PhoneSession:
                 self.say(self.t("phone.repeat_nothing"), remember=False)
             return
         await self.mode.handle(token)
-
-
-def _sentence(line: str) -> str:
-    """A prompt is a sentence: it starts with a capital ("Prüfen: Hausnummer und Raute", where
-    the catalogue's action word "prüfen" opens the line)."""
-    line = line.strip()
-    return line[:1].upper() + line[1:]
