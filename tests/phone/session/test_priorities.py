@@ -240,7 +240,7 @@ async def test_star_7_toggles_expert_mode_kept_for_the_identity(hub: Hub) -> Non
     await verified_number(hub, account.id, "+4930777")
     session = await call_in(hub, "+4930777")
     await press(session, "2468#")
-    assert heard(session, t("phone.menu.intro"))
+    assert heard(session, t("phone.ident.welcome", name="eve"))
     await press(session, "*7#")
     assert session.expert and said(session)[-1] == t("phone.expert_on")
     await session.close()
@@ -248,7 +248,7 @@ async def test_star_7_toggles_expert_mode_kept_for_the_identity(hub: Hub) -> Non
     await press(again, "2468#")
     assert again.expert
     assert said(again)[-1] == t("phone.menu.choices")
-    assert not heard(again, t("phone.menu.intro"))
+    assert not heard(again, t("phone.ident.welcome", name="eve"))  # only the essentials
     await press(again, "*7#")
     assert said(again)[-1] == t("phone.expert_off")
     assert not expert_for(hub, again.identity_id)

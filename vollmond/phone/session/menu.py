@@ -77,10 +77,11 @@ class Announcer:
         self.rejoin = await self._find_running_seat()
         self.s.expert = expert_for(self.s.hub, identity_id)
         if self.rejoin is not None:  # "Tippe 4 für dein Spiel" before anything else
-            self.open_menu(intro=False)
+            self.open_menu()
             return
-        key = "phone.ident.known" if known else "phone.ident.welcome"
-        self.s.say(self.s.t(key, name=self.s.name), remember=False)
+        if not self.s.expert:
+            key = "phone.ident.known" if known else "phone.ident.welcome"
+            self.s.say(self.s.t(key, name=self.s.name), remember=False)
         self.open_menu()
 
     async def _find_running_seat(self) -> tuple[str, int] | None:
@@ -112,15 +113,13 @@ class Announcer:
         self.open_menu()
 
     # -- the announcer ---------------------------------------------------------------------
-    def open_menu(self, *, intro: bool = True) -> None:
-        """The announcer's choices, short; a caller who still holds a seat hears the way back
-        to it before anything else."""
+    def open_menu(self) -> None:
+        """The announcer's choices, short (who the announcer is and every key in full come
+        with ``#1``); a caller who still holds a seat hears the way back to it first."""
         self.state = "menu"
         self.lobby_game = self.lobby_token = None
         self.founder = False
         lines = [self.s.t("phone.menu.choices")]
-        if intro and not self.s.expert:
-            lines.insert(0, self.s.t("phone.menu.intro"))
         if self.rejoin is not None:
             lines.insert(0, self.s.t("phone.menu.rejoin", n=self.rejoin[1]))
         self.s.say(*lines)
@@ -224,7 +223,7 @@ class Announcer:
                 self.world = get_world(self.s.hub.actors[game_id].options.world)
                 await self._enter(game_id, house)
             else:
-                self.open_menu(intro=False)
+                self.open_menu()
         else:
             self.wrong(choice)
 
@@ -260,7 +259,7 @@ class Announcer:
 
     async def _worlds(self, choice: str) -> None:
         if _is_back(choice):
-            self.open_menu(intro=False)
+            self.open_menu()
             return
         if choice == NEXT_PAGE:
             self._next_page(self._worlds_text)
@@ -463,7 +462,7 @@ class Announcer:
     # joining by code
     async def _code(self, choice: str) -> None:
         if _is_back(choice):
-            self.open_menu(intro=False)
+            self.open_menu()
             return
         now = self.s.clock()
         while self._code_attempts and now - self._code_attempts[0] > 60:
@@ -545,7 +544,7 @@ class Announcer:
             return
         self._waiter = None
         self.s.say(self.s.t("phone.menu.aborted"), remember=False)
-        self.open_menu(intro=False)
+        self.open_menu()
 
     def stop_waiting(self) -> None:
         if self._waiter is not None and self._waiter is not asyncio.current_task():
@@ -600,14 +599,14 @@ class Announcer:
             except LobbyError as exc:
                 self._lobby_error(exc)
         self.s.say(self.s.t("phone.menu.left_table"), remember=False)
-        self.open_menu(intro=False)
+        self.open_menu()
 
     def after_game(self) -> None:
         """Back from a game (over, left, or stopped listening)."""
         self.rejoin = None
         if self.s.identity_id is not None:
             _seated_identities(self.s.hub).pop(self.s.identity_id, None)
-        self.open_menu(intro=False)
+        self.open_menu()
 
 
 _SEATED: weakref.WeakKeyDictionary[Hub, dict[int, tuple[str, int]]] = weakref.WeakKeyDictionary()
@@ -618,7 +617,7 @@ def _seated_identities(hub: Hub) -> dict[int, tuple[str, int]]:
     return _SEATED.setdefault(hub, {})
 
 
-PAGE: Final = 5
+PAGE: Final = 4
 """Items read per page of a list."""
 
 NEXT_PAGE: Final = "99"
