@@ -315,3 +315,54 @@ async def test_a_flood_of_stars_and_hashes_interjects_nothing(hub: Hub) -> None:
     assert state is not None and state.today().floor == flooder.seat
     for session in sessions:
         await session.close()
+
+
+# -- founding options by phone ------------------------------------------------------------------
+@pytest.mark.rule("W3", "W6", "W7", "C8", "C9")
+async def test_a_phone_founder_picks_deck_options_calls_by_day_and_durations(hub: Hub) -> None:
+    host = await call_in(hub)
+    await press(host, "2")
+    await press(host, "00#")
+    await press(host, "1#")
+    await press(host, "7#")
+    assert said(host)[-1] == t("phone.found.start")
+    await press(host, "2")  # own settings
+    assert said(host)[-1].startswith("Deck: 1 Wie es kommt; 2 Dorffest; 3 Fuchsbau")
+    await press(host, "9#")
+    assert said(host)[-2:] == [t("phone.menu.no_choice", n=9), t("phone.help_hint")]
+    await press(host, "2#")  # Dorffest
+    assert said(host)[-1] == t("phone.found.extras")
+    await press(host, "45#")  # calls by day and no calls: contradictory
+    assert said(host)[-1] == t("phone.help_hint")
+    await press(host, "124#")  # einstimmig, Sofort-Mord, calls by day
+    assert said(host)[-1] == t("phone.found.day_mode")
+    await press(host, "2")  # Halbmodus only
+    assert said(host)[-1] == t("phone.found.night", n=120)
+    await press(host, "99999#")
+    assert said(host)[-2] == t("phone.found.duration_bounds", min=1, max=3600)
+    await press(host, "60#")
+    assert said(host)[-1] == t("phone.found.day", n=180)
+    await press(host, "0#")  # the standard day
+    assert host.game_id is not None
+    table = await hub.table(host.game_id)
+    engine = table.game.options["engine"]
+    assert engine["deck"] == "starter" and engine["players"] == 7
+    assert engine["unanimous"] is True and engine["instant_kill"] is True
+    assert engine["calls"]["by_day"] is True and engine["calls"]["day_modes"] == "halb"
+    assert engine["durations"]["night_s"] == 60.0 and engine["durations"]["day_s"] == 180.0
+    assert engine["lovers"] is None
+    await press(host, "#9")
+    await press(host, "00#")
+    await press(host, "1#")
+    await press(host, "5#")
+    await press(host, "2")
+    await press(host, "1#")
+    await press(host, "35#")  # lovers, no calls
+    assert said(host)[-1] == t("phone.found.night", n=120)
+    await press(host, "0#")
+    await press(host, "0#")
+    assert host.game_id is not None
+    engine = (await hub.table(host.game_id)).game.options["engine"]
+    assert engine["lovers"] is True and engine["calls"]["enabled"] is False
+    assert engine["deck"] == "auto" and engine["durations"]["night_s"] == 120.0
+    await host.close()
