@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from vollmond.engine.standard import DeckId, GameOptions
-from vollmond.sim import PlayedGame, play_game, summarise
+from vollmond.sim import PlayedGame, pit, play_game, summarise
 from vollmond.worlds import get_world, world_ids
 
 app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
@@ -39,6 +39,12 @@ def simulate(
     unanimous: Annotated[bool, typer.Option(help="Option 'einstimmig'.")] = False,
     instant_kill: Annotated[bool, typer.Option(help="Option 'Sofort-Mord'.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    pit_bots: Annotated[
+        bool,
+        typer.Option(
+            "--pit", help="Smart against random bots: half the seats each, win rate per kind."
+        ),
+    ] = False,
 ) -> None:
     """Play complete bot games and report win rates per side and games per second."""
     if world not in world_ids():
@@ -48,6 +54,9 @@ def simulate(
     options = GameOptions(
         players=players, world=world, deck=deck, unanimous=unanimous, instant_kill=instant_kill
     )
+    if pit_bots:
+        _pit(options, games, seed, as_json=as_json)
+        return
     err = Console(stderr=True)
     played: list[PlayedGame] = []
     started = time.perf_counter()
@@ -95,6 +104,34 @@ def simulate(
         f"average rounds {report.rounds:.2f} · {report.commands} commands · "
         f"{per_second:.1f} games/s"
     )
+
+
+def _pit(options: GameOptions, games: int, seed: int, *, as_json: bool) -> None:
+    report = pit(options, games, seed)
+    if as_json:
+        out = {
+            "games": report.games,
+            "players": options.players,
+            "seed": seed,
+            "smart": {"seats": report.smart_seats, "wins": report.smart_wins},
+            "random": {"seats": report.random_seats, "wins": report.random_wins},
+            "smart_win_rate": report.smart_rate,
+            "random_win_rate": report.random_rate,
+        }
+        sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
+        return
+    table = Table(title=f"{report.games} games · {options.players} players · smart against random")
+    table.add_column("bot")
+    table.add_column("seats played", justify="right")
+    table.add_column("won", justify="right")
+    table.add_column("rate", justify="right")
+    table.add_row(
+        "smart", str(report.smart_seats), str(report.smart_wins), f"{report.smart_rate:.1%}"
+    )
+    table.add_row(
+        "random", str(report.random_seats), str(report.random_wins), f"{report.random_rate:.1%}"
+    )
+    Console().print(table)
 
 
 @app.command()
