@@ -12,7 +12,9 @@ import pytest
 from vollmond.engine.standard import AnswerCall, PlaceCall, UseAbility, Vote
 from vollmond.engine.standard.types import ActionKind, Phase, RoleId
 from vollmond.i18n import text
+from vollmond.phone.caller import CallerId
 from vollmond.phone.session import PhoneSession
+from vollmond.phone.session.codes import phone_code
 from vollmond.phone.session.prefs import expert_for
 from vollmond.phone.session.prompts import FRAME_SAMPLES, Priority, PromptQueue, tones
 from vollmond.service.hub import Hub
@@ -366,3 +368,64 @@ async def test_a_phone_founder_picks_deck_options_calls_by_day_and_durations(hub
     assert engine["lovers"] is True and engine["calls"]["enabled"] is False
     assert engine["deck"] == "auto" and engine["durations"]["night_s"] == 120.0
     await host.close()
+
+
+# -- a guest's seat code -----------------------------------------------------------------------
+def spoken_seat_code(session: PhoneSession) -> str:
+    line = next(line for line in said(session) if line.startswith("Dein Sitzcode ist "))
+    return "".join(ch for ch in line.split(".")[0] if ch.isdigit())
+
+
+async def test_a_guest_returns_to_the_seat_with_4_and_the_seat_code(hub: Hub) -> None:
+    options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
+    founded = await hub.found(options, private=True, host_account_id=None, channel="web")
+    assert founded.invitation_code is not None
+    digits = phone_code(founded.invitation_code)
+    guest = await call_in(hub, "+4930111")
+    await press(guest, "2")
+    await press(guest, "2")
+    await press(guest, digits + "#")
+    code = spoken_seat_code(guest)
+    assert len(code) == 5
+    await guest.close()  # the call drops at the table, before the start
+    back = await call_in(hub, "+4930111")
+    await press(back, "2")
+    await press(back, "4")
+    assert said(back)[-1] == t("phone.menu.ask_seat_code")
+    await press(back, code + "#")
+    assert back.game_id == founded.game.id and back.announcer.state == "lobby"
+    assert len((await hub.table(founded.game.id)).seats) == 1  # the same seat, not a new one
+    for i in range(2):
+        await hub.join(founded.game.id, account_id=None, name=f"Web {i}", channel="web")
+    await hub.join(founded.game.id, account_id=None, name="Web 3", channel="web")
+    await started([back])
+    seat = back.seat
+    await back.close()  # and drops again in the running game
+    third = await call_in(hub, "+4930111")
+    await press(third, "2")
+    await press(third, "4")
+    wrong = "0" if code[0] != "0" else "1"
+    await press(third, wrong + code[1:] + "#")
+    assert said(third)[-2:] == [t("phone.menu.seat_code_unknown"), t("phone.help_hint")]
+    await press(third, code + "#")
+    assert third.seat == seat and third.game_id == founded.game.id
+    await third.close()
+
+
+async def test_seat_codes_are_rate_limited_per_call_and_per_source(hub: Hub) -> None:
+    for call in range(4):
+        session = await call_in(hub, CallerId("+4930222", None, "198.51.100.9"))
+        await press(session, "2")
+        await press(session, "4")
+        for _ in range(3):
+            await press(session, "12345#")
+        await press(session, "54321#")
+        assert heard(session, t("phone.menu.code_limit")), call
+        await session.close()
+    # Ten wrong codes from this address in the hour: the next call is refused at once.
+    blocked = await call_in(hub, CallerId("+4930223", None, "198.51.100.9"))
+    await press(blocked, "2")
+    await press(blocked, "4")
+    await press(blocked, "11111#")
+    assert said(blocked)[-2] == t("phone.menu.code_limit")
+    await blocked.close()

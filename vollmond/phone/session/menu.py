@@ -31,6 +31,8 @@ from vollmond.phone.session.founding import FoundingSteps
 from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
 from vollmond.phone.session.prefs import expert_for
+from vollmond.phone.session.prompts import Priority
+from vollmond.phone.session.seatcodes import WRONG_PER_CALL, seat_codes
 from vollmond.service.hub import Hub, LobbyError, TableInfo
 from vollmond.service.policy import SizeNotAllowedError, unlock_private_size
 from vollmond.store import find_game_by_invitation, get_account, get_game
@@ -60,6 +62,7 @@ class Announcer:
         self._waiter: asyncio.Task[None] | None = None
         self.rejoin: tuple[str, int] | None = None
         self.page = 0
+        self._seat_code_wrong = 0
         self.size_max: int | None = None  # the largest round this caller may found
         self.setup = FoundingSteps(self)
 
@@ -128,7 +131,7 @@ class Announcer:
         if self.state == "ident":
             return self.ident.immediate()
         if self.state == "menu":
-            return frozenset("1234") if self.rejoin is not None else frozenset("123")
+            return frozenset("1234")
         if self.state == "setup":
             return self.setup.immediate()
         return frozenset()
@@ -146,6 +149,7 @@ class Announcer:
             "size": lambda: [self._size_text(long=True)],
             "setup": self.setup.help,
             "code": lambda: [s.t("phone.menu.ask_code_long")],
+            "seatcode": lambda: [s.t("phone.menu.ask_seat_code_long")],
             "lobby": lambda: self._lobby_keys(long=True),
         }
         make = by_state.get(self.state)
@@ -162,6 +166,7 @@ class Announcer:
             "size": lambda: [self._size_text()],
             "setup": lambda: [self.setup.question()],
             "code": lambda: [self.s.t("phone.menu.ask_code")],
+            "seatcode": lambda: [self.s.t("phone.menu.ask_seat_code")],
         }
         make = by_state.get(self.state)
         return make() if make is not None else None
@@ -193,6 +198,7 @@ class Announcer:
             "watch": self._watch,
             "size": self._size,
             "code": self._code,
+            "seatcode": self._seat_code,
             "lobby": self._lobby,
         }.get(self.state)
         if handler is None:
@@ -224,6 +230,9 @@ class Announcer:
                 await self._enter(game_id, house)
             else:
                 self.open_menu()
+        elif choice == "4":
+            self.state = "seatcode"
+            self.s.say(self.s.t("phone.menu.ask_seat_code"))
         else:
             self.wrong(choice)
 
@@ -482,6 +491,36 @@ class Announcer:
         self.world = get_world(game.world)
         await self._join(game.id)
 
+    # a guest's way back: 4 and the seat code
+    async def _seat_code(self, choice: str) -> None:
+        if _is_back(choice):
+            self.open_menu()
+            return
+        codes = seat_codes(self.s.hub)
+        source = self.s.caller.pin_source
+        if self._seat_code_wrong >= WRONG_PER_CALL or codes.blocked(source):
+            self.s.say(self.s.t("phone.menu.code_limit"), remember=False)
+            self.open_menu()
+            return
+        held = codes.find(choice)
+        game = await get_game(self.s.hub.sessions, held.game_id) if held is not None else None
+        if held is None or game is None or game.status not in OPEN:
+            self._seat_code_wrong += 1
+            codes.count_wrong(source)
+            self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
+            return
+        seat = await self.s.hub.seat_for(held.game_id, held.token)
+        if seat is None:
+            codes.forget_game(held.game_id)
+            self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
+            return
+        self.world = get_world(game.world)
+        self.founder = False
+        table = await self.s.hub.table(held.game_id)
+        await self._seated(
+            held.game_id, held.token, started=False, taken=len(table.seats), size=table.size
+        )
+
     # the table before the start
     async def _join(self, game_id: str) -> None:
         try:
@@ -503,6 +542,9 @@ class Announcer:
         self, game_id: str, token: str, *, started: bool, taken: int, size: int
     ) -> None:
         self.lobby_game, self.lobby_token = game_id, token
+        if self.s.identity_id is None:  # a guest: the code that brings them back to this seat
+            code = seat_codes(self.s.hub).issue(game_id, token)
+            self.s.say(self.s.t("phone.menu.seat_code", code=" ".join(code)), priority=NEWS)
         if started or game_id in self.s.hub.actors:
             await self._start_playing()
             return
@@ -616,6 +658,9 @@ def _seated_identities(hub: Hub) -> dict[int, tuple[str, int]]:
     """Phone identities without an account and the seat each holds, per hub (node-local)."""
     return _SEATED.setdefault(hub, {})
 
+
+NEWS: Final = Priority.NEWS
+OPEN: Final = (GameStatus.LOBBY, GameStatus.RUNNING)
 
 PAGE: Final = 4
 """Items read per page of a list."""
