@@ -616,11 +616,19 @@ class Announcer:
         self.s.set_mode(line)
 
     async def _lobby(self, choice: str) -> None:
-        if choice != "1" or not self.founder or self.lobby_game is None:
+        """The founder's keys at the table: ``1#`` starts early, ``2#`` fills the free seats
+        with bots (the table is then full and starts)."""
+        if choice not in ("1", "2") or not self.founder or self.lobby_game is None:
             self.wrong(choice)
             return
         try:
-            await self.s.hub.start(self.lobby_game, by_account_id=self.s.account_id)
+            if choice == "2":
+                added = await self.s.hub.fill_with_bots(
+                    self.lobby_game, by_account_id=self.s.account_id
+                )
+                self.s.say(self.s.t("phone.menu.bots_added", n=added), priority=NEWS)
+            else:
+                await self.s.hub.start(self.lobby_game, by_account_id=self.s.account_id)
         except LobbyError as exc:
             self._lobby_error(exc)
             return
