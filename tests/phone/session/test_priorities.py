@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.needs import need
 from vollmond.engine.standard import AnswerCall, PlaceCall, UseAbility, Vote
 from vollmond.engine.standard.types import ActionKind, Phase, RoleId
 from vollmond.i18n import text
 from vollmond.phone.caller import CallerId
-from vollmond.phone.session import PhoneSession
+from vollmond.phone.session import EspeakVoice, PhoneSession
 from vollmond.phone.session.codes import phone_code
 from vollmond.phone.session.prefs import expert_for
 from vollmond.phone.session.prompts import FRAME_SAMPLES, Priority, PromptQueue, tones
@@ -429,3 +431,38 @@ async def test_seat_codes_are_rate_limited_per_call_and_per_source(hub: Hub) -> 
     await press(blocked, "11111#")
     assert said(blocked)[-2] == t("phone.menu.code_limit")
     await blocked.close()
+
+
+async def test_a_caller_can_act_within_15_s_of_the_nights_start(hub: Hub, tmp_path: Path) -> None:
+    """With the real voice: everything a seer hears before their own keys are complete — the
+    night's first line, "Du bist an der Reihe", the keys and the time left — lasts under 15 s."""
+    need("espeak-ng", "sox")
+    voice = EspeakVoice(tmp_path / "cache")
+    options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
+    founded = await hub.found(options, private=True, host_account_id=None, channel="web")
+    assert founded.invitation_code is not None
+    sessions = []
+    for n in range(4):
+        session = await call_in(hub, f"+4930600{n}", voice=voice)  # type: ignore[arg-type]
+        await press(session, "2")
+        await press(session, "2")
+        await press(session, phone_code(founded.invitation_code) + "#")
+        sessions.append(session)
+    await started(sessions)
+    seer = by_role(hub, founded.game.id, sessions)[RoleId.SEER]
+    await seer.prompts.rendered()
+    queued = seer.prompts.queued
+    night = next(i for i, u in enumerate(queued) if u.text == t("phone.night.start", round=1))
+    keys_end = next(
+        i for i, u in enumerate(queued) if (u.text or "").startswith("Noch ") and i > night
+    )
+    walk = queued[night : keys_end + 1]
+    assert all(u.ready() for u in walk)
+    seconds = sum(len(u.audio) for u in walk if u.audio is not None) / 8000
+    print(f"a seer can act {seconds:.1f} s after the night's first word")
+    assert seconds <= 15.0
+    assert [u.priority for u in queued[night : keys_end + 1]] == [Priority.URGENT] * (
+        keys_end + 1 - night
+    )
+    for session in sessions:
+        await session.close()

@@ -200,11 +200,30 @@ class GameLine:
         seconds = params.get("seconds")
         self._phase_s = float(seconds) if isinstance(seconds, int | float) else None
         turn = self._alive and self.seat is not None
-        self.s.say(self._render(event), priority=URGENT if turn else NEWS)
-        if params.get("phase") == "night" and params.get("step") != "steal":
+        night = params.get("phase") == "night" and params.get("step") != "steal"
+        own = self._night_turn() if night else []
+        if own:
+            # Whoever acts tonight hears a short start, their keys and the time left (which
+            # replaces the narrator's "ihr habt 2 Minuten"), so they can act within seconds.
+            start = self.s.t("phone.night.start", round=params.get("round"))
+            self.s.say(start, *own, priority=URGENT)
+        else:
+            self.s.say(self._render(event), priority=URGENT if turn else NEWS)
+        if night:
             self._night_walk()
         elif self._alive:
             self._own_turn(always=params.get("phase") != "night")
+
+    def _night_turn(self) -> list[str]:
+        """The caller's own night instructions, if their role has a step tonight."""
+        me = self._me()
+        my_role = me.get("role") if me is not None and self._alive else None
+        if my_role not in night_steps(self.composition):
+            return []
+        lines = self._ability_lines(night=True)
+        if not lines:
+            return []
+        return [self.s.t("phone.night.your_turn"), *lines, *self._time_left()]
 
     def _ring_cycles(self, cycle_s: float) -> int:
         """Ring as long as the game lets a call ring (a public founding option); an answer,
@@ -212,19 +231,11 @@ class GameLine:
         return max(1, round(self.actor.options.calls.ring_s / cycle_s))
 
     def _night_walk(self) -> None:
-        """The caller's own instructions first (urgent), then every night role of the deck in
-        a fixed order, dead or alive (timing reveals nothing), one short line each. The walk
-        is the same on every line; a key cuts it short on this caller's line only."""
-        me = self._me()
-        my_role = me.get("role") if me is not None and self._alive else None
+        """After the caller's own instructions (urgent, :meth:`_night_turn`), every night role
+        of the deck in a fixed order, dead or alive (timing reveals nothing), one short line
+        each. The walk is the same on every line; a key cuts it short on this line only."""
         names = load_catalogue(self.s.lang)
         steps = night_steps(self.composition)
-        if my_role in steps:
-            lines = self._ability_lines(night=True)
-            if lines:
-                self.s.say(
-                    self.s.t("phone.night.your_turn"), *lines, *self._time_left(), priority=URGENT
-                )
         if self._alive:
             others = self._other_lines()
             if others:
