@@ -42,6 +42,10 @@ from vollmond.worlds import get_world
 MAX_REMINDERS: Final = 3
 """Silence reminders per phase in a game (a caller may just be listening)."""
 
+REMIND_IN: Final = frozenset({Phase.NIGHT, Phase.VOTE})
+"""Phases with a silence reminder: the night's action and the vote. Not by day or in the
+morning, when the market place talks and a prompt would be spoken over it."""
+
 URGENT: Final = Priority.URGENT
 NEWS: Final = Priority.NEWS
 
@@ -393,6 +397,8 @@ class GameLine:
         state = self.actor.state
         if state is None or not self._alive or self.seat is None:
             return None
+        if state.phase not in REMIND_IN or self._call() is not None:
+            return None  # by day people talk; in a call the caller is busy
         if self._reminded_in == state.phase_seq and self._reminders >= MAX_REMINDERS:
             return None
         night = state.phase is Phase.NIGHT
