@@ -15,13 +15,15 @@ from rich.table import Table
 
 from vollmond.engine.standard import DeckId, GameOptions
 from vollmond.moderation import commands as moderation_commands
-from vollmond.sim import PlayedGame, play_game, summarise
+from vollmond.sim import PlayedGame, pit, play_game, summarise
 from vollmond.worlds import get_world, world_ids
 
 app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
 admin = typer.Typer(help="Operator tasks.")
 app.add_typer(admin, name="admin")
 moderation_commands.register(admin)  # set-role, ban, bans, alarms, grant, recordings, ...
+prompts = typer.Typer(help="Telephone prompts.")
+app.add_typer(prompts, name="prompts")
 
 
 @app.callback()
@@ -39,6 +41,12 @@ def simulate(
     unanimous: Annotated[bool, typer.Option(help="Option 'einstimmig'.")] = False,
     instant_kill: Annotated[bool, typer.Option(help="Option 'Sofort-Mord'.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    pit_bots: Annotated[
+        bool,
+        typer.Option(
+            "--pit", help="Smart against random bots: half the seats each, win rate per kind."
+        ),
+    ] = False,
 ) -> None:
     """Play complete bot games and report win rates per side and games per second."""
     if world not in world_ids():
@@ -48,6 +56,9 @@ def simulate(
     options = GameOptions(
         players=players, world=world, deck=deck, unanimous=unanimous, instant_kill=instant_kill
     )
+    if pit_bots:
+        _pit(options, games, seed, as_json=as_json)
+        return
     err = Console(stderr=True)
     played: list[PlayedGame] = []
     started = time.perf_counter()
@@ -97,6 +108,34 @@ def simulate(
     )
 
 
+def _pit(options: GameOptions, games: int, seed: int, *, as_json: bool) -> None:
+    report = pit(options, games, seed)
+    if as_json:
+        out = {
+            "games": report.games,
+            "players": options.players,
+            "seed": seed,
+            "smart": {"seats": report.smart_seats, "wins": report.smart_wins},
+            "random": {"seats": report.random_seats, "wins": report.random_wins},
+            "smart_win_rate": report.smart_rate,
+            "random_win_rate": report.random_rate,
+        }
+        sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
+        return
+    table = Table(title=f"{report.games} games · {options.players} players · smart against random")
+    table.add_column("bot")
+    table.add_column("seats played", justify="right")
+    table.add_column("won", justify="right")
+    table.add_column("rate", justify="right")
+    table.add_row(
+        "smart", str(report.smart_seats), str(report.smart_wins), f"{report.smart_rate:.1%}"
+    )
+    table.add_row(
+        "random", str(report.random_seats), str(report.random_wins), f"{report.random_rate:.1%}"
+    )
+    Console().print(table)
+
+
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind [VOLLMOND_HOST].")] = None,
@@ -134,6 +173,22 @@ def serve(
         ws_per_message_deflate=False,
         loop="uvloop",
     )
+
+
+@prompts.command("export")
+def prompts_export(
+    lang: Annotated[str, typer.Option(help="Language of the prompts: de or en.")] = "de",
+) -> None:
+    """List every fixed telephone prompt as "code<TAB>text", for a speaker to record.
+
+    Save each recording as <data-dir>/voice/<code>.wav (English: <code>.en.wav), any sample
+    rate; the service plays it instead of the synthetic voice."""
+    from vollmond.phone.session.prompts.prewarm import static_prompt_codes  # noqa: PLC0415
+
+    if lang not in ("de", "en"):
+        raise typer.BadParameter("the languages are de and en")
+    for code, line in static_prompt_codes(lang).items():
+        sys.stdout.write(f"{code}\t{line}\n")
 
 
 @admin.command("create-admin")

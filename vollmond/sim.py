@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vollmond.bots.random_bot import RandomBot, Temperament
+from vollmond.bots.smart_bot import SmartBot
 from vollmond.engine.core import AudienceKind, Rejection, Timer
 from vollmond.engine.standard.commands import Command, PhaseTimeout, TimerCommand
 from vollmond.engine.standard.options import GameOptions
@@ -35,6 +36,7 @@ def play_game(
     *,
     temperament: Temperament | None = None,
     max_commands: int | None = None,
+    smart_seats: frozenset[int] = frozenset(),
 ) -> PlayedGame:
     """Play one game with a random bot in every seat, until it ends.
 
@@ -43,14 +45,20 @@ def play_game(
     pending call and floor timers fire, then the phase timer, as the runtime's clock would.
     Every bot gets `temperament` (the default one when None). With `max_commands`, play stops
     at the first phase boundary after that many accepted commands, ended or not (tests use it
-    to bound a game that would never end).
+    to bound a game that would never end). Seats in `smart_seats` are played by the smart
+    bot (vollmond.bots.smart_bot), the others by the random bot.
     """
     game = PlayedGame(options, seed)
     result = new_game(options, rng_for(seed, 0))
     state = result.state
     pending: list[Timer[TimerCommand]] = list(result.timers)
     bot_rng = random.Random(f"bots:{seed}")
-    bots = [RandomBot(seat, bot_rng, temperament) for seat in range(1, options.players + 1)]
+    bots: list[RandomBot | SmartBot] = [
+        SmartBot(seat, bot_rng, temperament)
+        if seat in smart_seats
+        else RandomBot(seat, bot_rng, temperament)
+        for seat in range(1, options.players + 1)
+    ]
 
     awake: set[int] = set()
 
@@ -132,3 +140,44 @@ def summarise(games: list[PlayedGame]) -> SimulationReport:
         rounds=rounds / max(1, len(games)),
         commands=commands,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PitReport:
+    """Smart against random bots at the same tables: how often a seat of each kind won."""
+
+    games: int
+    smart_seats: int
+    smart_wins: int
+    random_seats: int
+    random_wins: int
+
+    @property
+    def smart_rate(self) -> float:
+        return self.smart_wins / max(1, self.smart_seats)
+
+    @property
+    def random_rate(self) -> float:
+        return self.random_wins / max(1, self.random_seats)
+
+
+def pit(options: GameOptions, games: int, seed: int) -> PitReport:
+    """Play `games` games in which a random half of the seats (drawn per game, so both kinds
+    play every role equally often) are smart bots; count each seat's win (its side won)."""
+    smart_seats = smart_wins = random_seats = random_wins = 0
+    for i in range(games):
+        draw = random.Random(f"pit:{seed + i}")
+        seats = range(1, options.players + 1)
+        smart = frozenset(draw.sample(list(seats), options.players // 2))
+        game = play_game(options, seed + i, smart_seats=smart)
+        assert game.state is not None and game.state.outcome is not None
+        winners = set(game.state.outcome.winners)
+        for seat in seats:
+            won = seat in winners
+            if seat in smart:
+                smart_seats += 1
+                smart_wins += won
+            else:
+                random_seats += 1
+                random_wins += won
+    return PitReport(games, smart_seats, smart_wins, random_seats, random_wins)

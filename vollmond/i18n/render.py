@@ -156,6 +156,7 @@ PHONE_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
         "round",
         "players",
         "deck",
+        "keys",
     }
 )
 """What the telephone prompts (``phone.*``, filled by vollmond/phone/session through
@@ -611,6 +612,17 @@ def _if_true(param: str, variant: str) -> Selector:
     return lambda p: variant if p.get(param) is True else "default"
 
 
+def _one_of(param: str) -> Selector:
+    """Variant ``one`` when the list parameter has a single item (German and English verbs
+    agree with it: "Zur Wahl steht Hausnummer 4")."""
+
+    def select(p: Mapping[str, Json]) -> str:
+        value = p.get(param)
+        return "one" if isinstance(value, list) and len(value) == 1 else "default"
+
+    return select
+
+
 def _team(p: Mapping[str, Json]) -> str:
     members = p.get("members")
     return "alone" if isinstance(members, list) and len(members) == 1 else "default"
@@ -699,7 +711,7 @@ _EVENTS: Final[Mapping[str, _Spec]] = MappingProxyType(
         Ev.INSTANT_KILL: _spec(target=SEAT, role=TARGET_ROLE, dead=DEATHS, also_dead=ALSO_DEAD),
         Ev.NOMINATED: _spec(by=SEAT, nominee=SEAT),
         Ev.NO_NOMINATIONS: _spec(round=COUNT),
-        Ev.VOTING_STARTED: _spec(nominees=SEATS),
+        Ev.VOTING_STARTED: _spec(_one_of("nominees"), ["one"], nominees=SEATS),
         Ev.VOTE_CAST: _spec(voter=SEAT),
         Ev.VOTE_TRANSFERRED: _spec(giver=SEAT, to=SEAT),
         Ev.VOTE_RESULT: _spec(

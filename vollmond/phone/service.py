@@ -17,7 +17,7 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import structlog
@@ -35,6 +35,9 @@ from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.prompts.voice import Voice
 
 log = structlog.get_logger(__name__)
 
@@ -348,13 +351,16 @@ def _fit(frame: Int16Array) -> Int16Array:
 
 
 def default_session_factory(
-    hub: Hub, identity: IdentitySettings | None = None, enforcer: Enforcer | None = None
+    hub: Hub,
+    identity: IdentitySettings | None = None,
+    voice: Voice | None = None,
+    enforcer: Enforcer | None = None,
 ) -> SessionFactory:
     """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice."""
     from vollmond.phone.session import PhoneSession  # noqa: PLC0415 - loaded only when serving
     from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
 
-    voice = default_voice()
+    voice = voice or default_voice()
     settings = identity or IdentitySettings()
 
     def make(caller: CallerId) -> LineSession:
@@ -378,8 +384,17 @@ async def start_phone(
     """
     if not settings.sip_port and config is None:
         return None
-    factory = session_factory or default_session_factory(hub, settings.identity, enforcer)
-    service = PhoneService(hub, factory, enforcer=enforcer)
+    if session_factory is None:
+        from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
+
+        voice = default_voice(settings.data_dir)
+        session_factory = default_session_factory(hub, settings.identity, voice, enforcer)
+        # Every fixed prompt rendered at start (into <data-dir>/prompts), so the first caller
+        # hears cache hits; in the background, so the service answers meanwhile.
+        task = asyncio.create_task(_prewarm(voice), name="phone:prewarm")
+        _PREWARMS.add(task)
+        task.add_done_callback(_PREWARMS.discard)
+    service = PhoneService(hub, session_factory, enforcer=enforcer)
     try:
         await service.start(
             config or UasConfig(host=settings.host, port=settings.sip_port, settings=settings.sip)
@@ -388,6 +403,24 @@ async def start_phone(
         log.error("phone_unavailable", port=settings.sip_port, error=str(exc))
         return None
     return service
+
+
+_PREWARMS: set[asyncio.Task[None]] = set()
+
+
+async def prompts_ready() -> None:
+    """Wait until the fixed prompts rendered at start are in the cache (tests, readiness)."""
+    await asyncio.gather(*_PREWARMS)
+
+
+async def _prewarm(voice: Voice) -> None:
+    from vollmond.phone.session.prompts import prewarm  # noqa: PLC0415
+
+    try:
+        count = await prewarm(voice, "de")
+        log.info("phone_prompts_prewarmed", count=count)
+    except Exception:  # a missing voice is reported per call; the service keeps running
+        log.exception("phone_prewarm_failed")
 
 
 async def stop_phone(service: PhoneService | None) -> None:

@@ -385,6 +385,31 @@ class Hub:
             seat = next(s for s in await list_seats(self.sessions, game_id) if s.id == seat.id)
         return Joined(game_id, seat, token, started)
 
+    async def fill_with_bots(self, game_id: str, *, by_account_id: int | None) -> int:
+        """The founder fills the free seats of a lobby with bots (vollmond/bots/table.py): seats
+        named "Bot N" on the channel "bot", without an account (so no karma). The full table
+        starts, and each bot plays its seat from its own view at a person's pace. Returns how
+        many bots sat down."""
+        from vollmond.bots.table import BOT_CHANNEL, bot_name, seat_bots  # noqa: PLC0415
+
+        table = await self.table(game_id)
+        if table.game.status is not GameStatus.LOBBY:
+            raise LobbyError("already_started")
+        if by_account_id is not None and table.game.host_account_id != by_account_id:
+            raise LobbyError("only_host_starts")
+        tokens = []
+        for n in range(1, table.size - len(table.seats) + 1):
+            joined = await self.join(
+                game_id, account_id=None, name=bot_name(n), channel=BOT_CHANNEL
+            )
+            tokens.append(joined.token)
+        actor = self.actors.get(game_id)
+        if actor is None or not tokens:
+            return len(tokens)
+        houses = [await self.seat_for(game_id, token) for token in tokens]
+        seat_bots(self, actor, [s.house for s in houses if s is not None and s.house is not None])
+        return len(tokens)
+
     async def leave_lobby(self, game_id: str, token: str) -> None:
         seat = await seat_by_token(self.sessions, game_id, token)
         if seat is None:

@@ -130,7 +130,11 @@ async def test_a_whole_game_by_phone_with_every_key_command(hub: Hub) -> None:  
         assert heard(session, f"Deine Hausnummer ist {house(session)}.")
         assert heard(session, "Deine Rolle in diesem Spiel")
         assert heard(session, t("phone.night.step.seer"))
-        assert heard(session, t("phone.night.end"))
+    # The seer's own instructions come before the walk, with the time left (urgent).
+    seer_lines = said(seer)
+    turn = seer_lines.index(t("phone.night.your_turn"))
+    assert turn < seer_lines.index(t("phone.night.step.seer"))
+    assert seer_lines[turn + 2].startswith("Noch ") and "Sekunden" in seer_lines[turn + 2]
     assert heard(seer, t("phone.night.your_turn"))
     assert not heard(filler, t("phone.night.your_turn"))
     assert heard(evil, "Du gehörst zu den Werwölfen")
@@ -314,7 +318,7 @@ async def test_spectators_listen_only_and_hear_no_secrets(hub: Hub) -> None:
     await press(watcher, "2")
     await press(watcher, "3")
     await press(watcher, "1#")
-    assert heard(watcher, "Laufende Spiele in Werwolf: 1: 4 Leute, Nacht")
+    assert heard(watcher, "Laufende Spiele: 1: 4 Leute, Nacht")
     await press(watcher, "1#")
     assert watcher.spectating and watcher.game_id == game_id and watcher.seat is None
     assert heard(watcher, t("phone.night.step.seer"))
@@ -348,7 +352,7 @@ async def test_leaving_by_keys_asks_first_then_reveals_the_role(hub: Hub) -> Non
     assert heard(leaver, t("phone.game.stay"))
     await press(leaver, "#9")
     await press(leaver, "1")
-    assert heard(leaver, t("phone.game.left"))
+    assert heard(leaver, t("phone.game.leaving"))
     assert leaver.game_id is None
     state = hub.actors[game_id].state
     assert state is not None and not state.player(seat).alive and state.player(seat).revealed
@@ -465,7 +469,7 @@ async def test_one_key_two_actions_the_witch_is_asked_heal_or_poison(hub: Hub) -
     assert heard(witch, t("reject.one_potion_per_night"), mark) or heard(
         witch, t("reject.already_acted"), mark
     )
-    assert said(witch)[-1] == t("phone.info_keys")  # the reason, then the valid choices
+    assert said(witch)[-1] == t("phone.help_hint")  # the reason, then where help is
     await advance(hub, game_id)
     assert heard(victim, t("event.morning_report.nobody", round=1)) or not heard(
         victim, t("phone.game.dead")

@@ -106,7 +106,23 @@ def test_immediate_keys_while_ringing_and_hash_in_a_call() -> None:
 
 
 def test_too_many_keys_and_unknown_keys() -> None:
-    parser = KeyParser(max_len=5)
+    clock = Clock()
+    parser = KeyParser(max_len=5, clock=clock)
     assert feed(parser, "123456") == [BadKeys("too_long", "123456")]
+    clock.now += 1.5
     assert parser.feed("A") == [BadKeys("unknown_key", "A")]
     assert parser.buffer == ""
+
+
+@pytest.mark.rule("S19")
+def test_star_hash_interjects_only_as_a_whole_token_not_inside_a_flood() -> None:
+    clock = Clock()
+    parser = KeyParser(clock=clock)
+    tokens = []
+    for key in "*****#*#**#":  # a flood: the first error drops the rest of the burst
+        clock.now += 0.05
+        tokens.extend(parser.feed(key))
+    assert tokens == [BadKeys("misplaced_star", "***")]
+    assert parser.buffer == ""
+    clock.now += 1.5  # a pause: the next keys are a command of their own
+    assert feed(parser, "*#") == [Star("")]

@@ -41,9 +41,8 @@ async def test_a_verified_number_pre_fills_the_id_and_the_pin_signs_in(hub: Hub)
     assert said(session)[1:] == [t("phone.ident.prefilled")]
     assert session.identity_id is None  # not signed in by the number
     await press(session, "5550#")
-    assert said(session)[2:5] == [
+    assert said(session)[2:4] == [
         t("phone.ident.welcome", name="Marlene"),
-        t("phone.menu.intro"),
         t("phone.menu.choices"),
     ]
     assert session.account_id == account.id
@@ -81,7 +80,8 @@ async def test_guest(hub: Hub) -> None:
     session = await call_in(hub)
     await press(session, "2")
     assert session.account_id is None and session.name.startswith("Anrufer ")
-    assert said(session)[-2:] == [t("phone.menu.intro"), t("phone.menu.choices")]
+    assert said(session)[-2] == t("phone.ident.guest", name=session.name)
+    assert said(session)[-1] == t("phone.menu.choices")
     await session.close()
 
 
@@ -114,14 +114,14 @@ async def test_wrong_keys_get_a_short_error_and_the_valid_choices(hub: Hub) -> N
     await press(session, "2")
     before = len(said(session))
     await press(session, "7#")
-    assert said(session, before) == [t("phone.menu.no_choice", n=7), t("phone.menu.choices")]
+    assert said(session, before) == [t("phone.menu.no_choice", n=7), t("phone.help_hint")]
     before = len(said(session))
     await press(session, "*5*")
-    assert said(session, before) == [t("phone.keyerror.misplaced_star"), t("phone.menu.choices")]
+    assert said(session, before) == [t("phone.keyerror.misplaced_star"), t("phone.help_hint")]
     assert session.transcript[-3].tone == "beep"
     before = len(said(session))
     await press(session, "#2")  # repeat: the last menu block again
-    assert said(session, before) == [t("phone.menu.intro"), t("phone.menu.choices")]
+    assert said(session, before) == [t("phone.menu.choices")]
     await session.close()
 
 
@@ -131,15 +131,15 @@ async def test_browse_public_games_per_world_and_join(hub: Hub) -> None:
     session = await call_in(hub)
     await press(session, "2")
     await press(session, "1")
-    assert heard(session, "1: Werwolf; 2: Vampir")
+    assert heard(session, "1 Werwolf; 2 Vampir")
     await press(session, "2#")  # Vampir: nothing open
     assert heard(session, "In Vampir wartet gerade kein offener Tisch")
     await press(session, "0#")  # back to the worlds
     await press(session, "1#")
-    assert heard(session, "Offene Tische in Werwolf: 1: Wie es kommt, 5 von 5 Plätzen frei")
+    assert heard(session, "Offene Tische: 1: Wie es kommt, 5 von 5 Plätzen frei")
     await press(session, "1#")
     assert session.game_id == founded.game.id and session.seat is None
-    assert heard(session, "Du sitzt am Tisch in Werwolf")
+    assert heard(session, "Du sitzt. 1 von 5 Plätzen besetzt.")
     before = len(said(session))
     await press(session, "#3")
     assert said(session, before) == [t("phone.menu.lobby_status", taken=1, size=5)]
@@ -156,21 +156,29 @@ async def test_00_founds_a_private_round_size_checked_and_joined_by_its_number_c
     host = await call_in(hub)
     await press(host, "2")
     await press(host, "00#")
-    assert heard(host, "Wähle eine Welt")
+    assert heard(host, "Welt wählen: 1 Werwolf")
+    assert heard(host, t("phone.menu.more"))  # ten worlds: read in pages of five
+    assert not heard(host, "5 ")
+    await press(host, "99#")
+    assert heard(host, "5 ")
     await press(host, "1#")
-    assert heard(host, "Wie viele Plätze soll die Runde haben?")
-    await press(host, "12#")  # above 9: locked for a guest (P2)
-    assert heard(host, "So große private Runden sind für dich nicht freigeschaltet")
-    assert heard(host, "bis zu 9 Plätze")
+    # A guest is offered only what a guest may found: 4 to 9 (P1, P2).
+    size_question = t("phone.menu.ask_size", min=4, max=9)
+    assert said(host)[-1] == size_question
+    before = len(said(host))
+    await press(host, "12#")  # above 9: not offered to a guest
+    assert said(host, before) == [size_question, t("phone.help_hint")]
     await press(host, "2#")
-    assert heard(host, "Diese Größe ist nicht möglich")
+    assert said(host)[-2:] == [size_question, t("phone.help_hint")]
     await press(host, "4#")
+    assert said(host)[-1] == t("phone.found.start")
+    await press(host, "1")  # 1 for the standard settings
     assert host.game_id is not None
     game_id = host.game_id
-    founded_line = next(line for line in said(host) if "private Runde in Werwolf" in line)
+    founded_line = next(line for line in said(host) if "Zahlencode lautet" in line)
     digits = "".join(ch for ch in founded_line.split("lautet:")[1].split(".")[0] if ch.isdigit())
     assert len(digits) == 16
-    assert heard(host, "1 Raute schon jetzt beginnen")
+    assert heard(host, t("phone.menu.lobby_host_keys", min=4))
 
     guests = []
     for _ in range(2):
@@ -240,5 +248,5 @@ async def test_an_english_line_speaks_english(hub: Hub) -> None:
     await press(session, "2")
     await press(session, "1")
     assert said(session)[0] == text("phone.greeting", "en", english)
-    assert heard(session, "Pick a world: 1: Werewolf; 2: Vampire")
+    assert heard(session, "Pick a world: 1 Werewolf; 2 Vampire")
     await session.close()

@@ -10,7 +10,14 @@ from tests.needs import need
 from vollmond.i18n import text
 from vollmond.phone.caller import CallerId
 from vollmond.phone.session import PhoneSession
-from vollmond.phone.session.prompts import FRAME_SAMPLES, Audio, EspeakVoice, PromptQueue, tones
+from vollmond.phone.session.prompts import (
+    FRAME_SAMPLES,
+    Audio,
+    EspeakVoice,
+    Priority,
+    PromptQueue,
+    tones,
+)
 from vollmond.phone.session.prompts.prewarm import prewarm, static_prompts
 from vollmond.service.hub import Hub
 from vollmond.worlds import get_world
@@ -37,7 +44,7 @@ async def test_the_queue_plays_in_order_in_frames_and_barge_in_drops_menus_only(
     voice = TextVoice()
     queue = PromptQueue(voice, "de")
     assert queue.next_frame() is None
-    queue.say("Morgenbericht", interruptible=False)
+    queue.say("Morgenbericht", Priority.NEWS)
     queue.say("Menü eins")
     queue.play("beep", tones.beep())
     await queue.rendered()
@@ -48,8 +55,8 @@ async def test_the_queue_plays_in_order_in_frames_and_barge_in_drops_menus_only(
     assert len(rest) + FRAME_SAMPLES >= len("Morgenbericht") * 80
     assert queue.next_frame() is None
     assert [s.text or s.tone for s in queue.transcript] == ["Morgenbericht", "Menü eins", "beep"]
-    queue.play("ringing", tones.ringing(4), interruptible=False)
-    queue.say("Die Leitung steht", interruptible=False)
+    queue.play("ringing", tones.ringing(4), Priority.NEWS)
+    queue.say("Die Leitung steht", Priority.NEWS)
     assert queue.queued_tones == ["ringing"]
     assert queue.stop_tone("ringing") == 1 and queue.queued_tones == []
     left = len(await queue.drain())

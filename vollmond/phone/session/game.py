@@ -33,11 +33,21 @@ from vollmond.i18n import render_event, render_rejection, role_explanation
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Info, Single, Star, Token
 from vollmond.phone.session.narration import night_steps
-from vollmond.phone.session.prompts import tones
+from vollmond.phone.session.prompts import Priority, tones
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import LobbyError
 from vollmond.worlds import get_world
+
+MAX_REMINDERS: Final = 3
+"""Silence reminders per phase in a game (a caller may just be listening)."""
+
+REMIND_IN: Final = frozenset({Phase.NIGHT, Phase.VOTE})
+"""Phases with a silence reminder: the night's action and the vote. Not by day or in the
+morning, when the market place talks and a prompt would be spoken over it."""
+
+URGENT: Final = Priority.URGENT
+NEWS: Final = Priority.NEWS
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
@@ -71,6 +81,10 @@ class GameLine:
         self._attached = False
         self._over = False
         self._alive = seat is not None
+        self._phase_at: float | None = None
+        self._reminded_in = -1
+        self._reminders = 0
+        self._phase_s: float | None = None
 
     # -- following the game ----------------------------------------------------------------
     async def attach(self) -> None:
@@ -139,7 +153,7 @@ class GameLine:
             self._alive = False
             self._choice = []
             self._confirm_leave = False
-            self.s.say(self.s.t("phone.game.dead"), interruptible=False)
+            self.s.say(self.s.t("phone.game.dead"), priority=URGENT)
 
     # -- narration -------------------------------------------------------------------------
     def _learn_composition(self, event: Event) -> None:
@@ -157,30 +171,67 @@ class GameLine:
         if code == "game_started":
             self._learn_composition(event)
         if code == "phase_started":
-            say(self._render(event), interruptible=False)
-            if params.get("phase") == "night" and params.get("step") != "steal":
-                self._night_walk()
-            elif self._alive:
-                self._own_turn(always=params.get("phase") != "night")
+            self._phase_started(event)
             return
         if code in RING_ENDS:
             self.s.prompts.stop_tone("ringing", "incoming_ring")
         if code == "call_incoming":
-            say(self._render(event), interruptible=False)
-            say(self.s.t("phone.can.answer"))
-            self.s.tone("incoming_ring", tones.incoming_ring(self._ring_cycles(1.8)))
+            # An alert: the ring first (audio at once, nothing to render), then who calls and
+            # the keys; it goes before whatever the callee was hearing and cuts menus and help.
+            self.s.tone("incoming_ring", tones.incoming_ring(1), priority=Priority.ALERT)
+            say(self._render(event), self.s.t("phone.can.answer"), priority=Priority.ALERT)
+            cycles = self._ring_cycles(1.8) - 1
+            if cycles > 0:
+                self.s.tone("incoming_ring", tones.incoming_ring(cycles))
             return
         if code == "call_outgoing":
-            say(self._render(event), interruptible=False)
+            say(self._render(event), priority=NEWS)
             self.s.tone("ringing", tones.ringing(self._ring_cycles(5.0)))
             return
         if code == "call_busy":
-            self.s.tone("busy", tones.busy(), interruptible=False)
-            say(self._render(event), interruptible=False)
+            self.s.tone("busy", tones.busy(), priority=NEWS)
+            say(self._render(event), priority=NEWS)
             return
-        say(self._render(event), interruptible=False, remember=code != "chat")
+        if code == "call_declined" and params.get("callee") == self.seat:
+            say(self.s.t("phone.game.you_declined"), priority=NEWS)
+            return
+        priority = URGENT if code == "game_over" else NEWS
+        say(self._render(event), priority=priority, remember=code != "chat")
         if code == "game_over":
             self._game_over()
+
+    def _phase_started(self, event: Event) -> None:
+        """A new phase: for a living player this is their turn (urgent: the phase, their keys
+        and the time left come first); the night walk follows, short and cut by any key."""
+        params = event.params
+        self._phase_at = self.s.clock()
+        seconds = params.get("seconds")
+        self._phase_s = float(seconds) if isinstance(seconds, int | float) else None
+        turn = self._alive and self.seat is not None
+        night = params.get("phase") == "night" and params.get("step") != "steal"
+        own = self._night_turn() if night else []
+        if own:
+            # Whoever acts tonight hears a short start, their keys and the time left (which
+            # replaces the narrator's "ihr habt 2 Minuten"), so they can act within seconds.
+            start = self.s.t("phone.night.start", round=params.get("round"))
+            self.s.say(start, *own, priority=URGENT)
+        else:
+            self.s.say(self._render(event), priority=URGENT if turn else NEWS)
+        if night:
+            self._night_walk()
+        elif self._alive:
+            self._own_turn(always=params.get("phase") != "night")
+
+    def _night_turn(self) -> list[str]:
+        """The caller's own night instructions, if their role has a step tonight."""
+        me = self._me()
+        my_role = me.get("role") if me is not None and self._alive else None
+        if my_role not in night_steps(self.composition):
+            return []
+        lines = self._ability_lines(night=True)
+        if not lines:
+            return []
+        return [self.s.t("phone.night.your_turn"), *lines, *self._time_left()]
 
     def _ring_cycles(self, cycle_s: float) -> int:
         """Ring as long as the game lets a call ring (a public founding option); an answer,
@@ -188,32 +239,37 @@ class GameLine:
         return max(1, round(self.actor.options.calls.ring_s / cycle_s))
 
     def _night_walk(self) -> None:
-        """Every night role of the deck, in a fixed order, dead or alive (timing reveals
-        nothing); the caller's own instructions come at their own role's step."""
-        me = self._me()
-        my_role = me.get("role") if me is not None and self._alive else None
+        """After the caller's own instructions (urgent, :meth:`_night_turn`), every night role
+        of the deck in a fixed order, dead or alive (timing reveals nothing), one short line
+        each. The walk is the same on every line; a key cuts it short on this line only."""
         names = load_catalogue(self.s.lang)
-        for key in night_steps(self.composition):
+        steps = night_steps(self.composition)
+        if self._alive:
+            others = self._other_lines()
+            if others:
+                self.s.say(*others, priority=NEWS)
+        if self.s.expert:
+            return
+        for key in steps:
             step = f"phone.night.step.{key}"
-            # Interruptible: a key cuts the walk short only on this caller's own line.
             self.s.say(
                 self.s.t(step if step in names else "phone.night.step.other", self.world),
                 remember=False,
             )
-            if key == my_role:
-                lines = self._ability_lines(night=True)
-                if lines:
-                    self.s.say(self.s.t("phone.night.your_turn"), *lines)
-        self.s.say(self.s.t("phone.night.end"), remember=False)
-        if self._alive:
-            others = self._other_lines()
-            if others:
-                self.s.say(*others)
+
+    def _time_left(self) -> list[str]:
+        """ "noch 90 Sekunden": the time left in this phase, when the phase has a limit."""
+        if self._phase_s is None or self._phase_at is None:
+            return []
+        left = int(self._phase_s - (self.s.clock() - self._phase_at))
+        if left <= 0:
+            return []
+        return [self.s.t("phone.game.time_left", n=left)]
 
     def _own_turn(self, *, always: bool) -> None:
         lines = self.can_lines()
         if lines and (always or self._ability_lines(night=True)):
-            self.s.say(self.s.t("phone.can.intro"), *lines)
+            self.s.say(*lines, *self._time_left(), priority=URGENT)
 
     def _game_over(self) -> None:
         if self._over:
@@ -221,12 +277,14 @@ class GameLine:
         self._over = True
         self.s.spawn(self.s.run_exclusive(self._back_to_menu), name=f"over:{self.game_id}")
 
-    async def _back_to_menu(self) -> None:
+    async def _back_to_menu(self, why: str = "phone.menu.game_over") -> None:
+        """Back to the announcer; `why` is what the caller hears (the game ended, or they
+        left it: a dead player or a spectator leaves a game that goes on)."""
         if self.s.mode is not self:
             return
         self.detach()
         self.s.set_mode(self.s.announcer)
-        self.s.say(self.s.t("phone.menu.game_over"), remember=False)
+        self.s.say(self.s.t(why), priority=URGENT, remember=False)
         self.s.announcer.after_game()
 
     # -- what the caller may know ----------------------------------------------------------
@@ -335,6 +393,30 @@ class GameLine:
     def hash_immediate(self) -> bool:
         return self._call() is not None
 
+    def reminder(self) -> list[str] | None:
+        """After a silence: what the caller still has to do in this phase and the time left
+        (at most `MAX_REMINDERS` times a phase); nothing when there is nothing to do."""
+        if self._confirm_leave or self._choice:
+            return self.help()
+        state = self.actor.state
+        if state is None or not self._alive or self.seat is None:
+            return None
+        if state.phase not in REMIND_IN or self._call() is not None:
+            return None  # by day people talk; in a call the caller is busy
+        if self._reminded_in == state.phase_seq and self._reminders >= MAX_REMINDERS:
+            return None
+        night = state.phase is Phase.NIGHT
+        lines = self._ability_lines(night=night)
+        votes = [c.target for c in self.legal() if isinstance(c, Vote) and c.target is not None]
+        if votes:
+            lines.append(self.s.t("phone.can.vote", targets=self._seats_text(votes)))
+        if not lines:
+            return None
+        if self._reminded_in != state.phase_seq:
+            self._reminded_in, self._reminders = state.phase_seq, 0
+        self._reminders += 1
+        return lines + self._time_left()
+
     def help(self) -> list[str]:
         if self._confirm_leave:
             return [self.s.t("phone.game.leave_confirm")]
@@ -380,7 +462,7 @@ class GameLine:
             self._not_here()
 
     def _not_here(self) -> None:
-        self.s.say(self.s.t("phone.keyerror.not_here"), *self.help(), remember=False)
+        self.s.refuse(self.s.t("phone.keyerror.not_here"))
 
     async def _hash(self, seat: int) -> None:
         call = self._call()
@@ -415,7 +497,7 @@ class GameLine:
             or (isinstance(c, UseAbility) and c.target is None)
         ]
         if not options:
-            self.s.say(self.s.t("phone.game.no_nobody"), *self.help(), remember=False)
+            self.s.refuse(self.s.t("phone.game.no_nobody"))
             return
         await self._submit_one_of(options)
 
@@ -447,7 +529,7 @@ class GameLine:
             kinds = usable or self._own_kinds(night=True)
             probe = UseAbility(seat, kinds[0], house) if kinds else None
         if probe is None:
-            self.s.say(self.s.t("phone.game.no_action"), *self.help(), remember=False)
+            self.s.refuse(self.s.t("phone.game.no_action"))
             return
         await self._submit(probe)
 
@@ -463,7 +545,7 @@ class GameLine:
         usable = [c.kind for c in self.legal() if isinstance(c, UseAbility) and c.kind in DAY_KINDS]
         kinds = usable or self._own_kinds(night=False)
         if not kinds:
-            self.s.say(self.s.t("phone.game.no_day_action"), *self.help(), remember=False)
+            self.s.refuse(self.s.t("phone.game.no_day_action"))
             return
         await self._submit(UseAbility(seat, kinds[0], house))
 
@@ -517,7 +599,7 @@ class GameLine:
             self.s.say(*self._role_lines())
         elif digit == "9":
             if self.seat is None or not self._alive:
-                await self._back_to_menu()
+                await self._back_to_menu("phone.game.leaving")
             else:
                 self._confirm_leave = True
                 self.s.say(self.s.t("phone.game.leave_confirm"))
@@ -584,8 +666,7 @@ class GameLine:
         self._confirm_leave = False
         if key == "1" and self.seat is not None:
             await self._submit(Leave(self.seat))
-            self.s.say(self.s.t("phone.game.left"), remember=False)
-            await self._back_to_menu()
+            await self._back_to_menu("phone.game.leaving")
         elif key == "2":
             self.s.say(self.s.t("phone.game.stay"), remember=False)
         else:
@@ -640,7 +721,7 @@ class GameLine:
     def moderation_notice(self, kind: str, message: str) -> None:
         """A warning, mute, kick or abort from the moderators, spoken at once; after a kick
         or an abort the caller is back in the announcer."""
-        self.s.say(message, interruptible=False, remember=False)
+        self.s.say(message, priority=Priority.URGENT, remember=False)
         if kind in ("kick", "game_aborted"):
             self.s.spawn(self.s.run_exclusive(self._back_to_menu), name=f"kick:{self.game_id}")
 
@@ -656,7 +737,4 @@ class GameLine:
             self.s.say(self.s.t("phone.lobby.not_running"), remember=False)
             return
         if isinstance(outcome, Rejection):
-            self.s.tone("beep", tones.beep())
-            self.s.say(
-                render_rejection(outcome, self.s.lang, self.world), *self.help(), remember=False
-            )
+            self.s.refuse(render_rejection(outcome, self.s.lang, self.world))

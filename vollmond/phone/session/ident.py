@@ -80,7 +80,7 @@ class Identification:
     def help(self) -> list[str]:
         t = self.s.t
         by_state: dict[str, Callable[[], str]] = {
-            "choices": lambda: t("phone.ident.choices"),
+            "choices": lambda: t("phone.ident.choices_long"),
             "prefilled": lambda: t("phone.ident.prefilled"),
             "pin_id": lambda: t("phone.ident.ask_id"),
             "pin_pin": lambda: t("phone.ident.ask_pin"),
@@ -89,6 +89,11 @@ class Identification:
             "verify": lambda: t("phone.ident.verify_ask", n=self.settings.code_digits),
         }
         return [by_state[self.state]()]
+
+    def reminder(self) -> list[str]:
+        if self.state == "choices":
+            return [self.s.t("phone.ident.choices")]
+        return self.help()
 
     async def handle(self, token: Token) -> None:
         choice = _digits(token)

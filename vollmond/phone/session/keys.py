@@ -15,6 +15,9 @@ is (menu, night, vote, call) and is decided by the session. The rules:
 * Keys in :attr:`KeyParser.immediate` act at once when nothing is buffered: ``1``/``2`` while
   a call rings (C2), ``1``/``2`` for yes/no questions.
 * More than ``max_len`` keys without an end is an error; so is a key that is not a DTMF key.
+* After an error the rest of that burst of keys is dropped: keys that follow the previous one
+  within ``flood_gap_s`` make no token. So a command is always a whole token typed on its own —
+  ``*#`` (interjection) inside a flood of stars and hashes interjects nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Final
 DTMF_KEYS: Final = frozenset("0123456789*#")
 DEFAULT_TIMEOUT_S: Final = 3.0
 DEFAULT_MAX_LEN: Final = 20  # a 16-digit invitation code plus its "#" fits
+DEFAULT_FLOOD_GAP_S: Final = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +89,13 @@ class KeyParser:
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         max_len: int = DEFAULT_MAX_LEN,
+        flood_gap_s: float = DEFAULT_FLOOD_GAP_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.timeout_s = timeout_s
         self.max_len = max_len
+        self.flood_gap_s = flood_gap_s
+        self._flood = False  # dropping the rest of a burst that made an error
         self.clock = clock
         self.immediate: frozenset[str] = frozenset()
         self.hash_immediate = False
@@ -104,9 +111,16 @@ class KeyParser:
         self.buffer = ""
 
     def feed(self, key: str) -> list[Token]:
+        now = self.clock()
+        if self._flood:
+            if now - self._last_key < self.flood_gap_s:
+                self._last_key = now
+                return []
+            self._flood = False
         if key not in DTMF_KEYS or len(key) != 1:
+            self._last_key = now
             return [self._done(BadKeys("unknown_key", self.buffer + key))]
-        self._last_key = self.clock()
+        self._last_key = now
         if not self.buffer:
             if key in self.immediate:
                 return [Single(key)]
@@ -134,6 +148,7 @@ class KeyParser:
 
     def _done(self, token: Token) -> Token:
         self.buffer = ""
+        self._flood = isinstance(token, BadKeys)
         return token
 
     @staticmethod

@@ -16,7 +16,7 @@ import secrets
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.options import MIN_PLAYERS
@@ -28,10 +28,15 @@ from vollmond.phone.session.codes import (
     phone_code,
     spoken_groups,
 )
+from vollmond.phone.session.founding import FoundingSteps
 from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
+from vollmond.phone.session.prefs import expert_for
+from vollmond.phone.session.prompts import Priority
+from vollmond.phone.session.seatcodes import WRONG_PER_CALL, seat_codes
 from vollmond.service.enforce import denial_text
 from vollmond.service.hub import Hub, LobbyError, TableInfo
+from vollmond.service.policy import SizeNotAllowedError, unlock_private_size
 from vollmond.store import get_account, get_game
 from vollmond.store.models import GameStatus
 from vollmond.store.seats import list_seats
@@ -58,6 +63,10 @@ class Announcer:
         self._code_attempts: deque[float] = deque()
         self._waiter: asyncio.Task[None] | None = None
         self.rejoin: tuple[str, int] | None = None
+        self.page = 0
+        self._seat_code_wrong = 0
+        self.size_max: int | None = None  # the largest round this caller may found
+        self.setup = FoundingSteps(self)
 
     # -- identification (vollmond.phone.session.ident) -------------------------------------
     async def identify(self) -> None:
@@ -73,9 +82,14 @@ class Announcer:
         if await self.refused(ALL):
             self.s.hangup_requested.set()
             return
-        key = "phone.ident.known" if known else "phone.ident.welcome"
-        self.s.say(self.s.t(key, name=self.s.name), remember=False)
         self.rejoin = await self._find_running_seat()
+        self.s.expert = expert_for(self.s.hub, identity_id)
+        if self.rejoin is not None:  # "Tippe 4 für dein Spiel" before anything else
+            self.open_menu()
+            return
+        if not self.s.expert:
+            key = "phone.ident.known" if known else "phone.ident.welcome"
+            self.s.say(self.s.t(key, name=self.s.name), remember=False)
         self.open_menu()
 
     async def refused(
@@ -94,7 +108,7 @@ class Announcer:
             denied = await enforcer.check(self.s.person, *areas)
         if denied is None:
             return False
-        self.s.say(denial_text(denied, self.s.lang), interruptible=False, remember=False)
+        self.s.say(denial_text(denied, self.s.lang), priority=Priority.URGENT, remember=False)
         return True
 
     async def _find_running_seat(self) -> tuple[str, int] | None:
@@ -126,22 +140,24 @@ class Announcer:
         self.open_menu()
 
     # -- the announcer ---------------------------------------------------------------------
-    def open_menu(self, *, intro: bool = True) -> None:
+    def open_menu(self) -> None:
+        """The announcer's choices, short (who the announcer is and every key in full come
+        with ``#1``); a caller who still holds a seat hears the way back to it first."""
         self.state = "menu"
         self.lobby_game = self.lobby_token = None
         self.founder = False
         lines = [self.s.t("phone.menu.choices")]
         if self.rejoin is not None:
-            lines.append(self.s.t("phone.menu.rejoin", n=self.rejoin[1]))
-        if intro:
-            lines.insert(0, self.s.t("phone.menu.intro"))
+            lines.insert(0, self.s.t("phone.menu.rejoin", n=self.rejoin[1]))
         self.s.say(*lines)
 
     def immediate(self) -> frozenset[str]:
         if self.state == "ident":
             return self.ident.immediate()
         if self.state == "menu":
-            return frozenset("1234") if self.rejoin is not None else frozenset("123")
+            return frozenset("1234")
+        if self.state == "setup":
+            return self.setup.immediate()
         return frozenset()
 
     def hash_immediate(self) -> bool:
@@ -151,15 +167,33 @@ class Announcer:
         s = self.s
         by_state: dict[str, Callable[[], list[str]]] = {
             "ident": self.ident.help,
+            "worlds": lambda: [self._worlds_text(long=True)],
+            "tables": lambda: [self._tables_text(long=True)],
+            "watch": lambda: [self._watch_text(long=True)],
+            "size": lambda: [self._size_text(long=True)],
+            "setup": self.setup.help,
+            "code": lambda: [s.t("phone.menu.ask_code_long")],
+            "seatcode": lambda: [s.t("phone.menu.ask_seat_code_long")],
+            "lobby": lambda: self._lobby_keys(long=True),
+        }
+        make = by_state.get(self.state)
+        return make() if make is not None else [s.t("phone.menu.choices_long")]
+
+    def reminder(self) -> list[str] | None:
+        """The current question again, short; nothing while waiting at a table."""
+        by_state: dict[str, Callable[[], list[str]]] = {
+            "ident": self.ident.reminder,
+            "menu": lambda: [self.s.t("phone.menu.choices")],
             "worlds": lambda: [self._worlds_text()],
             "tables": lambda: [self._tables_text()],
             "watch": lambda: [self._watch_text()],
             "size": lambda: [self._size_text()],
-            "code": lambda: [s.t("phone.menu.ask_code")],
-            "lobby": self._lobby_keys,
+            "setup": lambda: [self.setup.question()],
+            "code": lambda: [self.s.t("phone.menu.ask_code")],
+            "seatcode": lambda: [self.s.t("phone.menu.ask_seat_code")],
         }
         make = by_state.get(self.state)
-        return make() if make is not None else [s.t("phone.menu.choices")]
+        return make() if make is not None else None
 
     async def handle(self, token: Token) -> None:
         if self.state == "ident" and not (isinstance(token, Info) and token.digit == "9"):
@@ -178,6 +212,9 @@ class Announcer:
         if choice is None:
             self.wrong(None)
             return
+        if self.state == "setup":
+            await self.setup.handle(token)
+            return
         handler = {
             "menu": self._menu,
             "worlds": self._worlds,
@@ -185,6 +222,7 @@ class Announcer:
             "watch": self._watch,
             "size": self._size,
             "code": self._code,
+            "seatcode": self._seat_code,
             "lobby": self._lobby,
         }.get(self.state)
         if handler is None:
@@ -193,10 +231,10 @@ class Announcer:
         await handler(choice)
 
     def wrong(self, choice: str | None) -> None:
-        lines = [self.s.t("phone.keyerror.not_here")]
         if choice is not None and choice.isdigit():
-            lines = [self.s.t("phone.menu.no_choice", n=int(choice))]
-        self.s.say(*lines, *self.help(), remember=False)
+            self.s.refuse(self.s.t("phone.menu.no_choice", n=int(choice)))
+        else:
+            self.s.refuse(self.s.t("phone.keyerror.not_here"))
 
     async def _menu(self, choice: str) -> None:
         if choice == "1":
@@ -216,26 +254,49 @@ class Announcer:
                 self.world = get_world(actor.options.world)
                 await self._enter(game_id, house)
             else:
-                self.open_menu(intro=False)
+                self.open_menu()
+        elif choice == "4":
+            self.state = "seatcode"
+            self.s.say(self.s.t("phone.menu.ask_seat_code"))
         else:
             self.wrong(choice)
 
     # worlds
-    def _worlds_text(self) -> str:
+    def _worlds_text(self, *, long: bool = False) -> str:
         items = [
             self.s.t("phone.menu.world_item", n=i, name=get_world(w).names_in(self.s.lang).world)
             for i, w in enumerate(world_ids(), start=1)
         ]
-        return self.s.t("phone.menu.worlds", list="; ".join(items))
+        return self._page_text(items, "phone.menu.worlds", long=long)
+
+    def _page_text(self, items: list[str], key: str, *, long: bool, **params: Any) -> str:
+        """A list read one page at a time ("1 bis 5, weiter mit 9 9 Raute"); the numbers stay
+        the same on every page, so a caller who knows them types any at once. ``#1`` reads
+        the whole list with every key."""
+        if long:
+            return self.s.t(f"{key}_long", list="; ".join(items), **params)
+        pages = max(1, -(-len(items) // PAGE))
+        page = self.page % pages
+        shown = "; ".join(items[page * PAGE : (page + 1) * PAGE])
+        line = self.s.t(key, list=shown, **params)
+        return f"{line} {self.s.t('phone.menu.more')}" if pages > 1 else line
+
+    def _next_page(self, say: Callable[[], str]) -> None:
+        self.page += 1
+        self.s.say(say())
 
     def _to_worlds(self, purpose: str) -> None:
         self.purpose = purpose
         self.state = "worlds"
+        self.page = 0
         self.s.say(self._worlds_text())
 
     async def _worlds(self, choice: str) -> None:
         if _is_back(choice):
-            self.open_menu(intro=False)
+            self.open_menu()
+            return
+        if choice == NEXT_PAGE:
+            self._next_page(self._worlds_text)
             return
         ids = world_ids()
         n = int(choice)
@@ -245,8 +306,7 @@ class Announcer:
         self.world = get_world(ids[n - 1])
         if self.purpose == "found":
             self.private = True
-            self.state = "size"
-            self.s.say(self._size_text())
+            await self._ask_size()
         elif self.purpose == "watch":
             await self._show_watch()
         else:
@@ -263,11 +323,12 @@ class Announcer:
             t
             for t in await self.s.hub.public_tables(self.world.id)
             if t.game.status is GameStatus.LOBBY and len(t.seats) < t.size
-        ]
+        ][: int(NEXT_PAGE) - 1]
         self.state = "tables"
+        self.page = 0
         self.s.say(self._tables_text())
 
-    def _tables_text(self) -> str:
+    def _tables_text(self, *, long: bool = False) -> str:
         if not self.tables:
             return self.s.t("phone.menu.tables_none", name=self._world_name())
         items = []
@@ -283,16 +344,18 @@ class Announcer:
                     size=table.size,
                 )
             )
-        return self.s.t("phone.menu.tables", name=self._world_name(), list="; ".join(items))
+        return self._page_text(items, "phone.menu.tables", long=long, name=self._world_name())
 
     async def _tables(self, choice: str) -> None:
         if choice == "00":
             self.private = False
-            self.state = "size"
-            self.s.say(self._size_text())
+            await self._ask_size()
             return
         if _is_back(choice):
             self._to_worlds(self.purpose)
+            return
+        if choice == NEXT_PAGE:
+            self._next_page(self._tables_text)
             return
         n = int(choice)
         if not 1 <= n <= len(self.tables):
@@ -307,11 +370,12 @@ class Announcer:
             t
             for t in await self.s.hub.public_tables(self.world.id)
             if t.game.status is GameStatus.RUNNING and t.game.id in self.s.hub.actors
-        ]
+        ][: int(NEXT_PAGE) - 1]
         self.state = "watch"
+        self.page = 0
         self.s.say(self._watch_text())
 
-    def _watch_text(self) -> str:
+    def _watch_text(self, *, long: bool = False) -> str:
         if not self.tables:
             return self.s.t("phone.menu.watch_none", name=self._world_name())
         items = [
@@ -323,11 +387,14 @@ class Announcer:
             )
             for i, t in enumerate(self.tables, start=1)
         ]
-        return self.s.t("phone.menu.watch", name=self._world_name(), list="; ".join(items))
+        return self._page_text(items, "phone.menu.watch", long=long, name=self._world_name())
 
     async def _watch(self, choice: str) -> None:
         if _is_back(choice):
             self._to_worlds("watch")
+            return
+        if choice == NEXT_PAGE:
+            self._next_page(self._watch_text)
             return
         n = int(choice)
         if not 1 <= n <= len(self.tables):
@@ -339,18 +406,33 @@ class Announcer:
             await self._show_watch()
             return
         if await self.refused(world=actor.options.world, spectate=True):
-            self.open_menu(intro=False)
+            self.open_menu()
             return
         self.s.say(self.s.t("phone.menu.watching", name=self._world_name()))
         await self._enter(actor.game_id, None)
 
     # founding
-    def _size_text(self) -> str:
+    async def _ask_size(self) -> None:
+        """The size question offers only what this caller may found: a guest's private round
+        ends at the free size, a signed-in caller's at what premium, karma or credit unlock."""
         policy = self.s.hub.policy
+        self.size_max = policy.max_players
+        if self.private:
+            standing = await self.s.hub.standing(self.s.account_id)
+            try:
+                unlock_private_size(policy, policy.max_players, standing)
+            except SizeNotAllowedError as exc:
+                self.size_max = max(policy.min_players, min(exc.allowed, policy.max_players))
+        self.state = "size"
+        self.s.say(self._size_text())
+
+    def _size_text(self, *, long: bool = False) -> str:
+        policy = self.s.hub.policy
+        key = "phone.menu.ask_size" if self.private else "phone.menu.ask_size_public"
         return self.s.t(
-            "phone.menu.ask_size" if self.private else "phone.menu.ask_size_public",
+            f"{key}_long" if long else key,
             min=policy.min_players,
-            max=policy.max_players,
+            max=self.size_max or policy.max_players,
             free=policy.private_default_max,
         )
 
@@ -360,12 +442,22 @@ class Announcer:
             return
         assert self.world is not None
         size = int(choice)
-        if await self.refused(world=self.world.id, private=self.private):
-            self.open_menu(intro=False)
+        policy = self.s.hub.policy
+        if not policy.min_players <= size <= (self.size_max or policy.max_players):
+            self.s.refuse(self._size_text())
+            return
+        self.state = "setup"
+        self.setup.begin(size, self.world)
+
+    async def found(self, options: GameOptions) -> None:
+        """Found the round the caller put together (FoundingSteps) and take its first seat."""
+        size = options.players
+        if await self.refused(world=options.world, private=self.private):
+            self.open_menu()
             return
         try:
             founded = await self.s.hub.found(
-                GameOptions(players=size, world=self.world.id),
+                options,
                 private=self.private,
                 host_account_id=self.s.account_id,
                 host_name=self.s.name,
@@ -373,6 +465,7 @@ class Announcer:
             )
         except LobbyError as exc:
             self._lobby_error(exc)
+            self.state = "size"
             self.s.say(self._size_text())
             return
         assert founded.seat is not None and founded.token is not None
@@ -409,7 +502,7 @@ class Announcer:
     # joining by code
     async def _code(self, choice: str) -> None:
         if _is_back(choice):
-            self.open_menu(intro=False)
+            self.open_menu()
             return
         now = self.s.clock()
         while self._code_attempts and now - self._code_attempts[0] > 60:
@@ -429,11 +522,41 @@ class Announcer:
         self.world = get_world(game.world)
         await self._join(game.id)
 
+    # a guest's way back: 4 and the seat code
+    async def _seat_code(self, choice: str) -> None:
+        if _is_back(choice):
+            self.open_menu()
+            return
+        codes = seat_codes(self.s.hub)
+        source = self.s.caller.pin_source
+        if self._seat_code_wrong >= WRONG_PER_CALL or codes.blocked(source):
+            self.s.say(self.s.t("phone.menu.code_limit"), remember=False)
+            self.open_menu()
+            return
+        held = codes.find(choice)
+        game = await get_game(self.s.hub.sessions, held.game_id) if held is not None else None
+        if held is None or game is None or game.status not in OPEN:
+            self._seat_code_wrong += 1
+            codes.count_wrong(source)
+            self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
+            return
+        seat = await self.s.hub.seat_for(held.game_id, held.token)
+        if seat is None:
+            codes.forget_game(held.game_id)
+            self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
+            return
+        self.world = get_world(game.world)
+        self.founder = False
+        table = await self.s.hub.table(held.game_id)
+        await self._seated(
+            held.game_id, held.token, started=False, taken=len(table.seats), size=table.size
+        )
+
     # the table before the start
     async def _join(self, game_id: str) -> None:
         game = (await self.s.hub.table(game_id)).game
         if await self.refused(world=game.world, private=game.private):
-            self.open_menu(intro=False)
+            self.open_menu()
             return
         try:
             joined = await self.s.hub.join(
@@ -441,7 +564,7 @@ class Announcer:
             )
         except LobbyError as exc:
             self._lobby_error(exc)
-            self.s.say(*self.help(), remember=False)
+            self.s.say(self.s.t("phone.help_hint"), remember=False)
             return
         table = await self.s.hub.table(game_id)
         self.world = get_world(table.game.world)
@@ -454,6 +577,9 @@ class Announcer:
         self, game_id: str, token: str, *, started: bool, taken: int, size: int
     ) -> None:
         self.lobby_game, self.lobby_token = game_id, token
+        if self.s.identity_id is None:  # a guest: the code that brings them back to this seat
+            code = seat_codes(self.s.hub).issue(game_id, token)
+            self.s.say(self.s.t("phone.menu.seat_code", code=" ".join(code)), priority=NEWS)
         if started or game_id in self.s.hub.actors:
             await self._start_playing()
             return
@@ -464,10 +590,11 @@ class Announcer:
         )
         self._waiter = self.s.spawn(self._wait_for_start(), name=f"lobby:{game_id}")
 
-    def _lobby_keys(self) -> list[str]:
-        lines = [self.s.t("phone.menu.lobby_keys")]
+    def _lobby_keys(self, *, long: bool = False) -> list[str]:
+        suffix = "_long" if long else ""
+        lines = [self.s.t(f"phone.menu.lobby_keys{suffix}")]
         if self.founder:
-            lines.append(self.s.t("phone.menu.lobby_host_keys", min=MIN_PLAYERS))
+            lines.append(self.s.t(f"phone.menu.lobby_host_keys{suffix}", min=MIN_PLAYERS))
         return lines
 
     async def _wait_for_start(self) -> None:
@@ -494,7 +621,7 @@ class Announcer:
             return
         self._waiter = None
         self.s.say(self.s.t("phone.menu.aborted"), remember=False)
-        self.open_menu(intro=False)
+        self.open_menu()
 
     def stop_waiting(self) -> None:
         if self._waiter is not None and self._waiter is not asyncio.current_task():
@@ -524,11 +651,19 @@ class Announcer:
         self.s.set_mode(line)
 
     async def _lobby(self, choice: str) -> None:
-        if choice != "1" or not self.founder or self.lobby_game is None:
+        """The founder's keys at the table: ``1#`` starts early, ``2#`` fills the free seats
+        with bots (the table is then full and starts)."""
+        if choice not in ("1", "2") or not self.founder or self.lobby_game is None:
             self.wrong(choice)
             return
         try:
-            await self.s.hub.start(self.lobby_game, by_account_id=self.s.account_id)
+            if choice == "2":
+                added = await self.s.hub.fill_with_bots(
+                    self.lobby_game, by_account_id=self.s.account_id
+                )
+                self.s.say(self.s.t("phone.menu.bots_added", n=added), priority=NEWS)
+            else:
+                await self.s.hub.start(self.lobby_game, by_account_id=self.s.account_id)
         except LobbyError as exc:
             self._lobby_error(exc)
             return
@@ -549,14 +684,14 @@ class Announcer:
             except LobbyError as exc:
                 self._lobby_error(exc)
         self.s.say(self.s.t("phone.menu.left_table"), remember=False)
-        self.open_menu(intro=False)
+        self.open_menu()
 
     def after_game(self) -> None:
         """Back from a game (over, left, or stopped listening)."""
         self.rejoin = None
         if self.s.identity_id is not None:
             _seated_identities(self.s.hub).pop(self.s.identity_id, None)
-        self.open_menu(intro=False)
+        self.open_menu()
 
 
 _SEATED: weakref.WeakKeyDictionary[Hub, dict[int, tuple[str, int]]] = weakref.WeakKeyDictionary()
@@ -565,6 +700,16 @@ _SEATED: weakref.WeakKeyDictionary[Hub, dict[int, tuple[str, int]]] = weakref.We
 def _seated_identities(hub: Hub) -> dict[int, tuple[str, int]]:
     """Phone identities without an account and the seat each holds, per hub (node-local)."""
     return _SEATED.setdefault(hub, {})
+
+
+NEWS: Final = Priority.NEWS
+OPEN: Final = (GameStatus.LOBBY, GameStatus.RUNNING)
+
+PAGE: Final = 4
+"""Items read per page of a list."""
+
+NEXT_PAGE: Final = "99"
+"""``99#`` reads the next page of a list (no world or table has the number 99)."""
 
 
 def _digits(token: Token) -> str | None:

@@ -18,15 +18,17 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from vollmond.i18n import text
 from vollmond.phone.caller import CallerId
-from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Token
-from vollmond.phone.session.prompts import PromptQueue, Spoken, Voice, tones
+from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Star, Token
+from vollmond.phone.session.prefs import set_expert
+from vollmond.phone.session.prompts import Priority, PromptQueue, Spoken, Voice, tones
+from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
@@ -36,6 +38,9 @@ from vollmond.worlds import World, get_world, world_ids
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+
+EXPERT_TOGGLE: Final = "7"
+"""``*7#`` switches expert mode anywhere (a day action on house 7 is ``**7#``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,10 @@ class Mode(Protocol):
 
     def help(self) -> list[str]: ...
 
+    def reminder(self) -> list[str] | None:
+        """What to say after a silence (None: the caller is only listening, say nothing)."""
+        ...
+
     async def handle(self, token: Token) -> None: ...
 
 
@@ -75,6 +84,9 @@ class PhoneSession:
         lobby_poll_s: float = 0.05,
         on_operator: Callable[[OperatorCall], None] | None = None,
         enforcer: Enforcer | None = None,
+        silence_s: float = 8.0,
+        reminders: int = 3,
+        flood_gap_s: float = 0.5,
     ) -> None:
         from vollmond.phone.session.menu import Announcer  # noqa: PLC0415 (cyclic by design)
 
@@ -87,10 +99,11 @@ class PhoneSession:
         self.on_operator = on_operator
         self.enforcer = enforcer  # moderation (O1, O5); None in tests without the service
         self.prompts = PromptQueue(voice, lang)
-        self.keys = KeyParser(timeout_s=digit_timeout_s, clock=clock)
+        self.keys = KeyParser(timeout_s=digit_timeout_s, flood_gap_s=flood_gap_s, clock=clock)
         self.account_id: int | None = None
         self.identity_id: int | None = None
         self.name = ""
+        self.expert = False  # *7#: only the essentials (docs/phone-keys.md)
         self.operator_calls: list[OperatorCall] = []
         self.hangup_requested = asyncio.Event()
         self.announcer = Announcer(self)
@@ -102,6 +115,13 @@ class PhoneSession:
         self._last_block: list[str] = []
         self._closed = False
         self._lock = asyncio.Lock()
+        # Re-prompt on silence: `silence_s` after the line went quiet with no key, a short
+        # reminder; after `reminders` of them in the announcer, goodbye.
+        self.silence_s = silence_s
+        self.reminders = reminders
+        self.reminded = 0
+        self._quiet = False
+        self._silence: asyncio.TimerHandle | None = None
 
     # -- the contract ----------------------------------------------------------------------
     @property
@@ -139,6 +159,8 @@ class PhoneSession:
     def on_key(self, key: str) -> None:
         if self._closed:
             return
+        self.reminded = 0
+        self._arm_silence()
         self.prompts.interrupt()
         self.keys.immediate = self.mode.immediate()
         self.keys.hash_immediate = self.mode.hash_immediate()
@@ -147,7 +169,14 @@ class PhoneSession:
         self._arm_expiry()
 
     def next_frame(self) -> npt.NDArray[np.int16] | None:
-        return self.prompts.next_frame()
+        frame = self.prompts.next_frame()
+        if frame is None and not self._quiet and not self._closed:
+            self._quiet = True
+            self._arm_silence()
+        elif frame is not None:
+            self._quiet = False
+            self._cancel_silence()
+        return frame
 
     async def close(self) -> None:
         """The caller hung up: stop listening; a seat stays taken (the service's grace
@@ -155,6 +184,7 @@ class PhoneSession:
         if self._closed:
             return
         self._closed = True
+        self._cancel_silence()
         if self._expiry is not None:
             self._expiry.cancel()
         await self.mode_exit()
@@ -182,14 +212,21 @@ class PhoneSession:
     def t(self, key: str, world: World | None = None, **params: Any) -> str:
         return text(key, self.lang, world or get_world(world_ids()[0]), **params)
 
-    def say(self, *lines: str, interruptible: bool = True, remember: bool = True) -> None:
+    def say(self, *lines: str, priority: Priority = Priority.MENU, remember: bool = True) -> None:
+        lines = tuple(sentence(line) for line in lines)
         for line in lines:
-            self.prompts.say(line, interruptible=interruptible)
+            self.prompts.say(line, priority)
         if remember and lines:
             self._last_block = list(lines)
 
-    def tone(self, name: str, audio: Audio, *, interruptible: bool = True) -> None:
-        self.prompts.play(name, audio, interruptible=interruptible)
+    def tone(self, name: str, audio: Audio, *, priority: Priority = Priority.MENU) -> None:
+        self.prompts.play(name, audio, priority)
+
+    def refuse(self, reason: str) -> None:
+        """A key that does not fit: a beep, one line saying why, and where help is — never
+        the whole menu again (a caller who typed wrong knows the menu; ``#1`` brings it)."""
+        self.tone("beep", tones.beep())
+        self.say(reason, self.t("phone.help_hint"), remember=False)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro, name=name)
@@ -227,10 +264,38 @@ class PhoneSession:
 
     def hang_up(self) -> None:
         """The caller asked to end the call (``#9`` in the announcer)."""
-        self.say(self.t("phone.goodbye"), interruptible=False, remember=False)
+        self.say(self.t("phone.goodbye"), priority=Priority.URGENT, remember=False)
         self.hangup_requested.set()
 
     # -- internals -------------------------------------------------------------------------
+    def _arm_silence(self) -> None:
+        """Count the silence from now (a key, or the last prompt just ended)."""
+        self._cancel_silence()
+        if self.silence_s > 0 and not self._closed:
+            loop = asyncio.get_running_loop()
+            self._silence = loop.call_later(self.silence_s, self._silent)
+
+    def _cancel_silence(self) -> None:
+        if self._silence is not None:
+            self._silence.cancel()
+            self._silence = None
+
+    def _silent(self) -> None:
+        self._silence = None
+        if self._closed or self.hangup_requested.is_set() or self.prompts.busy or self.keys.buffer:
+            return
+        lines = self.mode.reminder()
+        if lines is None:
+            return
+        if self.mode is self.announcer and self.reminded >= self.reminders:
+            self.say(self.t("phone.reminder_end"), remember=False)
+            self.hang_up()
+            return
+        self.reminded += 1
+        keys = " ".join(sentence(line) for line in lines)
+        self.say(self.t("phone.reminder", keys=keys), remember=False)
+        self._quiet = False  # armed again once the reminder has been heard
+
     def _arm_expiry(self) -> None:
         if self._expiry is not None:
             self._expiry.cancel()
@@ -263,15 +328,19 @@ class PhoneSession:
 
     async def _dispatch(self, token: Token) -> None:
         if isinstance(token, BadKeys):
-            self.tone("beep", tones.beep(), interruptible=True)
-            self.say(self.t(f"phone.keyerror.{token.reason}"), *self.mode.help(), remember=False)
+            self.refuse(self.t(f"phone.keyerror.{token.reason}"))
+            return
+        if isinstance(token, Star) and token.body == EXPERT_TOGGLE and token.end == "#":
+            self.expert = not self.expert
+            set_expert(self.hub, self.identity_id, self.expert)
+            self.say(self.t("phone.expert_on" if self.expert else "phone.expert_off"))
             return
         if isinstance(token, Info) and token.digit == "1":
-            self.say(*self.mode.help())
+            self.say(*self.mode.help(), priority=Priority.HELP)
             return
         if isinstance(token, Info) and token.digit == "2":
             if self._last_block:
-                self.say(*self._last_block)
+                self.say(*self._last_block, priority=Priority.HELP)
             else:
                 self.say(self.t("phone.repeat_nothing"), remember=False)
             return

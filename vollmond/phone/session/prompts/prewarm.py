@@ -15,17 +15,34 @@ from vollmond.phone.session.prompts.voice import Voice
 from vollmond.worlds import get_world, world_ids
 
 
-def static_prompts(lang: str) -> list[str]:
-    """Every phone prompt without a placeholder of its own (world names are fixed per world)."""
+def static_prompt_codes(lang: str) -> dict[str, str]:
+    """Every phone prompt without a placeholder of its own, by its code: the message key, or
+    ``key@world`` when the words differ per world (world names are fixed per world). The text
+    is what the session speaks (a sentence starts with a capital)."""
     first = get_world(world_ids()[0])
-    out: list[str] = []
+    out: dict[str, str] = {}
     for key, template in sorted(load_catalogue(lang).items()):
         names = template_placeholders(template)
         if not key.startswith("phone.") or names - WORLD_PLACEHOLDERS:
             continue
-        worlds = [get_world(w) for w in world_ids()] if names else [first]
-        out.extend(text(key, lang, world) for world in worlds)
-    return list(dict.fromkeys(out))
+        if not names:
+            out[key] = sentence(text(key, lang, first))
+            continue
+        for world_id in world_ids():
+            out[f"{key}@{world_id}"] = sentence(text(key, lang, get_world(world_id)))
+    return out
+
+
+def static_prompts(lang: str) -> list[str]:
+    """The texts of :func:`static_prompt_codes`, each once."""
+    return list(dict.fromkeys(static_prompt_codes(lang).values()))
+
+
+def sentence(line: str) -> str:
+    """A prompt is a sentence: it starts with a capital ("Prüfen: Hausnummer und Raute", where
+    the catalogue's action word "prüfen" opens the line)."""
+    line = line.strip()
+    return line[:1].upper() + line[1:]
 
 
 async def prewarm(voice: Voice, lang: str = "de") -> int:

@@ -1,9 +1,22 @@
 """The prompt queue: utterances and tones played one after another, 20 ms at a time.
 
 Text is rendered off the event loop (a voice may run a program) as soon as it is queued, so
-by the time an utterance reaches the head of the queue its audio is usually ready. A key press
-may cut prompts short ("barge-in"): menus and help are interruptible, game news is not — a
-caller who types while the morning report plays must still hear who died.
+by the time an utterance reaches the head of the queue its audio is usually ready.
+
+Every prompt has a :class:`Priority`. A caller must never miss what matters because the line
+is busy with something less important, so the queue is ordered by class (first in, first out
+within a class) and a new prompt preempts a lower one that is playing:
+
+* ``ALERT`` (a call ringing for you) goes before everything, even an urgent prompt that is
+  playing: the ring window is short, and the ring must be heard at once.
+* ``URGENT`` (your turn, your own death, game over) goes before the rest and, like an alert,
+  cuts every menu and help prompt, queued or playing; game news or an urgent prompt that was
+  playing is started again after it (news is never lost).
+* ``NEWS`` (what happened in the game) goes before menus and help and cuts help that plays.
+* ``MENU`` and ``HELP`` wait; help is asked for by the caller and never delays anything.
+
+A key press may cut prompts short ("barge-in"): menus and help are interruptible, game news is
+not — a caller who types while the morning report plays must still hear who died.
 """
 
 from __future__ import annotations
@@ -11,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 import numpy as np
 
@@ -20,16 +35,35 @@ from vollmond.phone.session.prompts.voice import FRAME_SAMPLES, Audio, Voice
 log = logging.getLogger(__name__)
 
 
+class Priority(IntEnum):
+    """What a prompt is, in the order a caller needs it (lower plays first)."""
+
+    ALERT = 0
+    URGENT = 1
+    NEWS = 2
+    MENU = 3
+    HELP = 4
+
+    @property
+    def interruptible(self) -> bool:
+        """A key press cuts menus and help short, never news or urgent prompts."""
+        return self >= Priority.MENU
+
+
 @dataclass(eq=False)
 class Utterance:
     """One queued prompt: speech (`text`) or a tone (`audio` known from the start)."""
 
     text: str | None
-    interruptible: bool
+    priority: Priority
     audio: Audio | None = None
     tone: str | None = None
     pending: asyncio.Future[Audio] | None = field(default=None, repr=False)
     played: int = 0  # samples already sent
+
+    @property
+    def interruptible(self) -> bool:
+        return self.priority.interruptible
 
     def ready(self) -> bool:
         if self.audio is None and self.pending is not None and self.pending.done():
@@ -46,7 +80,11 @@ class Spoken:
 
     text: str | None
     tone: str | None
-    interruptible: bool
+    priority: Priority
+
+    @property
+    def interruptible(self) -> bool:
+        return self.priority.interruptible
 
 
 TRANSCRIPT_LIMIT = 5000
@@ -61,19 +99,43 @@ class PromptQueue:
         self.transcript: list[Spoken] = []
 
     # -- queueing --------------------------------------------------------------------------
-    def say(self, text: str, *, interruptible: bool = True) -> None:
+    def say(self, text: str, priority: Priority = Priority.MENU) -> None:
         text = text.strip()
         if not text:
             return
-        item = Utterance(text, interruptible)
+        item = Utterance(text, priority)
         item.pending = asyncio.ensure_future(asyncio.to_thread(self._render, text))
-        self._queue.append(item)
-        self._record(Spoken(text, None, interruptible))
+        self._enqueue(item)
+        self._record(Spoken(text, None, priority))
 
-    def play(self, name: str, audio: Audio, *, interruptible: bool = True) -> None:
+    def play(self, name: str, audio: Audio, priority: Priority = Priority.MENU) -> None:
         """A tone (ringing, busy, beep) by name; the name goes into the transcript."""
-        self._queue.append(Utterance(None, interruptible, audio=audio, tone=name))
-        self._record(Spoken(None, name, interruptible))
+        self._enqueue(Utterance(None, priority, audio=audio, tone=name))
+        self._record(Spoken(None, name, priority))
+
+    def _enqueue(self, item: Utterance) -> None:
+        """Put `item` behind every prompt of its class or a higher one, preempting lower ones."""
+        if item.priority <= Priority.URGENT:
+            self._drop(lambda u: u.priority >= Priority.MENU)
+        head = self._queue[0] if self._queue else None
+        if head is not None and head.played and head.priority > item.priority:
+            if head.priority is Priority.HELP:
+                self._drop(lambda u: u is head)
+            else:
+                head.played = 0  # cut now, heard again from its start afterwards
+        index = len(self._queue)
+        while index > 0 and self._queue[index - 1].priority > item.priority:
+            index -= 1
+        self._queue.insert(index, item)
+
+    def _drop(self, which: Callable[[Utterance], bool]) -> int:
+        kept = deque(u for u in self._queue if not which(u))
+        for item in self._queue:
+            if which(item) and item.pending is not None and not item.pending.done():
+                item.pending.cancel()
+        dropped = len(self._queue) - len(kept)
+        self._queue = kept
+        return dropped
 
     def _record(self, spoken: Spoken) -> None:
         self.transcript.append(spoken)
@@ -89,13 +151,7 @@ class PromptQueue:
 
     def interrupt(self) -> int:
         """Barge-in: drop every interruptible prompt (also the one playing). Returns how many."""
-        kept = deque(u for u in self._queue if not u.interruptible)
-        dropped = len(self._queue) - len(kept)
-        for item in self._queue:
-            if item.interruptible and item.pending is not None and not item.pending.done():
-                item.pending.cancel()
-        self._queue = kept
-        return dropped
+        return self._drop(lambda u: u.interruptible)
 
     def stop_tone(self, *names: str) -> int:
         """Stop tones by name (the ringing once a call is answered), also mid-play."""
@@ -118,6 +174,16 @@ class PromptQueue:
     @property
     def busy(self) -> bool:
         return bool(self._queue)
+
+    @property
+    def queued(self) -> list[Utterance]:
+        """Everything still to play (the head first), for logs and tests."""
+        return list(self._queue)
+
+    @property
+    def playing(self) -> Utterance | None:
+        """The prompt at the head of the queue (playing, or about to)."""
+        return self._queue[0] if self._queue else None
 
     # -- playing ---------------------------------------------------------------------------
     def next_frame(self) -> Audio | None:

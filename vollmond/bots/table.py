@@ -1,0 +1,177 @@
+"""Bots at a real table: seats of a running game played by the smart bot at a person's pace.
+
+A founder may fill the free seats of a lobby with bots (``Hub.fill_with_bots``). Each bot seat
+is a subscriber of the game's actor with its own player viewer — so presence counts it as
+present, and it is woken by exactly the events its seat may receive (a call, the witch's
+victim) — and decides with :class:`~vollmond.bots.smart_bot.SmartBot` from its seat's view.
+
+Bots act *within* the phase, never at once: a first decision at a random point between
+``patience`` of the phase's length (by default between 15 % and 60 %), then again a little
+later while it still has something to do, as a person would. Bot seats have no account, so
+they earn no karma; they are named "Bot N" and sit on the channel "bot", which every client
+shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from vollmond.bots.smart_bot import SmartBot
+from vollmond.engine.core import AudienceKind, Event, Rejection, Viewer
+from vollmond.engine.standard import GameState
+from vollmond.engine.standard.types import Phase
+from vollmond.service.actor import GameActor, GameClosedError
+
+if TYPE_CHECKING:
+    from vollmond.service.hub import Hub
+
+log = logging.getLogger(__name__)
+
+BOT_CHANNEL: Final = "bot"
+PATIENCE: Final = (0.15, 0.6)
+"""When a bot first acts in a phase, as fractions of the phase's length."""
+MAX_ACTIONS_PER_PHASE: Final = 4
+
+
+def bot_name(n: int) -> str:
+    """The name every client shows for a bot seat (a platform word, not player-facing prose)."""
+    return f"Bot {n}"
+
+
+def phase_seconds(state: GameState) -> float:
+    """The length of the current phase from the founding options."""
+    durations = state.options.durations
+    by_phase = {
+        Phase.NIGHT: durations.night_s,
+        Phase.MORNING: durations.morning_s,
+        Phase.DAY: durations.day_s,
+        Phase.VOTE: durations.vote_s,
+    }
+    seconds = by_phase.get(state.phase, durations.day_s)
+    if state.phase is Phase.NIGHT and state.night is not None and state.night.step.value == "steal":
+        seconds = durations.steal_s
+    return seconds
+
+
+class BotSeat:
+    """One bot's seat at one running game (an actor subscriber)."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        actor: GameActor,
+        seat: int,
+        rng: random.Random,
+        patience: tuple[float, float] = PATIENCE,
+    ) -> None:
+        self.hub = hub
+        self.actor = actor
+        self.seat = seat
+        self.viewer = Viewer.player(seat)
+        self.rng = rng
+        self.patience = patience
+        self.bot = SmartBot(seat, rng)
+        self.acted_in_phase = 0
+        self._phase_seq = -1
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.commands: list[tuple[float, int]] = []  # (seconds into the phase, phase_seq)
+        self._phase_started = 0.0
+
+    # -- Subscriber ------------------------------------------------------------------------
+    def deliver(self, seq: int, event: Event) -> None:
+        """An event only for this seat (a call ringing, the witch's victim): look again soon."""
+        if event.audience.kind is AudienceKind.SEATS and self.seat in event.audience.seats:
+            state = self.actor.state
+            if state is not None:
+                self._schedule(self._delay(state, soon=True))
+
+    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+        if state.phase is Phase.OVER:
+            self.stop()
+            return
+        if state.phase_seq != self._phase_seq:
+            self._new_phase(state)
+
+    # -- pacing ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self.actor.subscribe(self)
+        state = self.actor.state
+        if state is not None:
+            self._new_phase(state)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.actor.unsubscribe(self)
+
+    def _new_phase(self, state: GameState) -> None:
+        loop = asyncio.get_running_loop()
+        self._phase_seq = state.phase_seq
+        self._phase_started = loop.time()
+        self.acted_in_phase = 0
+        self._schedule(self._delay(state, soon=False))
+
+    def _delay(self, state: GameState, *, soon: bool) -> float:
+        length = phase_seconds(state)
+        low, high = self.patience
+        if soon:
+            low, high = low / 3, high / 3
+        return length * self.rng.uniform(low, high)
+
+    def _schedule(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(delay, self._wake)
+
+    def _wake(self) -> None:
+        self._timer = None
+        task = asyncio.create_task(self._act(), name=f"bot:{self.actor.game_id}:{self.seat}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _act(self) -> None:
+        state = self.actor.state
+        if state is None or state.phase is Phase.OVER:
+            return
+        command = self.bot.choose(state)
+        if command is None:
+            return
+        phase_seq = state.phase_seq
+        with contextlib.suppress(GameClosedError):
+            outcome = await self.hub.submit(self.actor.game_id, command)
+            if isinstance(outcome, Rejection):
+                return
+            loop = asyncio.get_running_loop()
+            self.commands.append((loop.time() - self._phase_started, phase_seq))
+            self.acted_in_phase += 1
+            now = self.actor.state
+            if (
+                now is not None
+                and now.phase_seq == phase_seq
+                and self.acted_in_phase < MAX_ACTIONS_PER_PHASE
+            ):
+                self._schedule(self._delay(now, soon=True))
+
+
+def seat_bots(
+    hub: Hub,
+    actor: GameActor,
+    seats: Sequence[int],
+    *,
+    rng: random.Random | None = None,
+    patience: tuple[float, float] = PATIENCE,
+) -> list[BotSeat]:
+    """Start a bot on each of `seats` of a running game."""
+    rng = rng or random.Random()
+    bots = [BotSeat(hub, actor, seat, rng, patience) for seat in seats]
+    for bot in bots:
+        bot.start()
+    return bots
