@@ -34,6 +34,7 @@ from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Info, Single, Star, Token
 from vollmond.phone.session.narration import night_steps
 from vollmond.phone.session.prompts import tones
+from vollmond.phone.session.recording import RecordingNoticeLine
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import LobbyError
@@ -71,6 +72,7 @@ class GameLine:
         self._attached = False
         self._over = False
         self._alive = seat is not None
+        self._recording = RecordingNoticeLine(session, self.game_id)
 
     # -- following the game ----------------------------------------------------------------
     async def attach(self) -> None:
@@ -91,6 +93,7 @@ class GameLine:
                 break
         self.actor.subscribe(self)
         self._attached = True
+        self._recording.start()  # O4: a recording running now is announced to a late joiner
         if self.seat is not None:
             self.s.hub.presence.attach(self.game_id, self.seat)
         if self.actor.state is not None and self.actor.state.phase is Phase.OVER:
@@ -115,6 +118,7 @@ class GameLine:
             return
         self._attached = False
         self.actor.unsubscribe(self)
+        self._recording.stop()
         if self.seat is not None:
             self.s.hub.presence.detach(self.game_id, self.seat)
 

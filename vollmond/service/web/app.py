@@ -21,11 +21,13 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.moderation import Moderation
 from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
+from vollmond.service.recorder import TableRecorder
 from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import CSRF_COOKIE, SessionMiddleware, Sessions
 from vollmond.service.web.client_api import ClientApi
@@ -46,6 +48,7 @@ from vollmond.store import (
     open_store,
     verify_password,
 )
+from vollmond.store.db import Sessions as StoreSessions
 from vollmond.store.hashing import invitation_key
 from vollmond.worlds import LANGUAGES, load_worlds
 
@@ -278,6 +281,23 @@ class Api:
         return JSONResponse({"ok": True})
 
 
+async def start_recorder(
+    app: Starlette, hub: Hub, store_sessions: StoreSessions, settings: Settings
+) -> TableRecorder:
+    """The live recording after alarms (O2-O4, vollmond/service/recorder.py), fed by the one
+    Moderation object of the service (`app.state.moderation`, built here if not yet)."""
+    moderation: Moderation | None = getattr(app.state, "moderation", None)
+    if moderation is None:
+        moderation = Moderation(store_sessions, settings.moderation, settings.data_dir)
+        app.state.moderation = moderation
+    recorder = TableRecorder(
+        hub, moderation, notice_wait_s=settings.moderation.recording_notice_wait_s
+    )
+    await recorder.start()
+    app.state.recorder = recorder
+    return recorder
+
+
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -299,6 +319,7 @@ def create_app(settings: Settings) -> Starlette:
             ):
                 app.router.routes.insert(0, route)
             await hub.boot()
+            recorder = await start_recorder(app, hub, store_sessions, settings)
             phone = await start_phone(hub, settings)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
@@ -309,6 +330,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await stop_phone(phone)
+                await recorder.close()
                 await hub.close()
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache

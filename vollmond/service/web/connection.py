@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -16,11 +18,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.standard import GameState
-from vollmond.i18n import render_event, render_rejection
+from vollmond.i18n import render_event, render_rejection, text
 from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
+from vollmond.service.notices import NoticeStage, RecordingNotice
 from vollmond.service.protocol import (
     PROTOCOL_VERSION,
     CommandMessage,
@@ -83,6 +86,8 @@ class Connection:
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
+        self._unwatch_recording: Callable[[], None] | None = None
+        self._recorded = False  # this client was shown a recording notice
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
@@ -157,6 +162,8 @@ class Connection:
                 await writer
             if self.actor is not None:
                 self.actor.unsubscribe(self)
+            if self._unwatch_recording is not None:
+                self._unwatch_recording()
             self.metrics.connected.dec()
 
     async def _write(self) -> None:
@@ -277,8 +284,38 @@ class Connection:
         )
         await self._catch_up(actor)
         actor.subscribe(self)  # presence (a seat with a connection) follows from this
+        self._watch_recording(hello.game)
         if actor.next_event_seq != shown:
             self._view_dirty.set()  # the welcome view is older than the events now sent
+
+    # -- the recording notice (O2, O4; docs/protocol.md "Recording notice") ------------------
+    def _watch_recording(self, game_id: str) -> None:
+        """Follow the table's recording notice; one in force now is sent at once (O4)."""
+        notices = self.hub.notices
+        self._unwatch_recording = notices.watch(game_id, self._recording_notice)
+        current = notices.current(game_id)
+        if current is not None:
+            self._recording_notice(current)
+
+    def _recording_notice(self, notice: RecordingNotice | None) -> None:
+        assert self.world is not None
+        if notice is None:
+            if self._recorded:
+                self._recorded = False
+                ended = text("moderation.recording.ended", self.lang, self.world)
+                self._put({"type": "recording", "active": False, "text": ended})
+            return
+        self._recorded = True
+        warning = notice.stage is NoticeStage.WARNING
+        minutes = max(1, math.ceil(notice.max_s / 60))
+        sentence = "warning" if warning else "running"
+        mark = "mark_warning" if warning else "mark"
+        message: dict[str, Any] = {"type": "recording", **notice.to_json()}
+        message["mark"] = text(f"moderation.recording.{mark}", self.lang, self.world)
+        message["text"] = text(
+            f"moderation.recording.{sentence}", self.lang, self.world, minutes=minutes
+        )
+        self._put(message)
 
     async def _catch_up(self, actor: GameActor) -> None:
         """Send the logged events after `_last_seq`, so that subscribing right after loses none.

@@ -1,0 +1,68 @@
+"""The recording notice on a caller's line (O2, O4): the spoken warning and the tone.
+
+A :class:`RecordingNoticeLine` follows the hub's notice board for the caller's game while
+the caller is at the table (seated or listening). When a table is warned, or when the caller
+arrives while a recording runs, it speaks the warning and plays the notice tone, both not
+skippable by keys; when the recording ends it says so. The recorder waits for the awaitable
+it returns (the tone has been played) before it starts recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from vollmond.phone.session.prompts import tones
+from vollmond.service.notices import NoticeStage, RecordingNotice
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.session import PhoneSession
+
+TONE: Final = "recording_notice"
+#: How often the line looks whether the tone has been played (one media frame).
+PLAYED_POLL_S: Final = 0.02
+
+
+class RecordingNoticeLine:
+    def __init__(self, session: PhoneSession, game_id: str) -> None:
+        self.s = session
+        self.game_id = game_id
+        self.told: int | None = None  # the alarm whose recording this caller was told of
+        self._unwatch: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        """Follow the table's notices; a recording already running is announced now (O4)."""
+        notices = self.s.hub.notices
+        self._unwatch = notices.watch(self.game_id, self.on_notice)
+        current = notices.current(self.game_id)
+        if current is not None:
+            self.on_notice(current)
+
+    def stop(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
+
+    def on_notice(self, notice: RecordingNotice | None) -> asyncio.Task[None] | None:
+        if notice is None:
+            if self.told is not None:
+                self.told = None
+                self.s.say(self.s.t("moderation.recording.ended"), interruptible=False)
+            return None
+        if self.told == notice.alarm_id:
+            return None  # warned already; the same recording has only started
+        self.told = notice.alarm_id
+        minutes = max(1, math.ceil(notice.max_s / 60))
+        key = "warning" if notice.stage is NoticeStage.WARNING else "running"
+        self.s.prompts.interrupt()  # menus and help give way to the warning
+        text = self.s.t(f"moderation.recording.{key}", minutes=minutes)
+        self.s.say(text, interruptible=False, remember=False)
+        self.s.tone(TONE, tones.recording_notice(), interruptible=False)
+        return self.s.spawn(self._played(), name=f"recording-notice:{self.game_id}")
+
+    async def _played(self) -> None:
+        """Done once the notice tone (after the spoken warning) has left the prompt queue."""
+        while TONE in self.s.prompts.queued_tones:
+            await asyncio.sleep(PLAYED_POLL_S)
