@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import httpx
 import uvicorn
+from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -46,6 +47,7 @@ class Service:
     settings: Settings
     port: int
     hub: Hub
+    app: Starlette | None = None  # for tests that reach the app's state (moderation)
 
     @property
     def base_url(self) -> str:
@@ -88,7 +90,7 @@ async def running_service(
             if time.monotonic() > deadline:
                 raise TimeoutError("the service did not start within 30 s")
             await asyncio.sleep(0.02)
-        yield Service(backend, settings, port, cast(Hub, app.state.hub))
+        yield Service(backend, settings, port, cast(Hub, app.state.hub), app)
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 30)

@@ -23,6 +23,9 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
+from vollmond.i18n import text
+from vollmond.worlds import World
+
 log = structlog.get_logger(__name__)
 
 #: Takes one recorded 20 ms frame of 8 kHz audio; must not block (the media clock calls it).
@@ -61,6 +64,32 @@ class RecordingNotice:
             "max_s": self.max_s,
             "until": self.until,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeText:
+    """The notice in words: the short mark a screen shows, and the full sentence."""
+
+    mark: str
+    sentence: str
+
+
+def notice_text(notice: RecordingNotice, lang: str, world: World) -> NoticeText:
+    """The catalogue's words for `notice` (``moderation.recording.*``), for every channel."""
+    warning = notice.stage is NoticeStage.WARNING
+    minutes, seconds = divmod(notice.max_s, 60)
+    if seconds:
+        limit = text("fmt.seconds", lang, world, n=notice.max_s)
+    elif minutes == 1:
+        limit = text("fmt.minutes_one", lang, world)
+    else:
+        limit = text("fmt.minutes", lang, world, n=minutes)
+    sentence = "warning" if warning else "running"
+    mark = "mark_warning" if warning else "mark"
+    return NoticeText(
+        text(f"moderation.recording.{mark}", lang, world),
+        text(f"moderation.recording.{sentence}", lang, world, limit=limit),
+    )
 
 
 #: Called with the new notice (None: the recording ended). May return an awaitable that is

@@ -72,7 +72,7 @@ class GameLine:
         self._attached = False
         self._over = False
         self._alive = seat is not None
-        self._recording = RecordingNoticeLine(session, self.game_id)
+        self._recording = RecordingNoticeLine(session, self.game_id, self.world)
 
     # -- following the game ----------------------------------------------------------------
     async def attach(self) -> None:

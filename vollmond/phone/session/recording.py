@@ -10,12 +10,12 @@ it returns (the tone has been played) before it starts recording.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from vollmond.phone.session.prompts import tones
-from vollmond.service.notices import NoticeStage, RecordingNotice
+from vollmond.service.notices import RecordingNotice, notice_text
+from vollmond.worlds import World
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
@@ -26,9 +26,10 @@ PLAYED_POLL_S: Final = 0.02
 
 
 class RecordingNoticeLine:
-    def __init__(self, session: PhoneSession, game_id: str) -> None:
+    def __init__(self, session: PhoneSession, game_id: str, world: World) -> None:
         self.s = session
         self.game_id = game_id
+        self.world = world
         self.told: int | None = None  # the alarm whose recording this caller was told of
         self._unwatch: Callable[[], None] | None = None
 
@@ -54,11 +55,9 @@ class RecordingNoticeLine:
         if self.told == notice.alarm_id:
             return None  # warned already; the same recording has only started
         self.told = notice.alarm_id
-        minutes = max(1, math.ceil(notice.max_s / 60))
-        key = "warning" if notice.stage is NoticeStage.WARNING else "running"
         self.s.prompts.interrupt()  # menus and help give way to the warning
-        text = self.s.t(f"moderation.recording.{key}", minutes=minutes)
-        self.s.say(text, interruptible=False, remember=False)
+        words = notice_text(notice, self.s.lang, self.world)
+        self.s.say(words.sentence, interruptible=False, remember=False)
         self.s.tone(TONE, tones.recording_notice(), interruptible=False)
         return self.s.spawn(self._played(), name=f"recording-notice:{self.game_id}")
 

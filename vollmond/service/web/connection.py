@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedErr
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
-from vollmond.service.notices import NoticeStage, RecordingNotice
+from vollmond.service.notices import RecordingNotice, notice_text
 from vollmond.service.protocol import (
     PROTOCOL_VERSION,
     CommandMessage,
@@ -306,15 +305,9 @@ class Connection:
                 self._put({"type": "recording", "active": False, "text": ended})
             return
         self._recorded = True
-        warning = notice.stage is NoticeStage.WARNING
-        minutes = max(1, math.ceil(notice.max_s / 60))
-        sentence = "warning" if warning else "running"
-        mark = "mark_warning" if warning else "mark"
+        words = notice_text(notice, self.lang, self.world)
         message: dict[str, Any] = {"type": "recording", **notice.to_json()}
-        message["mark"] = text(f"moderation.recording.{mark}", self.lang, self.world)
-        message["text"] = text(
-            f"moderation.recording.{sentence}", self.lang, self.world, minutes=minutes
-        )
+        message["mark"], message["text"] = words.mark, words.sentence
         self._put(message)
 
     async def _catch_up(self, actor: GameActor) -> None:
