@@ -217,6 +217,8 @@ class TableRecorder:
         acks = [asyncio.ensure_future(a) for a in self.hub.notices.publish(game_id, warning)]
         if acks:
             _, late = await asyncio.wait(acks, timeout=self.notice_wait_s)
+            if late:
+                log.warning("recording_notice_late", game=game_id, lines=len(late))
             for ack in late:
                 ack.cancel()
         state = actor.state

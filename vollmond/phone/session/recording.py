@@ -50,15 +50,18 @@ class RecordingNoticeLine:
         if notice is None:
             if self.told is not None:
                 self.told = None
-                self.s.say(self.s.t("moderation.recording.ended"), interruptible=False)
+                ended = self.s.t("moderation.recording.ended", self.world)
+                self.s.say(ended, interruptible=False, remember=False)
             return None
         if self.told == notice.alarm_id:
             return None  # warned already; the same recording has only started
         self.told = notice.alarm_id
-        self.s.prompts.interrupt()  # menus and help give way to the warning
+        prompts = self.s.prompts
+        prompts.interrupt()  # menus and help give way to the warning
         words = notice_text(notice, self.s.lang, self.world)
-        self.s.say(words.sentence, interruptible=False, remember=False)
-        self.s.tone(TONE, tones.recording_notice(), interruptible=False)
+        # Urgent: before any backlog of game news, and not skippable by keys.
+        prompts.say(words.sentence, interruptible=False, urgent=True)
+        prompts.play(TONE, tones.recording_notice(), interruptible=False, urgent=True)
         return self.s.spawn(self._played(), name=f"recording-notice:{self.game_id}")
 
     async def _played(self) -> None:

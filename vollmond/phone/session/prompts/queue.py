@@ -30,6 +30,7 @@ class Utterance:
     tone: str | None = None
     pending: asyncio.Future[Audio] | None = field(default=None, repr=False)
     played: int = 0  # samples already sent
+    urgent: bool = False  # goes before everything queued that has not started (see _enqueue)
 
     def ready(self) -> bool:
         if self.audio is None and self.pending is not None and self.pending.done():
@@ -61,19 +62,32 @@ class PromptQueue:
         self.transcript: list[Spoken] = []
 
     # -- queueing --------------------------------------------------------------------------
-    def say(self, text: str, *, interruptible: bool = True) -> None:
+    def say(self, text: str, *, interruptible: bool = True, urgent: bool = False) -> None:
         text = text.strip()
         if not text:
             return
-        item = Utterance(text, interruptible)
+        item = Utterance(text, interruptible, urgent=urgent)
         item.pending = asyncio.ensure_future(asyncio.to_thread(self._render, text))
-        self._queue.append(item)
+        self._enqueue(item)
         self._record(Spoken(text, None, interruptible))
 
-    def play(self, name: str, audio: Audio, *, interruptible: bool = True) -> None:
+    def play(
+        self, name: str, audio: Audio, *, interruptible: bool = True, urgent: bool = False
+    ) -> None:
         """A tone (ringing, busy, beep) by name; the name goes into the transcript."""
-        self._queue.append(Utterance(None, interruptible, audio=audio, tone=name))
+        self._enqueue(Utterance(None, interruptible, audio=audio, tone=name, urgent=urgent))
         self._record(Spoken(None, name, interruptible))
+
+    def _enqueue(self, item: Utterance) -> None:
+        """Append; an urgent prompt (the recording warning, O2) goes right after the prompt
+        playing now and the urgent ones before it, ahead of any backlog of game news."""
+        if not item.urgent:
+            self._queue.append(item)
+            return
+        index = 1 if self._queue and self._queue[0].played else 0
+        while index < len(self._queue) and self._queue[index].urgent:
+            index += 1
+        self._queue.insert(index, item)
 
     def _record(self, spoken: Spoken) -> None:
         self.transcript.append(spoken)
