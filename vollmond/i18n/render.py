@@ -125,6 +125,9 @@ _FMT_PLACEHOLDERS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "fmt.lovers_note": frozenset({"lovers"}),
         "victory.lovers": frozenset({"lovers"}),
         "victory.fox": frozenset({"foxes"}),
+        # The recording notice (O2/O4): the operator's longest recording, as a duration.
+        "moderation.recording.warning": frozenset({"limit"}),
+        "moderation.recording.running": frozenset({"limit"}),
     }
 )
 """Extra placeholders of the formatting helpers' own templates."""

@@ -24,16 +24,18 @@ import structlog
 
 from vollmond.engine.core import Event, Viewer
 from vollmond.engine.standard import GameState
-from vollmond.engine.standard.routing import SPECTATORS, Listener, routing
+from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable, routing
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
 from vollmond.phone.sip.uas import SipUas, UasConfig
 from vollmond.phone.voice.mixer import GameMixer, overlay
+from vollmond.phone.voice.recorded import recorded_gains
 from vollmond.service.actor import GameActor
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
+from vollmond.service.notices import NoticeStage, RecordingNotice, RecordingNotices
 from vollmond.settings import IdentitySettings
 
 if TYPE_CHECKING:
@@ -107,20 +109,54 @@ def caller_number_of(uri: str) -> str:
 
 
 class _Room:
-    """One game's mixer, kept in step with the game state (a subscriber of its actor)."""
+    """One game's mixer, kept in step with the game state (a subscriber of its actor) and
+    with the table's recording notice (while a recording runs, the mixer also hands the
+    recorded rooms' mix to the recording's tap)."""
 
-    def __init__(self, actor: GameActor, state: GameState) -> None:
+    def __init__(
+        self, actor: GameActor, state: GameState, notices: RecordingNotices | None = None
+    ) -> None:
         self.actor = actor
         self.viewer = Viewer.spectator()
         self.mixer = GameMixer(len(state.players))
         self.mixer.set_routing(routing(state))
         self.lines = 0
+        self._state = state
+        self._notices = notices
+        self._recording: RecordingNotice | None = None
+        self._unwatch = notices.watch(actor.game_id, self._notice) if notices else None
+        if notices is not None:
+            self._notice(notices.current(actor.game_id))
 
     def deliver(self, seq: int, event: Event) -> None:
         """Events are the session's business; the room only follows the state."""
 
     def state_changed(self, state: GameState, phase_changed: bool) -> None:
-        self.mixer.set_routing(routing(state))
+        self._state = state
+        table = routing(state)
+        self.mixer.set_routing(table)
+        if self._recording is not None:
+            self._record(table)
+
+    def _notice(self, notice: RecordingNotice | None) -> None:
+        running = notice is not None and notice.stage is NoticeStage.RECORDING
+        self._recording = notice if running else None
+        self._record()
+
+    def _record(self, table: RoutingTable | None = None) -> None:
+        tap = self._notices.tap(self.actor.game_id) if self._notices is not None else None
+        if self._recording is None or tap is None:
+            self.mixer.record(None)
+            return
+        table = routing(self._state) if table is None else table
+        gains = recorded_gains(table, self._recording.seats, self.mixer.seats)
+        self.mixer.record(gains, tap)
+
+    def close(self) -> None:
+        self.actor.unsubscribe(self)
+        self.mixer.record(None)
+        if self._unwatch is not None:
+            self._unwatch()
 
 
 @dataclass(eq=False)
@@ -178,7 +214,7 @@ class PhoneService:
             for task in tasks:
                 task.cancel()
         for room in list(self.rooms.values()):
-            room.actor.unsubscribe(room)
+            room.close()
         self.rooms.clear()
 
     def _spawn(
@@ -320,11 +356,11 @@ class PhoneService:
         if room is not None and room.actor is actor:
             return room
         if room is not None:  # the game ended or was resumed by a new actor
-            room.actor.unsubscribe(room)
+            room.close()
             del self.rooms[game_id]
         if actor is None or actor.state is None:
             return None
-        room = _Room(actor, actor.state)
+        room = _Room(actor, actor.state, self.hub.notices)
         actor.subscribe(room)
         self.rooms[game_id] = room
         return room
@@ -339,7 +375,7 @@ class PhoneService:
         if old is not None:
             old.lines -= 1
             if old.lines <= 0:
-                old.actor.unsubscribe(old)
+                old.close()
                 for game_id, known in list(self.rooms.items()):
                     if known is old:
                         del self.rooms[game_id]

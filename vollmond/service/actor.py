@@ -61,6 +61,12 @@ class Subscriber(Protocol):
         """Called after each accepted command, so the client may refresh its view."""
 
 
+#: Server-side only: sees every event of a command (secret ones too) and the new state.
+#: The table recorder is the one user (the chat of the recorded rooms, the end of the round);
+#: what it keeps goes only into the encrypted vault, never to a client.
+Observer = Callable[[int, Sequence[Event], GameState], None]
+
+
 @dataclass(frozen=True, slots=True)
 class Accepted:
     """A command applied and logged; `repeated`: a retry of it (same client id), answered
@@ -130,6 +136,7 @@ class GameActor:
         self.commands_applied = 0
         self.next_event_seq = 1
         self.subscribers: set[Subscriber] = set()
+        self.observers: set[Observer] = set()
         self.on_seat_followers: Callable[[int, int], None] | None = None
         self._queue: asyncio.Queue[
             tuple[Command, str | None, asyncio.Future[Rejection | Accepted]]
@@ -368,6 +375,11 @@ class GameActor:
                 if event.audience.includes(subscriber.viewer):
                     subscriber.deliver(first_seq + offset, event)
             subscriber.state_changed(state, phase_changed)
+        for observer in list(self.observers):
+            try:
+                observer(first_seq, events, state)
+            except Exception:  # an observer's failure must not stop the game
+                log.exception("observer_failed", game=self.game_id)
 
     def subscribe(self, subscriber: Subscriber) -> None:
         if subscriber not in self.subscribers:

@@ -23,6 +23,7 @@ from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.codec import CommandDecodeError, options_from_json
 from vollmond.service.founding import founding_problem
 from vollmond.service.logwriter import LogWriter
+from vollmond.service.notices import RecordingNotices
 from vollmond.service.policy import (
     PRIVATE_SEATS_GRANT,
     Policy,
@@ -149,6 +150,8 @@ class Hub:
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
         self.log_writer = LogWriter(sessions)
+        # Whether a table is being recorded (O2/O4), for every channel to read and follow.
+        self.notices = RecordingNotices()
 
     # -- start and stop --------------------------------------------------------------------
     async def boot(self) -> None:

@@ -29,6 +29,9 @@ class ModerationSettings:
     # room recording runs exactly `conference_recording_s`.
     recording_max_s: int = 300
     conference_recording_s: int = 300
+    # O2: before a recording starts, every caller at the table hears the warning and the tone;
+    # the recording waits for that, but never longer than this (a line stuck in a long prompt).
+    recording_notice_wait_s: float = 45.0
     # O3: recordings are deleted this many days after they started, unless on evidence hold.
     retention_days: int = 30
     # The service key that wraps every recording key; must NOT lie in the database. Relative
@@ -51,6 +54,7 @@ class ModerationSettings:
             "alarm_window_s",
             "recording_max_s",
             "conference_recording_s",
+            "recording_notice_wait_s",
             "retention_days",
             "enforce_poll_s",
             "mute_refresh_s",

@@ -34,6 +34,7 @@ from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Info, Single, Star, Token
 from vollmond.phone.session.narration import night_steps
 from vollmond.phone.session.prompts import Priority, tones
+from vollmond.phone.session.recording import RecordingNoticeLine
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import LobbyError
@@ -85,6 +86,7 @@ class GameLine:
         self._reminded_in = -1
         self._reminders = 0
         self._phase_s: float | None = None
+        self._recording = RecordingNoticeLine(session, self.game_id, self.world)
 
     # -- following the game ----------------------------------------------------------------
     async def attach(self) -> None:
@@ -107,6 +109,7 @@ class GameLine:
         self._attached = True
         if self.s.enforcer is not None:
             self.s.enforcer.watch(self, self.game_id, self.seat, self.s.person)
+        self._recording.start()  # O4: a recording running now is announced to a late joiner
         if self.seat is not None:
             self.s.hub.presence.attach(self.game_id, self.seat)
         if self.actor.state is not None and self.actor.state.phase is Phase.OVER:
@@ -133,6 +136,7 @@ class GameLine:
         self.actor.unsubscribe(self)
         if self.s.enforcer is not None:
             self.s.enforcer.unwatch(self)
+        self._recording.stop()
         if self.seat is not None:
             self.s.hub.presence.detach(self.game_id, self.seat)
 

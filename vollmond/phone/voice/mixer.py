@@ -18,7 +18,7 @@ each mix takes one frame per source; a source with nothing queued is silent.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,9 @@ CEILING = 0.89 * 32767
 RELEASE = 0.1
 #: Room audio under a spoken prompt (the room is ducked so the prompt is understood).
 ROOM_UNDER_PROMPT = 0.3
+
+#: Takes one recorded 20 ms frame; must not block (the media clock calls it).
+FrameSink = Callable[[Int16Array], None]
 
 
 def gain_matrix(table: RoutingTable, seats: int) -> Float32Array:
@@ -96,12 +99,37 @@ class GameMixer:
         self._out: Int16Array | None = None
         self._audible = np.zeros(seats + 1, dtype=bool)
         self._pulled: set[Hashable] = set()
+        self._recorded: Float32Array | None = None  # one gain row while a recording runs
+        self._sink: FrameSink | None = None
         self.ticks = 0
 
     def set_routing(self, table: RoutingTable) -> None:
         """Take a new routing table (call when the game state changed)."""
         self._g = gain_matrix(table, self.seats)
         self._links = (self._g != 0.0).astype(np.float32)
+
+    def record(self, gains: Float32Array | None, sink: FrameSink | None = None) -> None:
+        """Hand every tick's mix of the sources in ``gains`` (one gain per house,
+        :func:`~vollmond.phone.voice.recorded.recorded_gains`) to ``sink``; None stops.
+
+        The recorded row is mixed from the same frames as the listeners, so the recording is
+        the room as the mixer has it; silent ticks are recorded as silence, keeping time.
+        """
+        if gains is None or sink is None:
+            self._recorded, self._sink = None, None
+            return
+        self._recorded = np.asarray(gains, dtype=np.float32).reshape(self.seats)
+        self._sink = sink
+
+    def _tap(self, speaking: int) -> None:
+        if self._sink is None or self._recorded is None:
+            return
+        if speaking:
+            mix = self._recorded @ self._frames
+            frame = np.clip(mix, -32767.0, 32767.0).astype(np.int16)
+        else:
+            frame = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+        self._sink(frame)
 
     @property
     def gains(self) -> Float32Array:
@@ -165,6 +193,7 @@ class GameMixer:
                     frames[index] = 0.0
                     active[index] = 0.0
             self._queued -= speaking
+        self._tap(speaking)
         if not speaking:
             # Nobody speaks: every listener hears silence; the limiter recovers meanwhile.
             if active.any():

@@ -29,6 +29,7 @@ from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person, denial_json
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
+from vollmond.service.recorder import TableRecorder
 from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import CSRF_COOKIE, SessionMiddleware, Sessions
 from vollmond.service.web.client_api import ClientApi
@@ -374,6 +375,18 @@ def _mount_apis(
     return api, client_api
 
 
+async def start_recorder(app: Starlette, hub: Hub, settings: Settings) -> TableRecorder:
+    """The live recording after alarms (O2-O4, vollmond/service/recorder.py), fed by the one
+    Moderation object of the service (`app.state.moderation`, built by _start_moderation)."""
+    moderation: Moderation = app.state.moderation
+    recorder = TableRecorder(
+        hub, moderation, notice_wait_s=settings.moderation.recording_notice_wait_s
+    )
+    await recorder.start()
+    app.state.recorder = recorder
+    return recorder
+
+
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -393,6 +406,7 @@ def create_app(settings: Settings) -> Starlette:
             client_api.enforcer = enforcer
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
+            recorder = await start_recorder(app, hub, settings)
             phone = await start_phone(hub, settings, enforcer=enforcer)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
@@ -403,6 +417,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await stop_phone(phone)
+                await recorder.close()
                 await _stop_moderation(app)
                 await hub.close()
 

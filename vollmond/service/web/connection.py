@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -16,13 +17,15 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.standard import GameState
-from vollmond.i18n import render_event, render_rejection
+from vollmond.i18n import render_event, render_rejection, text
 from vollmond.moderation import WEB
 from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedError
 from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.enforce import Enforcer, Person, denial_json, notice_text
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
+from vollmond.service.notices import RecordingNotice
+from vollmond.service.notices import notice_text as recording_text
 from vollmond.service.protocol import (
     PROTOCOL_VERSION,
     CommandMessage,
@@ -94,6 +97,8 @@ class Connection:
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
+        self._unwatch_recording: Callable[[], None] | None = None
+        self._recorded = False  # this client was shown a recording notice
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
@@ -170,6 +175,8 @@ class Connection:
                 self.actor.unsubscribe(self)
             if self.enforcer is not None:
                 self.enforcer.unwatch(self)
+            if self._unwatch_recording is not None:
+                self._unwatch_recording()
             self.metrics.connected.dec()
 
     async def _write(self) -> None:
@@ -294,6 +301,7 @@ class Connection:
         )
         await self._catch_up(actor)
         actor.subscribe(self)  # presence (a seat with a connection) follows from this
+        self._watch_recording(hello.game)
         if actor.next_event_seq != shown:
             self._view_dirty.set()  # the welcome view is older than the events now sent
 
@@ -331,6 +339,29 @@ class Connection:
             return False
         self.error("muted", notice_text(mute, self.lang), message.id, message.cid)
         return True
+
+    # -- the recording notice (O2, O4; docs/protocol.md "Recording notice") ------------------
+    def _watch_recording(self, game_id: str) -> None:
+        """Follow the table's recording notice; one in force now is sent at once (O4)."""
+        notices = self.hub.notices
+        self._unwatch_recording = notices.watch(game_id, self._recording_notice)
+        current = notices.current(game_id)
+        if current is not None:
+            self._recording_notice(current)
+
+    def _recording_notice(self, notice: RecordingNotice | None) -> None:
+        assert self.world is not None
+        if notice is None:
+            if self._recorded:
+                self._recorded = False
+                ended = text("moderation.recording.ended", self.lang, self.world)
+                self._put({"type": "recording", "active": False, "text": ended})
+            return
+        self._recorded = True
+        words = recording_text(notice, self.lang, self.world)
+        message: dict[str, Any] = {"type": "recording", **notice.to_json()}
+        message["mark"], message["text"] = words.mark, words.sentence
+        self._put(message)
 
     async def _catch_up(self, actor: GameActor) -> None:
         """Send the logged events after `_last_seq`, so that subscribing right after loses none.

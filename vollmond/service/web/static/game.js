@@ -41,6 +41,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     pending: new Map(),
     replay: null,
     catchingUp: false,
+    // The table's recording notice as the server last sent it (O2/O4), or null. Never a
+    // client timer: the mark stays until the server says the recording has ended.
+    recording: null,
   };
   let pollTimer = null;
   let tickTimer = null;
@@ -165,6 +168,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       return;
     }
     buildTable();
+    renderRecording();
     connect();
   }
 
@@ -215,6 +219,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       case "welcome":
         g.retry = 0;
         g.seat = msg.seat;
+        setRecording(null); // a notice in force follows the welcome (docs/protocol.md)
         // The log since `after` follows; the view that answers this sync comes after it, so
         // until then events are history: shown, but not announced or rung again.
         g.catchingUp = true;
@@ -232,6 +237,10 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         break;
       case "event":
         onEvent(msg);
+        break;
+      case "recording":
+        setRecording(msg.active ? msg : null);
+        if (msg.text) announce(msg.text);
         break;
       case "error":
         if (msg.cid) g.pending.delete(msg.cid);
@@ -304,6 +313,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.call = h("section", { class: "card call", id: "call-panel", "aria-labelledby": "call-h" });
     el.over = h("section", { class: "card over", id: "over", "aria-labelledby": "over-h", hidden: true });
     el.alert = h("p", { class: "alert", id: "alert", role: "alert" });
+    el.recording = h("p", { class: "recording-mark", id: "recording-mark", role: "status", hidden: true });
     el.chatList = h("ol", { class: "chat-list", id: "chat-list", role: "log", "aria-live": "polite", "aria-label": t("chat") });
     el.chatRoom = h("span", { class: "chat-room", id: "chat-room" });
     el.chatInput = h("input", { id: "chat-input", name: "text", maxlength: 500, autocomplete: "off", "aria-label": t("chat_input") });
@@ -339,6 +349,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         ),
         el.conn,
       ),
+      el.recording,
       el.alert,
       h(
         "div",
@@ -669,6 +680,31 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (!el.log) return;
     el.log.append(h("li", { class: "log-line code-" + ev.code, dataset: { code: ev.code, seq: ev.seq } }, ev.text));
     el.log.scrollTop = el.log.scrollHeight;
+  }
+
+  // -- the recording mark (O2/O4) ---------------------------------------------------------
+  function setRecording(notice) {
+    g.recording = notice;
+    renderRecording();
+  }
+
+  function renderRecording() {
+    if (!el.recording) return;
+    const notice = g.recording;
+    el.recording.hidden = !notice;
+    root.dataset.recording = notice ? notice.stage : "";
+    if (!notice) {
+      el.recording.replaceChildren();
+      return;
+    }
+    el.recording.dataset.stage = notice.stage;
+    el.recording.title = notice.text || "";
+    el.recording.replaceChildren(
+      h("span", { class: "rec-dot", "aria-hidden": "true" }),
+      h("strong", {}, notice.mark || ""),
+      " ",
+      h("span", { class: "rec-text" }, notice.text || ""),
+    );
   }
 
   function showAlert(text) {
