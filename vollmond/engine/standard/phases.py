@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from vollmond.engine.core import Audience, evolve
+from vollmond.engine.kit.stages import next_round, walk
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import PhaseTimeout
@@ -193,30 +194,33 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
 def _new_round(tx: Tx) -> bool:
     """A new round; a table where nobody dies for several rounds ends in a draw.
     True when the game ended here."""
-    state = tx.state
-    quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
+    stalled = next_round(tx)
     if settle(tx):
         return True
-    if quiet >= state.options.stalemate_rounds:
+    if stalled:
         finish(tx, Outcome((Side.DRAW,), frozenset()))
         return True
     return False
 
 
 def _enter_next(tx: Tx, previous: StageSpec) -> None:
-    position = STAGES.index(previous) + 1
-    while True:
-        if position == len(STAGES):
-            if _new_round(tx):
-                return
-            position = 0
-        stage = STAGES[position]
-        if stage.is_available(tx.state):
-            _enter(tx, stage, previous)
-            return
-        stage.on_skip(tx)
-        position += 1
+    def enter(tx: Tx, position: int) -> None:
+        _enter(tx, STAGES[position], previous)
+
+    walk(
+        tx,
+        STAGES.index(previous) + 1,
+        len(STAGES),
+        is_available=lambda tx, position: STAGES[position].is_available(tx.state),
+        enter=enter,
+        skip=_skip,
+        new_round=_new_round,
+    )
+
+
+def _skip(tx: Tx, position: int) -> bool:
+    STAGES[position].on_skip(tx)
+    return False
 
 
 def begin(tx: Tx) -> None:
