@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from vollmond.engine.classic import day, night
 from vollmond.engine.classic.codes import Ev
-from vollmond.engine.classic.commands import PhaseTimeout
 from vollmond.engine.classic.options import Durations
 from vollmond.engine.classic.properties import wolves_room
 from vollmond.engine.classic.roles.registry import ROLES
@@ -23,8 +22,8 @@ from vollmond.engine.classic.state import GameState, Outcome
 from vollmond.engine.classic.tx import Tx
 from vollmond.engine.classic.types import Kind, Phase, Side, Step
 from vollmond.engine.classic.victory import finish, settle
-from vollmond.engine.core import Audience, evolve
-from vollmond.engine.kit.stages import always, never, next_round, nothing, walk
+from vollmond.engine.core import Json, evolve
+from vollmond.engine.kit.stages import always, announce, never, next_round, nothing, walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,17 +215,10 @@ def _enter(tx: Tx, stage: StageSpec) -> None:
     seq = tx.state.phase_seq + 1
     tx.state = evolve(tx.state, phase=stage.phase, step=stage.step, phase_seq=seq, stage=stage.name)
     seconds = stage.seconds(tx.state.options.durations)
-    step = {} if stage.step is None else {"step": stage.step.value}
-    tx.emit(
-        Ev.PHASE_STARTED,
-        Audience.public(),
-        phase=stage.phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
-        **step,
-    )
-    tx.after(seconds, PhaseTimeout(seq))
+    params: dict[str, Json] = {"phase": stage.phase.value}
+    if stage.step is not None:
+        params["step"] = stage.step.value
+    announce(tx, Ev.PHASE_STARTED, seq, seconds, params)
     stage.on_enter(tx)
 
 

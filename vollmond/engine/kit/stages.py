@@ -8,10 +8,11 @@ not available now, wrap into a new round at the end, and stop when the game ende
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from vollmond.engine.core import evolve
+from vollmond.engine.core import Audience, Json, evolve
+from vollmond.engine.kit.commands import PhaseTimeout
 from vollmond.engine.kit.tx import Tx
 
 
@@ -90,3 +91,19 @@ def next_round(tx: Tx[R, Any]) -> bool:
     quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
     tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
     return quiet >= state.options.stalemate_rounds
+
+
+def announce(
+    tx: Tx[R, Any],
+    code: str,
+    seq: int,
+    seconds: float,
+    params: Mapping[str, Json],
+    *,
+    timed: bool = True,
+) -> None:
+    """Tell everyone a stage has begun (its round, sequence number and length, plus the rule
+    set's own `params`) and, for a timed stage, ask the runtime for its timer."""
+    tx.emit(code, Audience.public(), round=tx.state.round, seq=seq, seconds=seconds, **params)
+    if timed:
+        tx.after(seconds, PhaseTimeout(seq))

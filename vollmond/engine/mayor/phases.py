@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vollmond.engine.core import Audience, evolve
-from vollmond.engine.kit.stages import next_round, walk
+from vollmond.engine.core import evolve
+from vollmond.engine.kit.stages import announce, next_round, walk
 from vollmond.engine.mayor import election, night, trial
 from vollmond.engine.mayor.codes import Ev
-from vollmond.engine.mayor.commands import PhaseTimeout
 from vollmond.engine.mayor.floors import floors_done
 from vollmond.engine.mayor.stages import StageSpec
 from vollmond.engine.mayor.state import MayorState, Outcome
@@ -150,17 +149,14 @@ def _enter(tx: Tx, index: int) -> None:
     seq = tx.state.phase_seq + 1
     tx.state = evolve(tx.state, phase_seq=seq)
     seconds = stage.seconds(tx.state.options.durations, tx.state)
-    tx.emit(
+    announce(
+        tx,
         Ev.STAGE_STARTED,
-        Audience.public(),
-        stage=stage.stage.value,
-        phase=stage.phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
+        seq,
+        seconds,
+        {"stage": stage.stage.value, "phase": stage.phase.value},
+        timed=stage.timed,
     )
-    if stage.timed:
-        tx.after(seconds, PhaseTimeout(seq))
     stage.on_enter(tx)
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from vollmond.engine.core import Audience, evolve
-from vollmond.engine.kit.stages import next_round, walk
+from vollmond.engine.core import Audience, Json, evolve
+from vollmond.engine.kit.stages import announce, next_round, walk
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
-from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
 from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil
 from vollmond.engine.standard.resolution import resolve_night
@@ -175,17 +174,10 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
     placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
     tx.state = evolve(tx.state, phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
     seconds = stage.seconds(tx.state.options.durations)
-    step = {} if stage.step is None else {"step": stage.step.value}
-    tx.emit(
-        Ev.PHASE_STARTED,
-        Audience.public(),
-        phase=stage.phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
-        **step,
-    )
-    tx.after(seconds, PhaseTimeout(seq))
+    params: dict[str, Json] = {"phase": stage.phase.value}
+    if stage.step is not None:
+        params["step"] = stage.step.value
+    announce(tx, Ev.PHASE_STARTED, seq, seconds, params)
     if previous is not None and previous.hides_bonds and not stage.hides_bonds:
         reveal_bonds(tx)
     stage.on_enter(tx)
