@@ -22,12 +22,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.driver import states_along
 from vollmond.bots.random_bot import Temperament
 from vollmond.engine.core import AudienceKind, Event, Rejection, Viewer, ViewerKind
 from vollmond.engine.standard import (
@@ -759,11 +761,8 @@ def test_refused_commands_change_nothing_and_validate_agrees_with_apply(
     options: GameOptions, seed: int, data: st.DataObject
 ) -> None:
     game = play_game(options, seed, max_commands=command_bound(options))
-    states: list[GameState] = [new_game(options, rng_for(seed, 0)).state]
-    for index, command in enumerate(game.commands, start=1):
-        outcome = apply(states[-1], command, rng_for(seed, index))
-        assert not isinstance(outcome, Rejection)
-        states.append(outcome.state)
+    opened = new_game(options, rng_for(seed, 0))
+    states = states_along(opened, apply, game.commands, partial(rng_for, seed))
     for probe in range(3):
         state = states[data.draw(st.integers(0, len(states) - 1), label="state")]
         check_legal_actions(state, data)

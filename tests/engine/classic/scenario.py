@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 
+from tests.engine.driver import ScenarioError, ScriptedGame
 from vollmond.engine.classic.commands import (
     Act,
     BreakTie,
@@ -29,7 +30,6 @@ from vollmond.engine.classic.options import ClassicOptions
 from vollmond.engine.classic.rules import apply, start_with_roles
 from vollmond.engine.classic.state import GameState
 from vollmond.engine.classic.types import Kind, Phase, Role
-from vollmond.engine.core import Event, Rejection
 
 KINDS = {
     "wolf": Kind.WOLF_VOTE,
@@ -44,46 +44,13 @@ _ARROW = re.compile(r"^(\w+)\s+([\d,\s]+?)\s*->\s*([\d,]+)$")
 _SINGLE = re.compile(r"^(\w+)\s+(\d+)$")
 
 
-class ScenarioError(AssertionError):
-    """A step was refused or could not be parsed."""
-
-
-class Game:
+class Game(ScriptedGame[GameState, Command]):
     def __init__(self, roles: str, *, leftover: str = "", seed: int = 7, **options: object) -> None:
         cards = tuple(Role(w) for w in roles.split())
         rest = tuple(Role(w) for w in leftover.split())
         self.options = ClassicOptions(players=len(cards), **options)  # type: ignore[arg-type]
-        self.rng = random.Random(seed)
-        result = start_with_roles(self.options, cards, rest, self.rng)
-        self.state: GameState = result.state
-        self.events: list[Event] = list(result.events)
-        self.last: list[Event] = list(result.events)
-
-    def send(self, command: Command) -> Rejection | None:
-        outcome = apply(self.state, command, self.rng)
-        if isinstance(outcome, Rejection):
-            return outcome
-        self.state = outcome.state
-        self.last = list(outcome.events)
-        self.events.extend(outcome.events)
-        return None
-
-    def run(self, script: str) -> Game:
-        for step in filter(None, (s.strip() for s in script.split(";"))):
-            for command in self.parse(step):
-                refused = self.send(command)
-                if refused is not None:
-                    raise ScenarioError(f"{step!r} refused: {refused.code} {dict(refused.params)}")
-        return self
-
-    def refused(self, step: str) -> str:
-        before = self.state
-        for command in self.parse(step):
-            refused = self.send(command)
-            if refused is not None:
-                assert self.state is before
-                return refused.code
-        raise ScenarioError(f"{step!r} was accepted")
+        rng = random.Random(seed)
+        super().__init__(start_with_roles(self.options, cards, rest, rng), apply, rng)
 
     def until(self, stage: str, *, round: int | None = None) -> Game:
         for _ in range(200):
@@ -129,9 +96,3 @@ class Game:
     @property
     def dead(self) -> set[int]:
         return {p.seat for p in self.state.players if not p.alive}
-
-    def codes(self, events: list[Event] | None = None) -> list[str]:
-        return [e.code for e in (self.events if events is None else events)]
-
-    def of(self, code: str) -> list[Event]:
-        return [e for e in self.events if e.code == code]

@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from vollmond.engine.core import Event, Rejection, Viewer
+from tests.engine.driver import ScenarioError, ScriptedGame
+from vollmond.engine.core import Event, Viewer
 from vollmond.engine.mayor.commands import (
     Accuse,
     ChooseVictim,
@@ -41,47 +42,15 @@ _SEATS = re.compile(r"^(\w+)\s+([\d,\s]+)$")
 _SAY = re.compile(r"^say\s+(\d+):\s*(.*)$")
 
 
-class ScenarioError(AssertionError):
-    """A step was refused or could not be parsed."""
-
-
-class MayorScenario:
+class MayorScenario(ScriptedGame[MayorState, Command]):
     def __init__(
         self, roles: str, *, lovers: tuple[int, int] | None = None, seed: int = 7, **options: Any
     ) -> None:
         role_ids = tuple(roles.split())
         self.options = MayorOptions(players=len(role_ids), **options)
-        self.rng = random.Random(seed)
-        result = start_with_roles(self.options, role_ids, frozenset(lovers or ()), self.rng)
-        self.state: MayorState = result.state
-        self.events: list[Event] = list(result.events)
-        self.timers = list(result.timers)
-
-    def send(self, command: Command) -> Rejection | None:
-        outcome = apply(self.state, command, self.rng)
-        if isinstance(outcome, Rejection):
-            return outcome
-        self.state = outcome.state
-        self.events.extend(outcome.events)
-        self.timers.extend(outcome.timers)
-        return None
-
-    def run(self, script: str) -> MayorScenario:
-        for step in filter(None, (s.strip() for s in script.split(";"))):
-            for command in self.parse(step):
-                refused = self.send(command)
-                if refused is not None:
-                    raise ScenarioError(f"step {step!r} refused: {refused.code} {refused.params}")
-        return self
-
-    def refused(self, step: str) -> str:
-        before = self.state
-        for command in self.parse(step):
-            refused = self.send(command)
-            if refused is not None:
-                assert self.state is before, "a rejection must not change the state"
-                return refused.code
-        raise ScenarioError(f"step {step!r} was accepted")
+        rng = random.Random(seed)
+        opened = start_with_roles(self.options, role_ids, frozenset(lovers or ()), rng)
+        super().__init__(opened, apply, rng)
 
     def parse(self, step: str) -> list[Command]:
         if step == "timeout":
@@ -138,9 +107,6 @@ class MayorScenario:
             if event.code == code:
                 return event
         raise ScenarioError(f"no event {code}")
-
-    def codes(self) -> list[str]:
-        return [e.code for e in self.events]
 
     def events_for(self, seat: int, code: str | None = None) -> list[Event]:
         viewer = Viewer.player(seat)

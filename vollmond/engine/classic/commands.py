@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vollmond.engine.classic.types import Kind
+from vollmond.engine.kit.commands import Leave, PhaseTimeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,20 +51,19 @@ class NameSuccessor:
     target: int
 
 
-@dataclass(frozen=True, slots=True)
-class Leave:
-    """A player leaves for good (or the service removes an idle one)."""
-
-    actor: int
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseTimeout:
-    """Sent by the runtime's timer; a stale one (older stage) is refused."""
-
-    phase_seq: int
-
-
 PlayerCommand = Act | Elect | Vote | BreakTie | NameSuccessor | Leave
 TimerCommand = PhaseTimeout
 Command = PlayerCommand | TimerCommand
+
+__all__ = [
+    "Act",
+    "BreakTie",
+    "Command",
+    "Elect",
+    "Leave",
+    "NameSuccessor",
+    "PhaseTimeout",
+    "PlayerCommand",
+    "TimerCommand",
+    "Vote",
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass
+from functools import partial
 
 from vollmond.engine.classic.bots import RandomBot
 from vollmond.engine.classic.commands import Command, PhaseTimeout
@@ -13,38 +13,31 @@ from vollmond.engine.classic.options import ClassicOptions
 from vollmond.engine.classic.rules import apply, new_game
 from vollmond.engine.classic.state import GameState
 from vollmond.engine.classic.types import Phase
-from vollmond.engine.core import Event, Rejection
+from vollmond.engine.core import Rejection
+from vollmond.engine.kit.replay import ReplayDivergedError, Replayed, replay_log
+from vollmond.engine.kit.rng import DerivedRng
+
+__all__ = [
+    "MAX_COMMANDS",
+    "Played",
+    "ReplayDivergedError",
+    "replay",
+    "rng_for",
+    "simulate",
+    "win_rates",
+]
 
 
-def rng_for(seed: int, index: int) -> random.Random:
+def rng_for(seed: int, index: int) -> DerivedRng:
     """Index 0 deals; command i (from 1) gets stream i. Seeding with a string is stable."""
-    return random.Random(f"classic:{seed}:{index}")
+    return DerivedRng(f"classic:{seed}:{index}")
 
 
-class ReplayDivergedError(RuntimeError):
-    """A logged command was refused on replay: the log or the rules changed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Played:
-    state: GameState
-    events: tuple[Event, ...]
-    commands: tuple[Command, ...]
+Played = Replayed[GameState, Command]
 
 
 def replay(options: ClassicOptions, seed: int, commands: Iterable[Command]) -> Played:
-    result = new_game(options, rng_for(seed, 0))
-    state = result.state
-    events = list(result.events)
-    log = []
-    for index, command in enumerate(commands, start=1):
-        outcome = apply(state, command, rng_for(seed, index))
-        if isinstance(outcome, Rejection):
-            raise ReplayDivergedError(f"command {index} {command!r} refused: {outcome.code}")
-        state = outcome.state
-        events.extend(outcome.events)
-        log.append(command)
-    return Played(state, tuple(events), tuple(log))
+    return replay_log(new_game(options, rng_for(seed, 0)), apply, commands, partial(rng_for, seed))
 
 
 MAX_COMMANDS = 20_000
@@ -75,7 +68,7 @@ def simulate(options: ClassicOptions, seed: int) -> Played:
         commands.append(command)
         state = outcome.state
         events.extend(outcome.events)
-    return Played(state, tuple(events), tuple(commands))
+    return Replayed(state, tuple(events), tuple(commands))
 
 
 def win_rates(options: ClassicOptions, seeds: range) -> dict[str, float]:

@@ -4,31 +4,22 @@ spectators listen only); at night only the wolves' room during the wolves' step 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 from vollmond.engine.classic.properties import wolves_room
 from vollmond.engine.classic.state import GameState
 from vollmond.engine.classic.types import Phase, Step
-
-FULL = 1.0
-SPECTATORS = "spectators"
-
-Listener = int | str
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    source: int
-    gain: float
-
-
-RoutingTable = Mapping[Listener, tuple[Route, ...]]
+from vollmond.engine.kit.routing import (
+    FULL,
+    SPECTATORS,
+    Listener,
+    Route,
+    RoutingTable,
+    draft,
+    freeze,
+)
 
 
 def routing(state: GameState) -> RoutingTable:
-    table: dict[Listener, list[Route]] = {p.seat: [] for p in state.players}
-    table[SPECTATORS] = []
+    table = draft(p.seat for p in state.players)
     if state.phase is Phase.NIGHT:
         if state.step is Step.WOLVES:
             room = wolves_room(state)
@@ -39,4 +30,14 @@ def routing(state: GameState) -> RoutingTable:
         for player in state.players:
             table[player.seat].extend(Route(s, FULL) for s in speakers if s != player.seat)
         table[SPECTATORS].extend(Route(s, FULL) for s in speakers)
-    return {listener: tuple(routes) for listener, routes in table.items()}
+    return freeze(table)
+
+
+__all__ = [
+    "FULL",
+    "SPECTATORS",
+    "Listener",
+    "Route",
+    "RoutingTable",
+    "routing",
+]

@@ -10,9 +10,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 from vollmond.engine.classic import day
 from vollmond.engine.classic.abilities import reject
@@ -37,6 +35,7 @@ from vollmond.engine.classic.tx import Tx
 from vollmond.engine.classic.types import Phase, Role
 from vollmond.engine.classic.victory import settle
 from vollmond.engine.core import Audience, Rejection, Result, Rng
+from vollmond.engine.kit.handlers import Handler, HandlerTable, Refusals
 
 ClassicResult = Result[GameState, TimerCommand]
 
@@ -88,7 +87,7 @@ def start_with_roles(
         tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.value)
     if not settle(tx):
         begin(tx)
-    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+    return tx.result()
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -117,50 +116,39 @@ def _timeout(tx: Tx, cmd: PhaseTimeout) -> None:
     end_stage(tx)
 
 
-@dataclass(frozen=True, slots=True)
-class _Handler:
-    check: Callable[[GameState, Any], Rejection | None]
-    perform: Callable[[Tx, Any], None]
-    needs_living_actor: bool = True
-    timer: bool = False
-
-
-_HANDLERS: dict[type, _Handler] = {
-    Act: _Handler(_check_act, _act),
-    Elect: _Handler(day.check_elect, day.elect),
-    Vote: _Handler(day.check_vote, day.vote),
-    BreakTie: _Handler(day.check_break_tie, day.break_tie),
-    NameSuccessor: _Handler(day.check_name_successor, day.name_successor, needs_living_actor=False),
-    Leave: _Handler(day.check_leave, day.leave),
-    PhaseTimeout: _Handler(_check_timeout, _timeout, timer=True),
+_HANDLERS: dict[type, Handler[GameState, Tx]] = {
+    Act: Handler(_check_act, _act),
+    Elect: Handler(day.check_elect, day.elect),
+    Vote: Handler(day.check_vote, day.vote),
+    BreakTie: Handler(day.check_break_tie, day.break_tie),
+    NameSuccessor: Handler(day.check_name_successor, day.name_successor, needs_living_actor=False),
+    Leave: Handler(day.check_leave, day.leave),
+    PhaseTimeout: Handler(_check_timeout, _timeout, timer=True),
 }
+
+
+def _after(tx: Tx) -> None:
+    """The flow after every accepted command (boardgame.io's flow after a move): settle
+    victory, else end the stage if nobody is left to wait for."""
+    if not settle(tx):
+        advance_if_complete(tx)
+
+
+_TABLE = HandlerTable(
+    _HANDLERS,
+    Refusals(Rej.NOT_A_PLAYER, Rej.GAME_OVER, Rej.ACTOR_DEAD),
+    is_over=lambda state: state.phase is Phase.OVER,
+    open_tx=Tx,
+    after=_after,
+)
 
 
 def validate(state: GameState, command: Command) -> Rejection | None:
     """Why `command` would be refused now, or None if `apply` would accept it."""
-    handler = _HANDLERS.get(type(command))
-    if handler is None:
-        return reject(Rej.NOT_A_PLAYER)
-    if state.phase is Phase.OVER:
-        return reject(Rej.GAME_OVER)
-    if not handler.timer:
-        actor = getattr(command, "actor", None)
-        if not isinstance(actor, int) or not state.has_seat(actor):
-            return reject(Rej.NOT_A_PLAYER)
-        if handler.needs_living_actor and not state.player(actor).alive:
-            return reject(Rej.ACTOR_DEAD)
-    return handler.check(state, command)
+    return _TABLE.validate(state, command)
 
 
 def apply(state: GameState, command: Command, rng: Rng) -> ClassicResult | Rejection:
-    """Validate, then change: a rejection leaves `state` exactly as it was. After every
-    accepted command the flow settles victory and ends the stage if nobody is left to wait
-    for (boardgame.io's flow after a move)."""
-    refused = validate(state, command)
-    if refused is not None:
-        return refused
-    tx = Tx(state, rng)
-    _HANDLERS[type(command)].perform(tx, command)
-    if not settle(tx):
-        advance_if_complete(tx)
-    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+    """Validate, then change: a rejection leaves `state` exactly as it was."""
+    tx = _TABLE.run(state, command, rng)
+    return tx if isinstance(tx, Rejection) else tx.result()

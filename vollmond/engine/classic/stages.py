@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from vollmond.engine.classic import day, night
 from vollmond.engine.classic.codes import Ev
-from vollmond.engine.classic.commands import PhaseTimeout
 from vollmond.engine.classic.options import Durations
 from vollmond.engine.classic.properties import wolves_room
 from vollmond.engine.classic.roles.registry import ROLES
@@ -23,19 +22,8 @@ from vollmond.engine.classic.state import GameState, Outcome
 from vollmond.engine.classic.tx import Tx
 from vollmond.engine.classic.types import Kind, Phase, Side, Step
 from vollmond.engine.classic.victory import finish, settle
-from vollmond.engine.core import Audience, evolve
-
-
-def _always(state: GameState) -> bool:
-    return True
-
-
-def _never(state: GameState) -> bool:
-    return False
-
-
-def _nothing(tx: Tx) -> None:
-    return None
+from vollmond.engine.core import Json, evolve
+from vollmond.engine.kit.stages import always, announce, never, next_round, nothing, walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +35,11 @@ class StageSpec:
     phase: Phase
     seconds: Callable[[Durations], float]
     step: Step | None = None
-    is_available: Callable[[GameState], bool] = _always
-    is_over: Callable[[GameState], bool] = _never
-    prepare: Callable[[Tx], None] = _nothing
-    on_enter: Callable[[Tx], None] = _nothing
-    on_end: Callable[[Tx], None] = _nothing
+    is_available: Callable[[GameState], bool] = always
+    is_over: Callable[[GameState], bool] = never
+    prepare: Callable[[Tx], None] = nothing
+    on_enter: Callable[[Tx], None] = nothing
+    on_end: Callable[[Tx], None] = nothing
 
 
 def in_hat(state: GameState, kind: Kind) -> bool:
@@ -88,8 +76,8 @@ def _night_step(
     *,
     first_round_only: bool = False,
     quiet_too: bool = False,
-    on_enter: Callable[[Tx], None] = _nothing,
-    on_end: Callable[[Tx], None] = _nothing,
+    on_enter: Callable[[Tx], None] = nothing,
+    on_end: Callable[[Tx], None] = nothing,
     is_over: Callable[[GameState], bool] | None = None,
     seconds: Callable[[Durations], float] = lambda d: d.night_step_s,
 ) -> StageSpec:
@@ -227,43 +215,36 @@ def _enter(tx: Tx, stage: StageSpec) -> None:
     seq = tx.state.phase_seq + 1
     tx.state = evolve(tx.state, phase=stage.phase, step=stage.step, phase_seq=seq, stage=stage.name)
     seconds = stage.seconds(tx.state.options.durations)
-    step = {} if stage.step is None else {"step": stage.step.value}
-    tx.emit(
-        Ev.PHASE_STARTED,
-        Audience.public(),
-        phase=stage.phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
-        **step,
-    )
-    tx.after(seconds, PhaseTimeout(seq))
+    params: dict[str, Json] = {"phase": stage.phase.value}
+    if stage.step is not None:
+        params["step"] = stage.step.value
+    announce(tx, Ev.PHASE_STARTED, seq, seconds, params)
     stage.on_enter(tx)
 
 
 def _new_round(tx: Tx) -> bool:
     """The next round; a table where nobody dies for several rounds ends in a draw."""
-    state = tx.state
-    quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
-    if quiet >= state.options.stalemate_rounds:
+    if next_round(tx):
         finish(tx, Outcome((Side.DRAW,), frozenset()))
         return True
     return False
 
 
+def _enter_and_settle(tx: Tx, position: int) -> None:
+    _enter(tx, STAGES[position])
+    settle(tx)
+
+
 def _enter_from(tx: Tx, position: int) -> None:
-    while True:
-        if position == len(STAGES):
-            if _new_round(tx):
-                return
-            position = 0
-        stage = STAGES[position]
-        if stage.is_available(tx.state):
-            _enter(tx, stage)
-            settle(tx)
-            return
-        position += 1
+    walk(
+        tx,
+        position,
+        len(STAGES),
+        is_available=lambda tx, position: STAGES[position].is_available(tx.state),
+        enter=_enter_and_settle,
+        skip=lambda tx, position: False,
+        new_round=_new_round,
+    )
 
 
 def begin(tx: Tx) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from vollmond.engine.classic.options import SMALL_TABLE, ClassicOptions
 from vollmond.engine.classic.types import Kind, Phase, Role, Side, Step
 from vollmond.engine.core import Json, evolve
+from vollmond.engine.kit.seats import Seats
 
 if TYPE_CHECKING:
     from vollmond.engine.classic.roles.base import RoleSpec
@@ -103,7 +104,7 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class GameState:
+class GameState(Seats[Player]):
     options: ClassicOptions
     players: tuple[Player, ...]
     phase: Phase
@@ -128,20 +129,6 @@ class GameState:
     quiet_rounds: int = 0
     deaths_this_round: int = 0
     outcome: Outcome | None = None
-
-    def player(self, seat: int) -> Player:
-        return self.players[seat - 1]
-
-    def has_seat(self, seat: int) -> bool:
-        return 1 <= seat <= len(self.players)
-
-    def living(self) -> Iterator[Player]:
-        return (p for p in self.players if p.alive)
-
-    def with_player(self, player: Player) -> GameState:
-        players = list(self.players)
-        players[player.seat - 1] = player
-        return evolve(self, players=tuple(players))
 
     @property
     def first_night_quiet(self) -> bool:

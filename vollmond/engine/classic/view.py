@@ -6,7 +6,7 @@ wolf looks like any wolf (A10); the pact maker knows the werewolves' seats (A12)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -15,7 +15,8 @@ from vollmond.engine.classic.legal import legal_actions
 from vollmond.engine.classic.properties import lovers, pack, wolves_room
 from vollmond.engine.classic.state import Fact, GameState, Player
 from vollmond.engine.classic.types import Kind, Phase, Role, Side, Step
-from vollmond.engine.core import Event, Json, Viewer, ViewerKind
+from vollmond.engine.core import Json, Viewer, ViewerKind
+from vollmond.engine.kit import view as kit_view
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,5 +193,6 @@ def view(state: GameState, viewer: Viewer) -> dict[str, Json]:
     return project(state, viewer).to_json()
 
 
-def visible_events(events: Iterable[Event], viewer: Viewer) -> list[Event]:
-    return [e for e in events if e.audience.includes(viewer)]
+visible_events = kit_view.visible_events
+"""The part of an event stream that `viewer` may receive (the kit's, the same for every
+rule set)."""

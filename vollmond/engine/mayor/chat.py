@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vollmond.engine.core import Audience, Rejection
-from vollmond.engine.mayor.codes import Ev, Rej
+from vollmond.engine.kit import chat
 from vollmond.engine.mayor.commands import Say
 from vollmond.engine.mayor.options import MAX_CHAT_CHARS
 from vollmond.engine.mayor.state import MayorState
@@ -32,18 +32,8 @@ def room_of(state: MayorState, seat: int) -> tuple[str, Audience] | None:
 
 
 def check_say(state: MayorState, cmd: Say) -> Rejection | None:
-    text = cmd.text.strip()
-    if not text:
-        return Rejection(Rej.TEXT_EMPTY)
-    if len(text) > MAX_CHAT_CHARS:
-        return Rejection(Rej.TEXT_TOO_LONG, {"limit": MAX_CHAT_CHARS})
-    if room_of(state, cmd.actor) is None:
-        return Rejection(Rej.NOBODY_HEARS)
-    return None
+    return chat.check_say(state, cmd, room_of, MAX_CHAT_CHARS)
 
 
 def say(tx: Tx, cmd: Say) -> None:
-    found = room_of(tx.state, cmd.actor)
-    assert found is not None
-    room, audience = found
-    tx.emit(Ev.CHAT, audience, room=room, seat=cmd.actor, text=cmd.text.strip())
+    chat.say(tx, cmd, room_of)

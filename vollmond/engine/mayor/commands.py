@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vollmond.engine.kit.commands import FloorTimeout, Leave, PhaseTimeout, Say
+
 
 @dataclass(frozen=True, slots=True)
 class Stand:
@@ -44,36 +46,21 @@ class YieldFloor:
     actor: int
 
 
-@dataclass(frozen=True, slots=True)
-class Say:
-    """Text chat into the room the actor is in right now."""
-
-    actor: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Leave:
-    """A player leaves for good; it counts as a death (role revealed)."""
-
-    actor: int
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseTimeout:
-    """The runtime's stage timer; a timer of an older stage is refused as stale."""
-
-    phase_seq: int
-
-
-@dataclass(frozen=True, slots=True)
-class FloorTimeout:
-    """The speaker's time is up (introduction or defence)."""
-
-    seat: int
-    phase_seq: int
-
-
 PlayerCommand = Stand | Vote | Accuse | ChooseVictim | YieldFloor | Say | Leave
 TimerCommand = PhaseTimeout | FloorTimeout
 Command = PlayerCommand | TimerCommand
+
+__all__ = [
+    "Accuse",
+    "ChooseVictim",
+    "Command",
+    "FloorTimeout",
+    "Leave",
+    "PhaseTimeout",
+    "PlayerCommand",
+    "Say",
+    "Stand",
+    "TimerCommand",
+    "Vote",
+    "YieldFloor",
+]

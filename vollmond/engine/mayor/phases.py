@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vollmond.engine.core import Audience, evolve
+from vollmond.engine.core import evolve
+from vollmond.engine.kit.stages import announce, next_round, walk
 from vollmond.engine.mayor import election, night, trial
 from vollmond.engine.mayor.codes import Ev
-from vollmond.engine.mayor.commands import PhaseTimeout
 from vollmond.engine.mayor.floors import floors_done
 from vollmond.engine.mayor.stages import StageSpec
 from vollmond.engine.mayor.state import MayorState, Outcome
@@ -149,48 +149,46 @@ def _enter(tx: Tx, index: int) -> None:
     seq = tx.state.phase_seq + 1
     tx.state = evolve(tx.state, phase_seq=seq)
     seconds = stage.seconds(tx.state.options.durations, tx.state)
-    tx.emit(
+    announce(
+        tx,
         Ev.STAGE_STARTED,
-        Audience.public(),
-        stage=stage.stage.value,
-        phase=stage.phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
+        seq,
+        seconds,
+        {"stage": stage.stage.value, "phase": stage.phase.value},
+        timed=stage.timed,
     )
-    if stage.timed:
-        tx.after(seconds, PhaseTimeout(seq))
     stage.on_enter(tx)
 
 
 def _new_round(tx: Tx) -> bool:
     """A new round; rounds without anyone leaving the game end in a draw after
     `stalemate_rounds` (decision). True when the game ended here."""
-    state = tx.state
-    quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
+    stalled = next_round(tx)
     if settle(tx):
         return True
-    if quiet >= state.options.stalemate_rounds:
+    if stalled:
         finish(tx, Outcome(Side.DRAW, frozenset()))
         return True
     return False
 
 
+def _skip(tx: Tx, position: int) -> bool:
+    """A stage not held now runs its `on_skip` (an unopposed election), which may end the
+    game."""
+    STAGES[position].on_skip(tx)
+    return settle(tx)
+
+
 def _enter_next(tx: Tx, position: int) -> None:
-    while True:
-        if position == len(STAGES):
-            if _new_round(tx):
-                return
-            position = 0
-        stage = STAGES[position]
-        if stage.is_available(tx.state):
-            _enter(tx, position)
-            return
-        stage.on_skip(tx)
-        if settle(tx):
-            return
-        position += 1
+    walk(
+        tx,
+        position,
+        len(STAGES),
+        is_available=lambda tx, position: STAGES[position].is_available(tx.state),
+        enter=_enter,
+        skip=_skip,
+        new_round=_new_round,
+    )
 
 
 def begin(tx: Tx) -> None:

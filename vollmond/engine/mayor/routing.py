@@ -12,26 +12,18 @@ The same table shape as the standard rule set (listener → routes of source and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
+from vollmond.engine.kit.routing import (
+    DUCKED,
+    FULL,
+    SPECTATORS,
+    Listener,
+    Route,
+    RoutingTable,
+    draft,
+    freeze,
+)
 from vollmond.engine.mayor.state import MayorState
 from vollmond.engine.mayor.types import Stage
-
-FULL = 1.0
-DUCKED = 0.3
-SPECTATORS = "spectators"
-
-Listener = int | str
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    source: int
-    gain: float
-
-
-RoutingTable = Mapping[Listener, tuple[Route, ...]]
 
 
 def _market(state: MayorState) -> tuple[Route, ...]:
@@ -44,14 +36,13 @@ def _market(state: MayorState) -> tuple[Route, ...]:
 
 
 def routing(state: MayorState) -> RoutingTable:
-    table: dict[Listener, list[Route]] = {p.seat: [] for p in state.players}
-    table[SPECTATORS] = []
+    table = draft(p.seat for p in state.players)
     if state.is_over:
         everyone = [p.seat for p in state.players]
         for seat in everyone:
             table[seat] = [Route(s, FULL) for s in everyone if s != seat]
         table[SPECTATORS] = [Route(s, FULL) for s in everyone]
-        return {listener: tuple(routes) for listener, routes in table.items()}
+        return freeze(table)
     out = sorted(state.out_seats())
     for seat in out:
         table[seat].extend(Route(s, FULL) for s in out if s != seat)
@@ -64,4 +55,15 @@ def routing(state: MayorState) -> RoutingTable:
         for player in state.players:
             table[player.seat].extend(r for r in market if r.source != player.seat)
         table[SPECTATORS].extend(market)
-    return {listener: tuple(routes) for listener, routes in table.items()}
+    return freeze(table)
+
+
+__all__ = [
+    "DUCKED",
+    "FULL",
+    "SPECTATORS",
+    "Listener",
+    "Route",
+    "RoutingTable",
+    "routing",
+]

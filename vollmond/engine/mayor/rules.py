@@ -9,11 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from vollmond.engine.core import Audience, Rejection, Result, Rng
+from vollmond.engine.kit.handlers import Handler, HandlerTable, Refusals
 from vollmond.engine.mayor import chat, election, floors, leaving, night, trial, voting
 from vollmond.engine.mayor.codes import Ev, Rej
 from vollmond.engine.mayor.commands import (
@@ -88,7 +85,7 @@ def start_with_roles(
         tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.id)
     if not settle(tx):
         begin(tx)
-    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+    return tx.result()
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -104,53 +101,50 @@ def _phase_timeout(tx: Tx, cmd: PhaseTimeout) -> None:
     end_stage(tx)
 
 
-@dataclass(frozen=True, slots=True)
-class _Handler:
-    check: Callable[[MayorState, Any], Rejection | None]
-    perform: Callable[[Tx, Any], None]
-    needs_living_actor: bool = True
-    timer: bool = False
-
-
-_HANDLERS: dict[type, _Handler] = {
-    Stand: _Handler(election.check_stand, election.stand),
-    Vote: _Handler(voting.check_vote, voting.vote),
-    Accuse: _Handler(trial.check_accuse, trial.accuse),
-    ChooseVictim: _Handler(night.check_choose, night.choose),
-    YieldFloor: _Handler(floors.check_yield, floors.yield_floor),
-    Say: _Handler(chat.check_say, chat.say, needs_living_actor=False),
-    Leave: _Handler(leaving.check_leave, leaving.leave),
-    PhaseTimeout: _Handler(_check_phase_timeout, _phase_timeout, timer=True),
-    FloorTimeout: _Handler(floors.check_timeout, floors.timeout, timer=True),
+_HANDLERS: dict[type, Handler[MayorState, Tx]] = {
+    Stand: Handler(election.check_stand, election.stand),
+    Vote: Handler(voting.check_vote, voting.vote),
+    Accuse: Handler(trial.check_accuse, trial.accuse),
+    ChooseVictim: Handler(night.check_choose, night.choose),
+    YieldFloor: Handler(floors.check_yield, floors.yield_floor),
+    Say: Handler(chat.check_say, chat.say, needs_living_actor=False),
+    Leave: Handler(leaving.check_leave, leaving.leave),
+    PhaseTimeout: Handler(_check_phase_timeout, _phase_timeout, timer=True),
+    FloorTimeout: Handler(floors.check_timeout, floors.timeout, timer=True),
 }
+
+
+def _screen_target(state: MayorState, command: object) -> Rejection | None:
+    """A target, where a command has one, is a seat number (never a bool)."""
+    target = getattr(command, "target", 0)
+    if not isinstance(target, int) or isinstance(target, bool):
+        return Rejection(Rej.TARGET_UNKNOWN, {"target": None})
+    return None
+
+
+def _after(tx: Tx) -> None:
+    """The flow after every accepted command: settle victory, else end the stage if it is
+    complete."""
+    if not settle(tx):
+        advance_if_complete(tx)
+
+
+_TABLE = HandlerTable(
+    _HANDLERS,
+    Refusals(Rej.NOT_A_PLAYER, Rej.GAME_OVER, Rej.ACTOR_OUT),
+    is_over=lambda state: state.is_over,
+    open_tx=Tx,
+    after=_after,
+    screen=_screen_target,
+)
 
 
 def validate(state: MayorState, command: Command) -> Rejection | None:
     """Why `command` would be refused now, or None if `apply` would accept it."""
-    handler = _HANDLERS.get(type(command))
-    if handler is None:
-        return Rejection(Rej.NOT_A_PLAYER)
-    if state.is_over and not isinstance(command, Say):
-        return Rejection(Rej.GAME_OVER)
-    if not handler.timer:
-        actor = getattr(command, "actor", None)
-        if not isinstance(actor, int) or isinstance(actor, bool) or not state.has_seat(actor):
-            return Rejection(Rej.NOT_A_PLAYER)
-        if handler.needs_living_actor and not state.player(actor).alive:
-            return Rejection(Rej.ACTOR_OUT)
-    target = getattr(command, "target", 0)
-    if not isinstance(target, int) or isinstance(target, bool):
-        return Rejection(Rej.TARGET_UNKNOWN, {"target": None})
-    return handler.check(state, command)
+    return _TABLE.validate(state, command)
 
 
 def apply(state: MayorState, command: Command, rng: Rng) -> MayorResult | Rejection:
     """Validate, then change: a rejection leaves `state` exactly as it was."""
-    refused = validate(state, command)
-    if refused is not None:
-        return refused
-    tx = Tx(state, rng)
-    _HANDLERS[type(command)].perform(tx, command)
-    if not settle(tx):
-        advance_if_complete(tx)
-    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+    tx = _TABLE.run(state, command, rng)
+    return tx if isinstance(tx, Rejection) else tx.result()

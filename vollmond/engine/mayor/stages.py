@@ -6,22 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vollmond.engine.kit.stages import always, never, nothing
 from vollmond.engine.mayor.options import Durations
 from vollmond.engine.mayor.state import MayorState
 from vollmond.engine.mayor.tx import Tx
 from vollmond.engine.mayor.types import Phase, Stage
-
-
-def always(state: MayorState) -> bool:
-    return True
-
-
-def never(state: MayorState) -> bool:
-    return False
-
-
-def nothing(tx: Tx) -> None:
-    return None
 
 
 @dataclass(frozen=True, slots=True)

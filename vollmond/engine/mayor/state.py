@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from vollmond.engine.core import evolve
+from vollmond.engine.kit.seats import Seats
 from vollmond.engine.mayor.options import MayorOptions
 from vollmond.engine.mayor.roles.base import RoleSpec
 from vollmond.engine.mayor.types import Side, Stage, Status, Team
@@ -83,7 +82,7 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class MayorState:
+class MayorState(Seats[Player]):
     """The whole game. `stage_index` points into the round table (phases.STAGES); `stage`
     is that entry's name, kept here so checks need not import the table."""
 
@@ -104,15 +103,6 @@ class MayorState:
     deaths_this_round: int = 0
     outcome: Outcome | None = None
 
-    def player(self, seat: int) -> Player:
-        return self.players[seat - 1]
-
-    def has_seat(self, seat: int) -> bool:
-        return 1 <= seat <= len(self.players)
-
-    def living(self) -> Iterator[Player]:
-        return (p for p in self.players if p.alive)
-
     def living_seats(self) -> frozenset[int]:
         return frozenset(p.seat for p in self.players if p.alive)
 
@@ -125,11 +115,6 @@ class MayorState:
 
     def lovers(self) -> tuple[int, ...]:
         return tuple(p.seat for p in self.players if p.lover)
-
-    def with_player(self, player: Player) -> MayorState:
-        players = list(self.players)
-        players[player.seat - 1] = player
-        return evolve(self, players=tuple(players))
 
     @property
     def is_over(self) -> bool:

@@ -8,11 +8,12 @@ the living Nazis only; who voted for whom only once the result is announced.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from vollmond.engine.core import Event, Json, Viewer, ViewerKind
+from vollmond.engine.core import Json, Viewer, ViewerKind
+from vollmond.engine.kit import view as kit_view
 from vollmond.engine.mayor.commands import Command
 from vollmond.engine.mayor.legal import legal_commands
 from vollmond.engine.mayor.options import MayorOptions
@@ -290,6 +291,6 @@ def project(state: MayorState, viewer: Viewer) -> MayorView:
     )
 
 
-def visible_events(events: Iterable[Event], viewer: Viewer) -> list[Event]:
-    """The part of an event stream that `viewer` may receive."""
-    return [e for e in events if e.audience.includes(viewer)]
+visible_events = kit_view.visible_events
+"""The part of an event stream that `viewer` may receive (the kit's, the same for every
+rule set)."""

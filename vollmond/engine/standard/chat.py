@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from vollmond.engine.core import Audience, Rejection
-from vollmond.engine.standard.abilities.base import reject
-from vollmond.engine.standard.codes import Ev, Rej
+from vollmond.engine.kit import chat
 from vollmond.engine.standard.commands import Say
 from vollmond.engine.standard.options import MAX_CHAT_CHARS
 from vollmond.engine.standard.properties import bonds_known, in_night_room, night_room
@@ -31,21 +30,11 @@ def room_of(state: GameState, seat: int) -> tuple[str, Audience] | None:
 
 
 def check_say(state: GameState, cmd: Say) -> Rejection | None:
-    text = cmd.text.strip()
-    if not text:
-        return reject(Rej.TEXT_EMPTY)
-    if len(text) > MAX_CHAT_CHARS:
-        return reject(Rej.TEXT_TOO_LONG, limit=MAX_CHAT_CHARS)
-    if room_of(state, cmd.actor) is None:
-        return reject(Rej.NOBODY_HEARS)
-    return None
+    return chat.check_say(state, cmd, room_of, MAX_CHAT_CHARS)
 
 
 def say(tx: Tx, cmd: Say) -> None:
-    found = room_of(tx.state, cmd.actor)
-    assert found is not None
-    room, audience = found
-    tx.emit(Ev.CHAT, audience, room=room, seat=cmd.actor, text=cmd.text.strip())
+    chat.say(tx, cmd, room_of)
 
 
 def is_on_market(state: GameState, seat: int) -> bool:

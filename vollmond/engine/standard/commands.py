@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vollmond.engine.kit.commands import FloorTimeout, Leave, PhaseTimeout, Say
 from vollmond.engine.standard.types import ActionKind
 
 
@@ -61,39 +62,11 @@ class ToggleCallMode:
 
 
 @dataclass(frozen=True, slots=True)
-class Say:
-    """Text chat into whatever room the actor is in right now."""
-
-    actor: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Leave:
-    """A player leaves the game for good (or the service removes an idle one)."""
-
-    actor: int
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseTimeout:
-    """Sent by the runtime's timer; stale timers (older phase) are refused."""
-
-    phase_seq: int
-
-
-@dataclass(frozen=True, slots=True)
 class CallTimeout:
     """Ends ringing (no answer) or an active call at its maximum duration."""
 
     call_id: int
     active: bool
-
-
-@dataclass(frozen=True, slots=True)
-class FloorTimeout:
-    seat: int
-    phase_seq: int
 
 
 PlayerCommand = (
@@ -110,3 +83,22 @@ PlayerCommand = (
 )
 TimerCommand = PhaseTimeout | CallTimeout | FloorTimeout
 Command = PlayerCommand | TimerCommand
+
+__all__ = [
+    "AnswerCall",
+    "CallTimeout",
+    "Command",
+    "FloorTimeout",
+    "HangUp",
+    "Interject",
+    "Leave",
+    "Nominate",
+    "PhaseTimeout",
+    "PlaceCall",
+    "PlayerCommand",
+    "Say",
+    "TimerCommand",
+    "ToggleCallMode",
+    "UseAbility",
+    "Vote",
+]

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from vollmond.engine.core import Audience, evolve
+from vollmond.engine.core import Audience, Json, evolve
+from vollmond.engine.kit.stages import announce, next_round, walk
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
-from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
 from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil
 from vollmond.engine.standard.resolution import resolve_night
@@ -174,17 +174,10 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
     placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
     tx.state = evolve(tx.state, phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
     seconds = stage.seconds(tx.state.options.durations)
-    step = {} if stage.step is None else {"step": stage.step.value}
-    tx.emit(
-        Ev.PHASE_STARTED,
-        Audience.public(),
-        phase=stage.phase.value,
-        round=tx.state.round,
-        seq=seq,
-        seconds=seconds,
-        **step,
-    )
-    tx.after(seconds, PhaseTimeout(seq))
+    params: dict[str, Json] = {"phase": stage.phase.value}
+    if stage.step is not None:
+        params["step"] = stage.step.value
+    announce(tx, Ev.PHASE_STARTED, seq, seconds, params)
     if previous is not None and previous.hides_bonds and not stage.hides_bonds:
         reveal_bonds(tx)
     stage.on_enter(tx)
@@ -193,30 +186,33 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
 def _new_round(tx: Tx) -> bool:
     """A new round; a table where nobody dies for several rounds ends in a draw.
     True when the game ended here."""
-    state = tx.state
-    quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
+    stalled = next_round(tx)
     if settle(tx):
         return True
-    if quiet >= state.options.stalemate_rounds:
+    if stalled:
         finish(tx, Outcome((Side.DRAW,), frozenset()))
         return True
     return False
 
 
 def _enter_next(tx: Tx, previous: StageSpec) -> None:
-    position = STAGES.index(previous) + 1
-    while True:
-        if position == len(STAGES):
-            if _new_round(tx):
-                return
-            position = 0
-        stage = STAGES[position]
-        if stage.is_available(tx.state):
-            _enter(tx, stage, previous)
-            return
-        stage.on_skip(tx)
-        position += 1
+    def enter(tx: Tx, position: int) -> None:
+        _enter(tx, STAGES[position], previous)
+
+    walk(
+        tx,
+        STAGES.index(previous) + 1,
+        len(STAGES),
+        is_available=lambda tx, position: STAGES[position].is_available(tx.state),
+        enter=enter,
+        skip=_skip,
+        new_round=_new_round,
+    )
+
+
+def _skip(tx: Tx, position: int) -> bool:
+    STAGES[position].on_skip(tx)
+    return False
 
 
 def begin(tx: Tx) -> None:

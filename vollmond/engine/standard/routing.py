@@ -6,29 +6,22 @@ multiplies; all secrecy lives here and is tested without audio.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
+from vollmond.engine.kit.routing import (
+    DUCKED,
+    FULL,
+    SPECTATORS,
+    Listener,
+    Route,
+    RoutingTable,
+    draft,
+    freeze,
+)
 from vollmond.engine.standard.chat import is_on_market
 from vollmond.engine.standard.properties import bonds_known, night_room
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import CallMode, CallStatus, Phase
 
-FULL = 1.0
 HALB_GAIN = 0.25
-DUCKED = 0.3
-SPECTATORS = "spectators"
-
-Listener = int | str
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    source: int
-    gain: float
-
-
-RoutingTable = Mapping[Listener, tuple[Route, ...]]
 
 
 def _market(state: GameState) -> tuple[Route, ...]:
@@ -39,8 +32,7 @@ def _market(state: GameState) -> tuple[Route, ...]:
 
 
 def routing(state: GameState) -> RoutingTable:
-    table: dict[Listener, list[Route]] = {p.seat: [] for p in state.players}
-    table[SPECTATORS] = []
+    table = draft(p.seat for p in state.players)
     by_day = state.phase is not Phase.NIGHT
     market = _market(state) if by_day else ()
     in_call: set[int] = set()
@@ -66,4 +58,16 @@ def routing(state: GameState) -> RoutingTable:
             table[seat].extend(
                 Route(other, FULL) for other in sorted(room - in_call) if other != seat
             )
-    return {listener: tuple(routes) for listener, routes in table.items()}
+    return freeze(table)
+
+
+__all__ = [
+    "DUCKED",
+    "FULL",
+    "HALB_GAIN",
+    "SPECTATORS",
+    "Listener",
+    "Route",
+    "RoutingTable",
+    "routing",
+]

@@ -10,11 +10,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from vollmond.engine.core import Audience, Rejection, Result, Rng
+from vollmond.engine.kit.handlers import Handler, HandlerTable, Refusals
 from vollmond.engine.standard import calls, chat, day, leaving
 from vollmond.engine.standard.abilities.base import reject
 from vollmond.engine.standard.codes import Ev, Rej
@@ -122,7 +120,7 @@ def start_with_roles(
     # V2 "as soon as": a founder's deck can hand evil its majority before anyone sleeps.
     if not settle(tx):
         begin(tx)
-    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+    return tx.result()
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -159,56 +157,32 @@ def _phase_timeout(tx: Tx, cmd: PhaseTimeout) -> None:
     on_timeout(tx)
 
 
-@dataclass(frozen=True, slots=True)
-class _Handler:
-    check: Callable[[GameState, Any], Rejection | None]
-    perform: Callable[[Tx, Any], None]
-    needs_living_actor: bool = True
-    timer: bool = False
-
-
-_HANDLERS: dict[type, _Handler] = {
-    UseAbility: _Handler(_check_ability, _use_ability),
-    Nominate: _Handler(day.check_nominate, day.nominate),
-    Vote: _Handler(day.check_vote, day.vote),
-    Interject: _Handler(day.check_interject, day.interject),
-    PlaceCall: _Handler(calls.check_place, calls.place),
-    AnswerCall: _Handler(calls.check_answer, calls.answer),
-    HangUp: _Handler(calls.check_hang_up, calls.hang_up, needs_living_actor=False),
-    ToggleCallMode: _Handler(calls.check_toggle, calls.toggle),
-    Say: _Handler(chat.check_say, chat.say, needs_living_actor=False),
-    Leave: _Handler(leaving.check_leave, leaving.leave),
-    PhaseTimeout: _Handler(_check_phase_timeout, _phase_timeout, timer=True),
-    CallTimeout: _Handler(calls.check_timeout, calls.timeout, timer=True),
-    FloorTimeout: _Handler(day.check_floor_timeout, day.release_floor, timer=True),
+_HANDLERS: dict[type, Handler[GameState, Tx]] = {
+    UseAbility: Handler(_check_ability, _use_ability),
+    Nominate: Handler(day.check_nominate, day.nominate),
+    Vote: Handler(day.check_vote, day.vote),
+    Interject: Handler(day.check_interject, day.interject),
+    PlaceCall: Handler(calls.check_place, calls.place),
+    AnswerCall: Handler(calls.check_answer, calls.answer),
+    HangUp: Handler(calls.check_hang_up, calls.hang_up, needs_living_actor=False),
+    ToggleCallMode: Handler(calls.check_toggle, calls.toggle),
+    Say: Handler(chat.check_say, chat.say, needs_living_actor=False),
+    Leave: Handler(leaving.check_leave, leaving.leave),
+    PhaseTimeout: Handler(_check_phase_timeout, _phase_timeout, timer=True),
+    CallTimeout: Handler(calls.check_timeout, calls.timeout, timer=True),
+    FloorTimeout: Handler(day.check_floor_timeout, day.release_floor, timer=True),
 }
 
 
 def validate(state: GameState, command: Command) -> Rejection | None:
     """Why `command` would be refused now, or None if `apply` would accept it."""
-    handler = _HANDLERS.get(type(command))
-    if handler is None:
-        return reject(Rej.NOT_A_PLAYER)
-    if state.phase is Phase.OVER and not isinstance(command, Say):
-        return reject(Rej.GAME_OVER)
-    if not handler.timer:
-        actor: int = command.actor  # type: ignore[union-attr]
-        if not isinstance(actor, int) or not state.has_seat(actor):
-            return reject(Rej.NOT_A_PLAYER)
-        if handler.needs_living_actor and not state.player(actor).alive:
-            return reject(Rej.ACTOR_DEAD)
-    return handler.check(state, command)
+    return _TABLE.validate(state, command)
 
 
 def apply(state: GameState, command: Command, rng: Rng) -> StdResult | Rejection:
     """Validate, then change: a rejection leaves `state` exactly as it was."""
-    refused = validate(state, command)
-    if refused is not None:
-        return refused
-    tx = Tx(state, rng)
-    _HANDLERS[type(command)].perform(tx, command)
-    after_command(tx)
-    return Result(tx.state, tuple(tx.events), tuple(tx.timers))
+    tx = _TABLE.run(state, command, rng)
+    return tx if isinstance(tx, Rejection) else tx.result()
 
 
 def after_command(tx: Tx) -> None:
@@ -218,3 +192,12 @@ def after_command(tx: Tx) -> None:
     if tx.state.phase is Phase.OVER or settle(tx):
         return
     advance_if_complete(tx)
+
+
+_TABLE = HandlerTable(
+    _HANDLERS,
+    Refusals(Rej.NOT_A_PLAYER, Rej.GAME_OVER, Rej.ACTOR_DEAD),
+    is_over=lambda state: state.phase is Phase.OVER,
+    open_tx=Tx,
+    after=after_command,
+)

@@ -11,22 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vollmond.engine.kit.stages import always, never, nothing
 from vollmond.engine.standard.options import Durations
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import NightStep, Phase
-
-
-def always(state: GameState) -> bool:
-    return True
-
-
-def never(state: GameState) -> bool:
-    return False
-
-
-def nothing(tx: Tx) -> None:
-    return None
 
 
 @dataclass(frozen=True, slots=True)

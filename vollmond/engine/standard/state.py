@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from vollmond.engine.core import Json, evolve
+from vollmond.engine.kit.seats import Seats
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.types import (
     ActionKind,
@@ -175,7 +176,7 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class GameState:
+class GameState(Seats[Player]):
     options: GameOptions
     players: tuple[Player, ...]
     phase: Phase
@@ -191,20 +192,6 @@ class GameState:
     quiet_rounds: int = 0
     deaths_this_round: int = 0
     outcome: Outcome | None = None
-
-    def player(self, seat: int) -> Player:
-        return self.players[seat - 1]
-
-    def has_seat(self, seat: int) -> bool:
-        return 1 <= seat <= len(self.players)
-
-    def living(self) -> Iterator[Player]:
-        return (p for p in self.players if p.alive)
-
-    def with_player(self, player: Player) -> GameState:
-        players = list(self.players)
-        players[player.seat - 1] = player
-        return evolve(self, players=tuple(players))
 
     def today(self) -> DayState:
         """The current day's record; only asked in the morning, day and vote phases."""

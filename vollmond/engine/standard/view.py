@@ -5,11 +5,12 @@ Channels never filter secrets themselves; if it is not in `view`, they cannot le
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from vollmond.engine.core import Event, Json, Viewer, ViewerKind
+from vollmond.engine.core import Json, Viewer, ViewerKind
+from vollmond.engine.kit import view as kit_view
 from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.legal import legal_actions
@@ -374,6 +375,6 @@ def view(state: GameState, viewer: Viewer) -> dict[str, Json]:
     return project(state, viewer).to_json()
 
 
-def visible_events(events: Iterable[Event], viewer: Viewer) -> list[Event]:
-    """The part of an event stream that `viewer` may receive."""
-    return [e for e in events if e.audience.includes(viewer)]
+visible_events = kit_view.visible_events
+"""The part of an event stream that `viewer` may receive (the kit's, the same for every
+rule set)."""
