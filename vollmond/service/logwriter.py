@@ -14,12 +14,12 @@ actor that lost track gets its own SeqConflictError and the others are unaffecte
 The predecessor check costs the same however long the logs are. The writer remembers the last
 seq it committed per game and log (`KnownEnds`): an append that continues right after it needs
 no read, because logs are append-only and contiguous. Only an append the writer has not seen
-the predecessor of (the first after a start, or after another writer) reads it, one primary-key
-lookup per game. An earlier version checked the whole batch with one `(game_id, seq) IN (...)`
-query, which SQLite answered by scanning the whole key index: 3.6 ms at 10k rows, 313 ms at 1M
-(benchmarks/logwriter.py keeps it as the baseline). What the writer remembers is only what it
-committed itself, never what an actor believes; a second writer at the same position is still
-refused by the primary key.
+the predecessor of (the first after a start, or after another writer) reads it: one index
+lookup per game, many games in one query. An earlier version checked the whole batch with one
+`(game_id, seq) IN (...)` query, which was answered by scanning the whole key index: 3.6 ms at
+10k rows, 313 ms at 1M (benchmarks/logwriter.py keeps it as the baseline). What the writer
+remembers is only what it committed itself, never what an actor believes; a second writer at
+the same position is still refused by the primary key.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import sqlalchemy
-from sqlalchemy import Insert, Select, Table, bindparam, event, insert, select
+from sqlalchemy import Insert, Select, Table, and_, event, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store import NewEvent, Sessions, append_commands, append_events
@@ -50,14 +50,24 @@ INSERT_COMMANDS: Insert = insert(COMMANDS)
 INSERT_EVENTS: Insert = insert(EVENTS)
 
 
-def _predecessor_query(table: Table) -> Select[Any]:
-    """One row by primary key: an index lookup, whatever the size of the log."""
-    return select(table.c.seq).where(
-        table.c.game_id == bindparam("game_id"), table.c.seq == bindparam("seq")
-    )
+READ_CHUNK = 100  # predecessors per read: keeps SQLite's expression depth far below its limit
 
 
-PREDECESSOR = {COMMANDS.name: _predecessor_query(COMMANDS), EVENTS.name: _predecessor_query(EVENTS)}
+def predecessor_reads(checks: list[tuple[str, str, int]]) -> list[tuple[Select[Any], int]]:
+    """The reads for the predecessors the writer does not know, with the rows each must find.
+
+    An OR of primary keys: SQLite answers it with one index lookup per key (its OR
+    optimisation), PostgreSQL with a bitmap OR of index scans; a row-value IN list was answered
+    with a scan of the whole index.
+    """
+    reads: list[tuple[Select[Any], int]] = []
+    for table in (COMMANDS, EVENTS):
+        keys = sorted({(game_id, seq) for name, game_id, seq in checks if name == table.name})
+        for start in range(0, len(keys), READ_CHUNK):
+            chunk = keys[start : start + READ_CHUNK]
+            where = or_(*(and_(table.c.game_id == g, table.c.seq == s) for g, s in chunk))
+            reads.append((select(table.c.seq).where(where), len(chunk)))
+    return reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,11 +190,8 @@ class LogWriter:
             connection = await session.connection()
             for statement, rows in statements.inserts:
                 await connection.execute(statement, rows)
-            for table, game_id, seq in statements.checks:
-                found = await connection.scalar(
-                    PREDECESSOR[table], {"game_id": game_id, "seq": seq}
-                )
-                if found is None:
+            for read, expected in predecessor_reads(statements.checks):
+                if len((await connection.execute(read)).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
 
     def _write_sync(self, statements: Statements) -> None:
@@ -192,9 +199,8 @@ class LogWriter:
         with self._sync_engine.begin() as connection:
             for statement, rows in statements.inserts:
                 connection.execute(statement, rows)
-            for table, game_id, seq in statements.checks:
-                found = connection.scalar(PREDECESSOR[table], {"game_id": game_id, "seq": seq})
-                if found is None:
+            for read, expected in predecessor_reads(statements.checks):
+                if len(connection.execute(read).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
 
 
@@ -203,7 +209,7 @@ class KnownEnds:
 
     Logs are append-only and every append was checked to continue its log, so an entry at or
     before a remembered end exists. Bounded: the oldest games are forgotten first, and a
-    forgotten game only costs one primary-key read at its next append.
+    forgotten game only costs one index lookup at its next append.
     """
 
     def __init__(self, capacity: int = KNOWN_GAMES) -> None:
