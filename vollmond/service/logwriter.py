@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
 import sqlalchemy
-from sqlalchemy import Insert, Select, Table, and_, event, insert, or_, select
+from sqlalchemy import Insert, Select, Table, and_, bindparam, event, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store import NewEvent, Sessions, append_commands, append_events
@@ -53,20 +54,38 @@ INSERT_EVENTS: Insert = insert(EVENTS)
 READ_CHUNK = 100  # predecessors per read: keeps SQLite's expression depth far below its limit
 
 
-def predecessor_reads(checks: list[tuple[str, str, int]]) -> list[tuple[Select[Any], int]]:
-    """The reads for the predecessors the writer does not know, with the rows each must find.
+@functools.cache
+def _read_keys(table_name: str, count: int) -> Select[Any]:
+    """`count` primary keys as an OR, built once per size: later batches reuse it compiled."""
+    table = COMMANDS if table_name == COMMANDS.name else EVENTS
+    return select(table.c.seq).where(
+        or_(
+            *(
+                and_(table.c.game_id == bindparam(f"g{i}"), table.c.seq == bindparam(f"s{i}"))
+                for i in range(count)
+            )
+        )
+    )
+
+
+def predecessor_reads(
+    checks: list[tuple[str, str, int]],
+) -> list[tuple[Select[Any], dict[str, Any], int]]:
+    """The reads for the predecessors the writer does not know: query, parameters, rows.
 
     An OR of primary keys: SQLite answers it with one index lookup per key (its OR
     optimisation), PostgreSQL with a bitmap OR of index scans; a row-value IN list was answered
     with a scan of the whole index.
     """
-    reads: list[tuple[Select[Any], int]] = []
-    for table in (COMMANDS, EVENTS):
-        keys = sorted({(game_id, seq) for name, game_id, seq in checks if name == table.name})
+    reads: list[tuple[Select[Any], dict[str, Any], int]] = []
+    for table in (COMMANDS.name, EVENTS.name):
+        keys = sorted({(game_id, seq) for name, game_id, seq in checks if name == table})
         for start in range(0, len(keys), READ_CHUNK):
             chunk = keys[start : start + READ_CHUNK]
-            where = or_(*(and_(table.c.game_id == g, table.c.seq == s) for g, s in chunk))
-            reads.append((select(table.c.seq).where(where), len(chunk)))
+            params: dict[str, Any] = {}
+            for i, (game_id, seq) in enumerate(chunk):
+                params[f"g{i}"], params[f"s{i}"] = game_id, seq
+            reads.append((_read_keys(table, len(chunk)), params, len(chunk)))
     return reads
 
 
@@ -190,8 +209,8 @@ class LogWriter:
             connection = await session.connection()
             for statement, rows in statements.inserts:
                 await connection.execute(statement, rows)
-            for read, expected in predecessor_reads(statements.checks):
-                if len((await connection.execute(read)).all()) != expected:
+            for read, params, expected in predecessor_reads(statements.checks):
+                if len((await connection.execute(read, params)).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
 
     def _write_sync(self, statements: Statements) -> None:
@@ -199,8 +218,8 @@ class LogWriter:
         with self._sync_engine.begin() as connection:
             for statement, rows in statements.inserts:
                 connection.execute(statement, rows)
-            for read, expected in predecessor_reads(statements.checks):
-                if len(connection.execute(read).all()) != expected:
+            for read, params, expected in predecessor_reads(statements.checks):
+                if len(connection.execute(read, params).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
 
 
