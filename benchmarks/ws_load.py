@@ -829,7 +829,8 @@ async def _setup_games(
         async def found() -> dict[str, Any]:
             async with limit:
                 response = await clients[0].post("/api/games", json=founding, headers=headers[0])
-                response.raise_for_status()
+                if not response.is_success:  # say why: the server's options may have moved
+                    raise RuntimeError(f"founding: {response.status_code} {response.text}")
                 game = str(response.json()["game"])
                 tokens = [str(response.json()["token"])]
                 for i in range(1, group):
@@ -948,8 +949,9 @@ async def run_bare(args: argparse.Namespace, players: int, real: Step) -> Step:
                 break
             await asyncio.sleep(0.1)
         clients = groups * args.group
-        # Open loop: the same fixed rate per player; closed loop: the rate the real run reached.
-        interval = 1 / args.rate if args.open_loop else clients / max(real.commands_per_s, 0.01)
+        # The rate the real run reached (in the open loop below `--rate` by the sends that were
+        # due while a player's view offered nothing, e.g. a dead player's): the same load.
+        interval = clients / max(real.commands_per_s, 0.01)
         pad = max(0, int(real.mean_message_bytes) - 16)
         jobs = [
             {
