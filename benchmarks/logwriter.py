@@ -44,6 +44,7 @@ from vollmond.service.logwriter import (
     LogAppend,
     LogWriter,
     _statements,
+    predecessor_reads,
 )
 from vollmond.store import NewEvent, Sessions, create_game, open_store
 from vollmond.store.db import create_engine
@@ -178,6 +179,30 @@ class Games:
         return items
 
 
+async def time_checks(sessions: Sessions, games: Games, repeats: int) -> dict[str, list[float]]:
+    """The predecessor checks alone, in a read transaction: the old tuple-IN queries against
+    the new writer's reads with nothing remembered (with something remembered it reads nothing).
+    """
+    items = [
+        LogAppend(g, games.next_command[g], None, games.next_event[g], [NewEvent("x", 0, 0)])
+        for g in games.ids
+    ]  # what the next batch would check: every game's last entries exist
+    cold = _statements(items, KnownEnds()).checks
+    times: dict[str, list[float]] = {"check_old": [], "check_cold": []}
+    async with sessions() as session:
+        connection = await session.connection()
+        for _ in range(repeats):
+            started = time.perf_counter()
+            for query, expected in old_checks(items):
+                assert len((await connection.execute(query)).all()) == expected
+            times["check_old"].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            for read, params, expected in predecessor_reads(cold):
+                assert len((await connection.execute(read, params)).all()) == expected
+            times["check_cold"].append((time.perf_counter() - started) * 1000)
+    return times
+
+
 async def timed_batch(writer: LogWriter, items: list[LogAppend]) -> float:
     batches = writer.batches
     started = time.perf_counter()
@@ -233,7 +258,8 @@ async def measure_backend(
                     times["new"].append(await timed_batch(new, batch_games.batch()))
                     new.known = KnownEnds()  # forget: every predecessor is read back
                     times["new_cold"].append(await timed_batch(new, batch_games.batch()))
-                median = {k: statistics.median(v) for k, v in times.items()}
+                checks = await time_checks(sessions, batch_games, repeats)
+                median = {k: statistics.median(v) for k, v in (times | checks).items()}
                 row = {
                     "backend": backend,
                     "event_rows": size,
@@ -243,6 +269,8 @@ async def measure_backend(
                     "new_ms": round(median["new"], 3),
                     "new_cold_ms": round(median["new_cold"], 3),
                     "old_over_new": round(median["old"] / median["new"], 2),
+                    "check_old_ms": round(median["check_old"], 3),
+                    "check_cold_ms": round(median["check_cold"], 3),
                 }
                 rows.append(row)
                 _log(json.dumps(row))
@@ -273,17 +301,19 @@ def main() -> None:
             measure_backend(backend, sizes, args.games, args.repeats, args.postgres_url)
         )
     print(
-        f"one batch of {args.games} appends (1 command + {BATCH_EVENTS} events each), "
-        f"median of {args.repeats}; baseline = the old (game_id, seq) IN (...) check"
+        f"one batch of {args.games} appends (1 command + {BATCH_EVENTS} events each), median of "
+        f"{args.repeats}; baseline = the old (game_id, seq) IN (...) check; cold = the new writer "
+        "with nothing remembered; check = the predecessor check alone"
     )
     print(
         f"{'backend':<11}{'event rows':>12}{'old ms':>10}{'new ms':>10}{'cold ms':>10}"
-        f"{'old/new':>9}"
+        f"{'old/new':>9}  {'check old':>10}{'check cold':>11}"
     )
     for row in rows:
         print(
             f"{row['backend']:<11}{row['event_rows']:>12,}{row['old_ms']:>10.2f}"
             f"{row['new_ms']:>10.2f}{row['new_cold_ms']:>10.2f}{row['old_over_new']:>8.1f}×"
+            f"  {row['check_old_ms']:>10.2f}{row['check_cold_ms']:>11.2f}"
         )
     if args.json_out is not None:
         append_json_line(
@@ -293,10 +323,17 @@ def main() -> None:
                 f"{r['backend']}_{r['event_rows']}": {
                     "new_ms": r["new_ms"],
                     "new_cold_ms": r["new_cold_ms"],
+                    "check_cold_ms": r["check_cold_ms"],
                 }
                 for r in rows
             },
-            baseline={f"{r['backend']}_{r['event_rows']}": {"old_ms": r["old_ms"]} for r in rows},
+            baseline={
+                f"{r['backend']}_{r['event_rows']}": {
+                    "old_ms": r["old_ms"],
+                    "check_old_ms": r["check_old_ms"],
+                }
+                for r in rows
+            },
             parameters={"games": args.games, "repeats": args.repeats, "sizes": sizes},
         )
 
