@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.support import POSTGRES_URL
-from vollmond.service.logwriter import LogAppend, LogWriter
+from vollmond.service.logwriter import KnownEnds, LogAppend, LogWriter
 from vollmond.store import (
     NewEvent,
     SeqConflictError,
@@ -153,3 +153,24 @@ async def test_a_gap_inside_one_batch_is_refused(store: Sessions) -> None:
     assert isinstance(results[1], SeqConflictError)
     assert [c.seq for c in await read_commands(store, game)] == [1, 2]
     assert [e.seq for e in await read_events(store, game)] == [1, 2]
+
+
+async def test_a_forgotten_game_is_read_back_and_still_checked(store: Sessions) -> None:
+    """The remembered ends are bounded: a forgotten game costs a read, never the check."""
+    writer = LogWriter(store)
+    writer.known = KnownEnds(capacity=1)
+    first, second = await _game(store), await _game(store)
+    try:
+        await writer.append(_append(first, 1, 1, 1))
+        await writer.append(_append(second, 1, 1, 1))  # `first` is forgotten
+        reads = writer.predecessor_reads
+        await writer.append(_append(first, 2, 2, 1))
+        assert writer.predecessor_reads == reads + 2  # its command and its event predecessor
+        await writer.append(_append(first, 3, 3, 1))  # remembered again: no read
+        assert writer.predecessor_reads == reads + 2
+        with pytest.raises(SeqConflictError):  # forgotten again, and a gap is still refused
+            await writer.append(_append(second, 3, 2, 1))
+    finally:
+        await writer.close()
+    assert [c.seq for c in await read_commands(store, first)] == [1, 2, 3]
+    assert [c.seq for c in await read_commands(store, second)] == [1]
