@@ -1,6 +1,6 @@
 """Engine throughput: complete 12-player games per second and per-command `apply` time.
 
-    .venv/bin/python -m benchmarks.engine [--games 300] [--players 12]
+    .venv/bin/python -m benchmarks.engine [--games 300] [--players 12] [--json-out FILE]
 
 Three figures, side by side:
 - bot games/s: complete games where random bots choose every command (bot cost included);
@@ -16,7 +16,9 @@ import json
 import statistics
 import time
 from dataclasses import replace
+from pathlib import Path
 
+from benchmarks.jsonline import append_json_line
 from vollmond.engine.core import Rejection
 from vollmond.engine.standard import GameOptions, apply, new_game
 from vollmond.engine.standard.replay import rng_for
@@ -69,8 +71,19 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--players", type=int, default=12)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
     args = parser.parse_args()
     figures = measure(args.games, args.players)
+    if args.json_out is not None:
+        baseline = {"replace_median_us": figures["baseline_replace_median_us"]}
+        own = {k: v for k, v in figures.items() if not k.startswith("baseline_")}
+        append_json_line(
+            args.json_out,
+            "engine",
+            figures=own,
+            baseline=baseline,
+            parameters={"games": args.games, "players": args.players},
+        )
     if args.json:
         print(json.dumps(figures, sort_keys=True))
         return

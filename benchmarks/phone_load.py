@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.phone_load                      # 300 callers, both modes
     .venv/bin/python -m benchmarks.phone_load --calls 100,200,300 --seconds 20
     .venv/bin/python -m benchmarks.phone_load --mode mix --calls 300 --json
+    .venv/bin/python -m benchmarks.phone_load --json-out runs.jsonl  # + one JSON line per run
 
 Each step starts a server in a child process (so its CPU is its own), then SIPp places
 ``--calls`` calls at ``--rate`` calls per second; every call streams speech-like PCMU audio
@@ -50,6 +51,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from benchmarks.jsonline import append_json_line
 
 HOST = "127.0.0.1"
 SCENARIO_DIR = Path(__file__).parent / "sipp"
@@ -607,6 +610,22 @@ async def drive(args: argparse.Namespace) -> None:
                     print(f"... {mode} {calls}: {rows[-1]['cpu_share']:.2f} cores", flush=True)
     cost = {str(c): mixer_cost(int(c), args.game_size) for c in str(args.calls).split(",")}
     path = {str(c): service_cost(int(c), args.game_size) for c in str(args.calls).split(",")}
+    if args.json_out is not None:  # MIX is the figure, ECHO the baseline of the same run
+        append_json_line(
+            args.json_out,
+            "phone_load",
+            figures={str(r["calls_wanted"]): r for r in rows if r["mode"] == "mix"}
+            | {"mixer_us_per_call_tick": cost, "service_us_per_call_tick": path},
+            baseline={str(r["calls_wanted"]): r for r in rows if r["mode"] == "echo"},
+            parameters={
+                "calls": str(args.calls),
+                "mode": args.mode,
+                "game_size": args.game_size,
+                "seconds": args.seconds,
+                "rate": args.rate,
+                "probes": args.probes,
+            },
+        )
     if args.json:
         out = {"steps": rows, "mixer_us_per_call_tick": cost, "service_us_per_call_tick": path}
         print(json.dumps(out, indent=2))
@@ -638,6 +657,7 @@ def main(argv: list[str] | None = None) -> None:
         help="run server and SIPp at this niceness (e.g. -10 as root on a shared machine)",
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
     # internal: the server child process
     parser.add_argument("--serve", choices=("mix", "echo"), help=argparse.SUPPRESS)
     parser.add_argument("--sip-port", type=int, default=0, help=argparse.SUPPRESS)

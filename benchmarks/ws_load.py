@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.ws_load --players 1000 --duration 60
     .venv/bin/python -m benchmarks.ws_load --steps 500,1000,2000,5000 --duration 60
     .venv/bin/python -m benchmarks.ws_load --players 1000 --database-url postgresql://...
+    .venv/bin/python -m benchmarks.ws_load --players 500 --open-loop [--rate 0.15] --json-out F
 
 For each step it starts `vollmond serve` on a free port with a fresh data directory (SQLite
 by default; `--database-url` must name a scratch PostgreSQL database: games left running when
@@ -13,6 +14,13 @@ and seats everyone over the JSON API, opens one real WebSocket per player from o
 client processes, starts the games, and lets every client play: after a think time it sends a
 random legal command from the `me.legal` of its latest view and waits for the answer.
 
+`--open-loop` is the honest mode: every player sends at a fixed mean rate (`--rate`, default
+0.15 commands/s, about what a real game offers a player; Poisson arrivals) whether or not its
+earlier commands were answered, so a slow server cannot slow its own load down. Rejected
+answers count in the latency figures like accepted ones, answers slower than `--late-ms` are
+counted as late, and commands never answered count with the time they waited. The window
+lasts until every game is over (at most `--duration`, default 600 s in this mode).
+
 Measured in a window that opens once every game has started and every client is welcomed:
 players connected, games completed, commands per second, command-to-event latency (from
 sending a command to the first event it caused, or its ack if this seat sees no event of it),
@@ -22,7 +30,8 @@ CPU of the client processes.
 Side by side, the BARE baseline: a minimal websockets server (in this file) that forwards every
 message of a client to the clients of its group, driven by the same client processes with the
 same number of clients, the same groups, the same command rate and messages padded to the mean
-size the real server sent. Ratios are real / bare.
+size the real server sent; both servers run on uvloop. Ratios are real / bare, including the
+server CPU per command. `--json-out FILE` appends one JSON line per step (benchmarks/jsonline.py).
 """
 
 from __future__ import annotations
@@ -49,9 +58,12 @@ from typing import Any
 
 import httpx
 import msgspec
+import uvloop
 import websockets
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+from benchmarks.jsonline import append_json_line
 
 HOST = "127.0.0.1"
 PASSWORD = "benchmark-password-42"  # a throw-away account on a throw-away server
@@ -149,6 +161,9 @@ async def bare_server(port: int, duration_s: float) -> None:
         await asyncio.sleep(duration_s)
 
 
+LATE_MS = 1000.0  # an answer slower than this is late (counted, and still in the latencies)
+
+
 # -- client processes ---------------------------------------------------------------------------
 @dataclass
 class Totals:
@@ -159,6 +174,8 @@ class Totals:
     acked: int = 0
     rejected: int = 0
     unanswered: int = 0
+    late: int = 0
+    skipped: int = 0  # open loop: a send was due but the view offered no command
     received: int = 0
     received_bytes: int = 0
     errors: dict[str, int] = field(default_factory=dict)
@@ -175,6 +192,8 @@ class Totals:
             "acked": self.acked,
             "rejected": self.rejected,
             "unanswered": self.unanswered,
+            "late": self.late,
+            "skipped": self.skipped,
             "received": self.received,
             "received_bytes": self.received_bytes,
             "errors": self.errors,
@@ -200,9 +219,18 @@ class Player:
     """One seat of one game, on one WebSocket, choosing random legal commands."""
 
     def __init__(
-        self, game: str, token: str, think_s: float, rng: random.Random, totals: Totals
+        self,
+        game: str,
+        token: str,
+        think_s: float,
+        rng: random.Random,
+        totals: Totals,
+        rate: float = 0.0,
+        late_ms: float = LATE_MS,
     ) -> None:
         self.game = game
+        self.rate = rate
+        self.late_ms = late_ms
         self.token = token
         self.think_s = think_s
         self.rng = rng
@@ -215,6 +243,15 @@ class Player:
         self.first_event_at: dict[int, float] = {}
         self.next_id = 1
         self.over = False
+        self.in_flight: dict[int, float] = {}  # open loop: command id -> sent at
+
+    def _answered(self, sent_at: float, answered_at: float, window: Window) -> None:
+        if not window.inside(sent_at):
+            return
+        latency_ms = (answered_at - sent_at) * 1000
+        self.totals.latencies_ms.append(latency_ms)
+        if latency_ms > self.late_ms:
+            self.totals.late += 1
 
     def choose(self) -> dict[str, Any] | None:
         me = (self.view or {}).get("me") or {}
@@ -243,7 +280,7 @@ class Player:
             if inside:
                 totals.by_type[kind] = totals.by_type.get(kind, 0) + 1
             if kind == "event":
-                if self.pending is not None:
+                if self.pending is not None or self.in_flight:
                     self.first_event_at.setdefault(int(message["seq"]), now)
             elif kind in ("view", "welcome"):
                 self.view = message["view"]
@@ -252,6 +289,13 @@ class Player:
                     if inside:
                         totals.games_over.add(self.game)
                 self.fresh.set()
+            elif kind == "ack" and message["id"] in self.in_flight:
+                sent_at = self.in_flight.pop(message["id"])
+                if window.inside(sent_at):
+                    totals.acked += 1
+                self._answered(sent_at, self.first_event_at.get(int(message["seq"]), now), window)
+                if not self.in_flight:
+                    self.first_event_at.clear()
             elif kind == "ack" and self.pending is not None and message["id"] == self.pending[0]:
                 sent_at = self.pending[1]
                 answered_at = self.first_event_at.get(int(message["seq"]), now)
@@ -263,7 +307,12 @@ class Player:
                 code = str(message.get("code"))
                 if inside:
                     totals.errors[code] = totals.errors.get(code, 0) + 1
-                if self.pending is not None and message.get("id") == self.pending[0]:
+                if message.get("id") in self.in_flight:
+                    sent_at = self.in_flight.pop(message["id"])
+                    if window.inside(sent_at):
+                        totals.rejected += 1
+                    self._answered(sent_at, now, window)  # a rejection is an answer too
+                elif self.pending is not None and message.get("id") == self.pending[0]:
                     if window.inside(self.pending[1]):
                         totals.rejected += 1
                     self._answer()
@@ -273,7 +322,40 @@ class Player:
         self.first_event_at.clear()
         self.answered.set()
 
+    async def act_open(self, window: Window) -> None:
+        """Open loop: send at Poisson times of mean rate `self.rate`, answered or not."""
+        assert self.ws is not None
+        await window.opened.wait()
+        due = time.time() + self.rng.expovariate(self.rate)
+        while not self.over:
+            await asyncio.sleep(max(0.0, due - time.time()))
+            due += self.rng.expovariate(self.rate)  # the schedule does not wait for answers
+            if self.over or time.time() >= window.t1:
+                break
+            command = self.choose()
+            if command is None:
+                self.totals.skipped += 1
+                continue
+            command_id = self.next_id
+            self.next_id += 1
+            sent_at = time.time()
+            self.in_flight[command_id] = sent_at
+            await self.ws.send(_encode({"type": "command", "id": command_id, "command": command}))
+            if window.inside(sent_at):
+                self.totals.sent += 1
+
+    def give_up(self, window: Window, now: float) -> None:
+        """Commands never answered: counted, and in the latencies with the time they waited."""
+        for sent_at in self.in_flight.values():
+            if window.inside(sent_at):
+                self.totals.unanswered += 1
+                self._answered(sent_at, now, window)
+        self.in_flight.clear()
+
     async def act(self, window: Window) -> None:
+        if self.rate > 0:
+            await self.act_open(window)
+            return
         assert self.ws is not None
         await window.opened.wait()
         while not self.over and time.time() < window.t1:
@@ -380,7 +462,15 @@ async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Client
     totals, window = clients.totals, clients.window
     limit = asyncio.Semaphore(CONNECT_CONCURRENCY)
     players = [
-        Player(g["id"], token, job["think_s"], random.Random(rng.random()), totals)
+        Player(
+            g["id"],
+            token,
+            job["think_s"],
+            random.Random(rng.random()),
+            totals,
+            rate=job["rate"],
+            late_ms=job["late_ms"],
+        )
         for g in job["games"]
         for token in g["tokens"]
     ]
@@ -453,11 +543,17 @@ async def worker() -> None:
         await asyncio.sleep(0.2)
     finished = time.time()
     # Commands sent inside the window still count when their answer comes later (bounded).
-    while any(p.pending for p in clients.players) and time.time() < window.t1 + ANSWER_GRACE_S:
+    while (
+        any(p.pending or p.in_flight for p in clients.players)
+        and time.time() < window.t1 + ANSWER_GRACE_S
+    ):
         await asyncio.sleep(0.2)
     totals = clients.totals
     late = [p for p in clients.players if p.pending and clients.window.inside(p.pending[1])]
     totals.unanswered += len(late)
+    gave_up_at = time.time()
+    for p in clients.players:
+        p.give_up(window, gave_up_at)
     totals.connected = sum(1 for ws in clients.sockets if ws.state is websockets.State.OPEN)
     totals.dropped = len(clients.sockets) - totals.connected
     result = totals.to_json()
@@ -512,6 +608,8 @@ class Step:
     acked: int = 0
     rejected: int = 0
     unanswered: int = 0
+    late: int = 0
+    skipped: int = 0
     commands_per_s: float = 0.0
     p50_ms: float = float("nan")
     p99_ms: float = float("nan")
@@ -598,6 +696,16 @@ async def _probe(url: str, until: float, lags_ms: list[float]) -> None:
             await asyncio.sleep(0.5)
 
 
+def _count(step: Step, results: list[dict[str, Any]]) -> None:
+    """The fates of the commands sent in the window, summed over the client processes."""
+    step.commands = sum(r["sent"] for r in results)
+    step.acked = sum(r["acked"] for r in results)
+    step.rejected = sum(r["rejected"] for r in results)
+    step.unanswered = sum(r["unanswered"] for r in results)
+    step.late = sum(r["late"] for r in results)
+    step.skipped = sum(r["skipped"] for r in results)
+
+
 async def _drive(
     workers: Workers,
     step: Step,
@@ -639,10 +747,7 @@ async def _drive(
     step.others_cpu = max(0.0, others) / step.window_s
     step.server_rss_mb, step.server_peak_mb = memory_mb(server_pid)
     latencies = [x for r in results for x in r["latencies_ms"]]
-    step.commands = sum(r["sent"] for r in results)
-    step.acked = sum(r["acked"] for r in results)
-    step.rejected = sum(r["rejected"] for r in results)
-    step.unanswered = sum(r["unanswered"] for r in results)
+    _count(step, results)
     step.dropped = sum(r["dropped"] for r in results)
     step.connected = min(step.connected, sum(r["connected"] for r in results))
     step.games_completed = len({g for r in results for g in r["games_over"]})
@@ -724,7 +829,8 @@ async def _setup_games(
         async def found() -> dict[str, Any]:
             async with limit:
                 response = await clients[0].post("/api/games", json=founding, headers=headers[0])
-                response.raise_for_status()
+                if not response.is_success:  # say why: the server's options may have moved
+                    raise RuntimeError(f"founding: {response.status_code} {response.text}")
                 game = str(response.json()["game"])
                 tokens = [str(response.json()["token"])]
                 for i in range(1, group):
@@ -801,6 +907,8 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
                 "host_cookies": host_cookies,
                 "games": part,
                 "think_s": args.think_s,
+                "rate": args.rate if args.open_loop else 0.0,
+                "late_ms": args.late_ms,
             }
             for i, part in enumerate(_split(created, args.client_procs))
         ]
@@ -841,6 +949,8 @@ async def run_bare(args: argparse.Namespace, players: int, real: Step) -> Step:
                 break
             await asyncio.sleep(0.1)
         clients = groups * args.group
+        # The rate the real run reached (in the open loop below `--rate` by the sends that were
+        # due while a player's view offered nothing, e.g. a dead player's): the same load.
         interval = clients / max(real.commands_per_s, 0.01)
         pad = max(0, int(real.mean_message_bytes) - 16)
         jobs = [
@@ -867,7 +977,7 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.1f}×" if b else "–"
 
 
-def report(pairs: list[tuple[Step, Step | None]]) -> None:
+def report(pairs: list[tuple[Step, Step | None]], args_late_ms: float = LATE_MS) -> None:
     print(
         f"{'players':>7} {'mode':>4} {'held':>5} {'games':>9} {'cmd/s':>6} {'p50 ms':>7} "
         f"{'p99 ms':>7} {'max ms':>6} {'msg/s':>6} {'B/msg':>5} {'srv CPU':>7} "
@@ -878,6 +988,7 @@ def report(pairs: list[tuple[Step, Step | None]]) -> None:
             if s is None:
                 continue
             games = f"{s.games_completed}/{s.games}" if s.mode == "real" else f"{s.games} grp"
+            # (an open-loop p99 includes rejected, late and unanswered commands)
             print(
                 f"{s.players:>7} {s.mode:>4} {s.connected:>5} {games:>9} "
                 f"{s.commands_per_s:>6.0f} {s.p50_ms:>7.1f} {s.p99_ms:>7.1f} {s.max_ms:>6.0f} "
@@ -889,12 +1000,17 @@ def report(pairs: list[tuple[Step, Step | None]]) -> None:
             print(
                 f"{'':>7} real/bare: p50 {_ratio(real.p50_ms, bare.p50_ms)}, "
                 f"p99 {_ratio(real.p99_ms, bare.p99_ms)}, "
-                f"server CPU {_ratio(real.server_cpu, bare.server_cpu)}"
+                f"server CPU {_ratio(real.server_cpu, bare.server_cpu)}, "
+                f"server CPU per command {real.server_ms_per_command:.2f} ms vs bare "
+                f"{bare.server_ms_per_command:.2f} ms = "
+                f"{_ratio(real.server_ms_per_command, bare.server_ms_per_command)}"
             )
         print(
             f"{'':>7} window {real.window_s:.0f} s, setup {real.setup_s:.0f} s; "
             f"commands {real.commands}: {real.acked} acked, {real.rejected} rejected, "
-            f"{real.unanswered} unanswered; dropped {real.dropped}, failed {real.failed}; "
+            f"{real.unanswered} unanswered, {real.late} late (> {args_late_ms:.0f} ms), "
+            f"{real.skipped} due with nothing to send; "
+            f"dropped {real.dropped}, failed {real.failed}; "
             f"GET /healthz meanwhile p50 {real.healthz_p50_ms:.0f} ms, "
             f"max {real.healthz_max_ms:.0f} ms; "
             f"errors {dict(sorted(real.errors.items()))}; "
@@ -910,15 +1026,57 @@ async def coordinate(args: argparse.Namespace) -> list[tuple[Step, Step | None]]
         bare = None if args.no_baseline else await run_bare(args, players, real)
         pairs.append((real, bare))
         if not args.json:
-            report([(real, bare)])
+            report([(real, bare)], args.late_ms)
+        if args.json_out is not None:
+            write_json_line(args, real, bare)
     return pairs
+
+
+def write_json_line(args: argparse.Namespace, real: Step, bare: Step | None) -> None:
+    keys = (
+        "players", "connected", "games", "games_completed", "window_s", "commands", "acked",
+        "rejected", "unanswered", "late", "skipped", "commands_per_s", "p50_ms", "p99_ms",
+        "max_ms", "server_cpu", "server_ms_per_command", "server_rss_mb", "client_cpu",
+    )  # fmt: skip
+
+    def pick(step: Step | None) -> dict[str, Any]:
+        if step is None:
+            return {}
+        values = vars(step)
+        return {k: values[k] if values[k] == values[k] else None for k in keys}  # NaN: null
+
+    append_json_line(
+        args.json_out,
+        "ws_load",
+        figures=pick(real),
+        baseline=pick(bare),
+        parameters={
+            "players": real.players,
+            "open_loop": args.open_loop,
+            "rate": args.rate if args.open_loop else None,
+            "think_s": None if args.open_loop else args.think_s,
+            "duration": args.duration,
+            "group": args.group,
+            "phase_s": args.phase_s,
+            "database": "postgresql" if args.database_url else "sqlite",
+            "late_ms": args.late_ms,
+        },
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=1000)
     parser.add_argument("--steps", help="comma-separated player counts, e.g. 500,1000,2000,5000")
-    parser.add_argument("--duration", type=float, default=60.0, help="measured window, s")
+    parser.add_argument(
+        "--duration", type=float, help="measured window, s (60; open loop: at most 600)"
+    )
+    parser.add_argument(
+        "--open-loop", action="store_true", help="send at a fixed rate, answered or not"
+    )
+    parser.add_argument("--rate", type=float, default=0.15, help="open loop: commands/s/player")
+    parser.add_argument("--late-ms", type=float, default=LATE_MS, help="an answer above is late")
+    parser.add_argument("--json-out", type=Path, help="append one JSON line per step")
     parser.add_argument("--group", type=int, default=10, help="players per game (at most 10)")
     parser.add_argument("--phase-s", type=float, default=6.0, help="night/day length, s")
     parser.add_argument("--think-s", type=float, default=1.0, help="mean think time, s")
@@ -931,12 +1089,14 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.duration is None:
+        args.duration = 600.0 if args.open_loop else 60.0
     raise_fd_limit()
     if args.worker:
-        asyncio.run(worker())
+        uvloop.run(worker())
         return
-    if args.bare_server:
-        asyncio.run(bare_server(args.bare_server, args.duration))
+    if args.bare_server:  # uvloop, as `vollmond serve` runs: the baseline is not handicapped
+        uvloop.run(bare_server(args.bare_server, args.duration))
         return
     if not 4 <= args.group <= 10:
         parser.error("--group must be 4..10 (one signup per seat; signups are rate-limited)")

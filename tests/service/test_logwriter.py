@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.support import POSTGRES_URL
-from vollmond.service.logwriter import LogAppend, LogWriter
+from vollmond.service.logwriter import KnownEnds, LogAppend, LogWriter
 from vollmond.store import (
     NewEvent,
     SeqConflictError,
@@ -95,3 +95,82 @@ async def test_a_conflicting_append_fails_alone(store: Sessions) -> None:
     assert [c.seq for c in await read_commands(store, bad)] == [1]
     assert [c.seq for c in await read_commands(store, gap)] == [1]
     assert [e.seq for e in await read_events(store, bad)] == [1]
+
+
+async def test_an_append_after_its_own_reads_no_predecessor(store: Sessions) -> None:
+    """The check costs no read when the writer committed the predecessor itself (flat cost)."""
+    writer = LogWriter(store)
+    games = [await _game(store) for _ in range(3)]
+    try:
+        for game in games:
+            await writer.append(_append(game, 1, 1, 2))
+        for step in range(3):
+            await asyncio.gather(
+                *(writer.append(_append(g, 2 + step, 3 + 2 * step, 2)) for g in games)
+            )
+    finally:
+        await writer.close()
+    assert writer.predecessor_reads == 0
+    for game in games:
+        assert [c.seq for c in await read_commands(store, game)] == [1, 2, 3, 4]
+
+
+async def test_a_second_writer_is_refused_by_the_key_and_its_entries_are_read(
+    store: Sessions,
+) -> None:
+    """Two writers on one log (a restarted or duplicated actor): what one writer remembers
+    never lets the other's entries be overwritten, and a continuation of them is read back."""
+    first, second = LogWriter(store), LogWriter(store)
+    game = await _game(store)
+    try:
+        await first.append(_append(game, 1, 1, 1))
+        await second.append(_append(game, 2, 2, 1))  # the second writer reads command 1 back
+        assert second.predecessor_reads == 2
+        with pytest.raises(SeqConflictError):  # the first writer's stale end: seq 2 is taken
+            await first.append(_append(game, 2, 2, 1))
+        await first.append(_append(game, 3, 3, 1))  # continues the second writer's entry
+    finally:
+        await first.close()
+        await second.close()
+    assert [c.command for c in await read_commands(store, game)] == [{"n": 1}, {"n": 2}, {"n": 3}]
+    assert [e.seq for e in await read_events(store, game)] == [1, 2, 3]
+
+
+async def test_a_gap_inside_one_batch_is_refused(store: Sessions) -> None:
+    """Two appends of one game in the same batch: the later one must continue the earlier."""
+    writer = LogWriter(store)
+    game = await _game(store)
+    try:
+        await writer.append(_append(game, 1, 1, 1))
+        results = await asyncio.gather(
+            writer.append(_append(game, 2, 2, 1)),
+            writer.append(_append(game, 4, 4, 1)),  # skipped command seq 3 and event seq 3
+            return_exceptions=True,
+        )
+    finally:
+        await writer.close()
+    assert results[0] is None
+    assert isinstance(results[1], SeqConflictError)
+    assert [c.seq for c in await read_commands(store, game)] == [1, 2]
+    assert [e.seq for e in await read_events(store, game)] == [1, 2]
+
+
+async def test_a_forgotten_game_is_read_back_and_still_checked(store: Sessions) -> None:
+    """The remembered ends are bounded: a forgotten game costs a read, never the check."""
+    writer = LogWriter(store)
+    writer.known = KnownEnds(capacity=1)
+    first, second = await _game(store), await _game(store)
+    try:
+        await writer.append(_append(first, 1, 1, 1))
+        await writer.append(_append(second, 1, 1, 1))  # `first` is forgotten
+        reads = writer.predecessor_reads
+        await writer.append(_append(first, 2, 2, 1))
+        assert writer.predecessor_reads == reads + 2  # its command and its event predecessor
+        await writer.append(_append(first, 3, 3, 1))  # remembered again: no read
+        assert writer.predecessor_reads == reads + 2
+        with pytest.raises(SeqConflictError):  # forgotten again, and a gap is still refused
+            await writer.append(_append(second, 3, 2, 1))
+    finally:
+        await writer.close()
+    assert [c.seq for c in await read_commands(store, first)] == [1, 2, 3]
+    assert [c.seq for c in await read_commands(store, second)] == [1]

@@ -10,18 +10,30 @@ The guarantees of `append_commands`/`append_events` stay: the primary key refuse
 writer at the same position, and the predecessor of each appended run must exist. If a batch
 fails, nothing of it was written, and each append is retried alone through the store, so the
 actor that lost track gets its own SeqConflictError and the others are unaffected.
+
+The predecessor check costs the same however long the logs are. The writer remembers the last
+seq it committed per game and log (`KnownEnds`): an append that continues right after it needs
+no read, because logs are append-only and contiguous. Only an append the writer has not seen
+the predecessor of (the first after a start, or after another writer) reads it: one index
+lookup per game, many games in one query. An earlier version checked the whole batch with one
+`(game_id, seq) IN (...)` query, which was answered by scanning the whole key index: 3.6 ms at
+10k rows, 313 ms at 1M (benchmarks/logwriter.py keeps it as the baseline). What the writer
+remembers is only what it committed itself, never what an actor believes; a second writer at
+the same position is still refused by the primary key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
 import sqlalchemy
-from sqlalchemy import Executable, Select, Table, event, insert, select, tuple_
+from sqlalchemy import Insert, Select, Table, and_, bindparam, event, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store import NewEvent, Sessions, append_commands, append_events
@@ -30,9 +42,51 @@ from vollmond.store.models import GameCommandRow, GameEventRow
 from vollmond.store.types import utcnow
 
 MAX_BATCH = 500
+KNOWN_GAMES = 100_000  # games whose log ends the writer remembers; older ones are read again
 # Core tables, not ORM entities: the ORM's bulk-insert path cost more than the database did.
 COMMANDS = cast(Table, GameCommandRow.__table__)
 EVENTS = cast(Table, GameEventRow.__table__)
+# Built once, so every batch reuses the compiled statement: one executemany per table.
+INSERT_COMMANDS: Insert = insert(COMMANDS)
+INSERT_EVENTS: Insert = insert(EVENTS)
+
+
+READ_CHUNK = 100  # predecessors per read: keeps SQLite's expression depth far below its limit
+
+
+@functools.cache
+def _read_keys(table_name: str, count: int) -> Select[Any]:
+    """`count` primary keys as an OR, built once per size: later batches reuse it compiled."""
+    table = COMMANDS if table_name == COMMANDS.name else EVENTS
+    return select(table.c.seq).where(
+        or_(
+            *(
+                and_(table.c.game_id == bindparam(f"g{i}"), table.c.seq == bindparam(f"s{i}"))
+                for i in range(count)
+            )
+        )
+    )
+
+
+def predecessor_reads(
+    checks: list[tuple[str, str, int]],
+) -> list[tuple[Select[Any], dict[str, Any], int]]:
+    """The reads for the predecessors the writer does not know: query, parameters, rows.
+
+    An OR of primary keys: SQLite answers it with one index lookup per key (its OR
+    optimisation), PostgreSQL with a bitmap OR of index scans; a row-value IN list was answered
+    with a scan of the whole index.
+    """
+    reads: list[tuple[Select[Any], dict[str, Any], int]] = []
+    for table in (COMMANDS.name, EVENTS.name):
+        keys = sorted({(game_id, seq) for name, game_id, seq in checks if name == table})
+        for start in range(0, len(keys), READ_CHUNK):
+            chunk = keys[start : start + READ_CHUNK]
+            params: dict[str, Any] = {}
+            for i, (game_id, seq) in enumerate(chunk):
+                params[f"g{i}"], params[f"s{i}"] = game_id, seq
+            reads.append((_read_keys(table, len(chunk)), params, len(chunk)))
+    return reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +108,10 @@ class LogWriter:
         self._pending: list[tuple[LogAppend, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.known = KnownEnds()
         self.batches = 0
         self.appends = 0
+        self.predecessor_reads = 0  # how many appends needed their predecessor read back
         # SQLite: each batch is one call in a thread of its own, on a plain sqlite3 connection.
         # Through aiosqlite a batch took 16 thread round trips, and under load each of them
         # waited for a turn of the busy event loop: commands waited seconds for their batch.
@@ -127,12 +183,15 @@ class LogWriter:
                     )
                     await append_events(self.sessions, item.game_id, item.event_seq, item.events)
                 except Exception as exc:
+                    self.known.forget(item.game_id)
                     if not future.done():
                         future.set_exception(exc)
                 else:
+                    self.known.committed([item])
                     if not future.done():
                         future.set_result(None)
             return
+        self.known.committed([item for item, _ in batch])
         self.batches += 1
         self.appends += len(batch)
         for _, future in batch:
@@ -140,7 +199,8 @@ class LogWriter:
                 future.set_result(None)
 
     async def _write(self, items: list[LogAppend]) -> None:
-        statements = _statements(items)
+        statements = _statements(items, self.known)
+        self.predecessor_reads += len(statements.checks)
         if self._sync_engine is not None:
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(self._executor, self._write_sync, statements)
@@ -149,8 +209,8 @@ class LogWriter:
             connection = await session.connection()
             for statement, rows in statements.inserts:
                 await connection.execute(statement, rows)
-            for check, expected in statements.checks:
-                if len((await connection.execute(check)).all()) != expected:
+            for read, params, expected in predecessor_reads(statements.checks):
+                if len((await connection.execute(read, params)).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
 
     def _write_sync(self, statements: Statements) -> None:
@@ -158,20 +218,50 @@ class LogWriter:
         with self._sync_engine.begin() as connection:
             for statement, rows in statements.inserts:
                 connection.execute(statement, rows)
-            for check, expected in statements.checks:
-                if len(connection.execute(check).all()) != expected:
+            for read, params, expected in predecessor_reads(statements.checks):
+                if len(connection.execute(read, params).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
+
+
+class KnownEnds:
+    """The last seq this writer committed, per game and log: predecessors it need not read.
+
+    Logs are append-only and every append was checked to continue its log, so an entry at or
+    before a remembered end exists. Bounded: the oldest games are forgotten first, and a
+    forgotten game only costs one index lookup at its next append.
+    """
+
+    def __init__(self, capacity: int = KNOWN_GAMES) -> None:
+        self.capacity = capacity
+        self._ends: OrderedDict[str, tuple[int, int]] = OrderedDict()  # game: (command, event)
+
+    def covers(self, table: str, game_id: str, seq: int) -> bool:
+        """Whether the entry `seq` of this game's `table` log is known to be committed."""
+        ends = self._ends.get(game_id)
+        return ends is not None and (ends[0] if table == COMMANDS.name else ends[1]) >= seq
+
+    def committed(self, items: list[LogAppend]) -> None:
+        for item in items:
+            command_end, event_end = self._ends.pop(item.game_id, (0, 0))
+            if item.events:  # an append without events says nothing about the event log
+                event_end = max(event_end, item.event_seq + len(item.events) - 1)
+            self._ends[item.game_id] = (max(command_end, item.command_seq), event_end)
+        while len(self._ends) > self.capacity:
+            self._ends.popitem(last=False)
+
+    def forget(self, game_id: str) -> None:
+        self._ends.pop(game_id, None)
 
 
 @dataclass(frozen=True, slots=True)
 class Statements:
-    """One batch: the inserts, and the predecessor checks with the rows each must find."""
+    """One batch: the inserts, and the predecessors (table, game, seq) that must be read."""
 
-    inserts: list[tuple[Executable, list[dict[str, Any]]]]
-    checks: list[tuple[Select[Any], int]]
+    inserts: list[tuple[Insert, list[dict[str, Any]]]]
+    checks: list[tuple[str, str, int]]
 
 
-def _statements(items: list[LogAppend]) -> Statements:
+def _statements(items: list[LogAppend], known: KnownEnds) -> Statements:
     now = utcnow()
     commands = [
         {
@@ -195,17 +285,25 @@ def _statements(items: list[LogAppend]) -> Statements:
         for i in items
         for offset, e in enumerate(i.events)
     ]
-    inserts: list[tuple[Executable, list[dict[str, Any]]]] = [(insert(COMMANDS), commands)]
+    inserts: list[tuple[Insert, list[dict[str, Any]]]] = [(INSERT_COMMANDS, commands)]
     if events:
-        inserts.append((insert(EVENTS), events))
-    # The first append of a run must follow an entry already in the log (or in this batch).
-    first_command = {i.game_id: i.command_seq for i in reversed(items)}
-    first_event = {i.game_id: i.event_seq for i in reversed(items) if i.events}
-    checks: list[tuple[Select[Any], int]] = []
-    for table, firsts in ((COMMANDS, first_command), (EVENTS, first_event)):
-        wanted = {(game, seq - 1) for game, seq in firsts.items() if seq > 1}
-        if wanted:
-            game_id, seq = table.c.game_id, table.c.seq
-            query = select(game_id, seq).where(tuple_(game_id, seq).in_(sorted(wanted)))
-            checks.append((query, len(wanted)))
+        inserts.append((INSERT_EVENTS, events))
+    # Every append must follow an entry already in the log or in this batch; the entries this
+    # writer committed itself need no read.
+    in_batch = {
+        COMMANDS.name: {(i.game_id, i.command_seq) for i in items},
+        EVENTS.name: {(i.game_id, i.event_seq + n) for i in items for n in range(len(i.events))},
+    }
+    firsts = {
+        COMMANDS.name: [(i.game_id, i.command_seq) for i in items],
+        EVENTS.name: [(i.game_id, i.event_seq) for i in items if i.events],
+    }
+    checks = [
+        (table, game_id, seq - 1)
+        for table, appends in firsts.items()
+        for game_id, seq in appends
+        if seq > 1
+        and (game_id, seq - 1) not in in_batch[table]
+        and not known.covers(table, game_id, seq - 1)
+    ]
     return Statements(inserts, checks)
