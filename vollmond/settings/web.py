@@ -29,5 +29,8 @@ class WebSettings:
     operator_alarms_per_seat_per_hour: int = 5
     # Chat messages (Say) one seat may send per minute, on top of the engine's own checks.
     chat_messages_per_seat_per_minute: int = 30
+    # A WebSocket whose client has sent a `ping` promises a heartbeat: silent for longer than
+    # this, it is taken for dead (a half-open connection) and closed, so its seat shows absent.
+    ws_heartbeat_timeout_s: float = 10.0
     # How many client addresses/seats each rate limiter remembers; the oldest are forgotten.
     rate_limit_max_keys: int = 10_000

@@ -12,6 +12,7 @@ import contextlib
 from typing import Any
 
 import structlog
+from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from vollmond.engine.core import Event, Rejection, Viewer
@@ -36,6 +37,7 @@ from vollmond.worlds import World, get_world
 
 log = structlog.get_logger(__name__)
 OUTBOX_LIMIT = 1000
+HEARTBEAT_LOST = 4408  # close code: no ping within `ws_heartbeat_timeout_s`
 EVENT_CACHE_SIZE = 256
 
 # One fan-out hands the same Event object to every subscriber of its audience; the message is
@@ -83,6 +85,8 @@ class Connection:
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
+        # None until the client's first `ping`: from then on silence means a dead connection.
+        self._heartbeat_timeout: float | None = None
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
@@ -135,8 +139,8 @@ class Connection:
         writer = asyncio.create_task(self._write())
         try:
             while True:
-                message = await self.ws.receive()
-                if message["type"] == "websocket.disconnect":
+                message = await self._receive()
+                if message is None or message["type"] == "websocket.disconnect":
                     break
                 self.metrics.messages.inc()
                 raw = message.get("text")
@@ -158,6 +162,28 @@ class Connection:
             if self.actor is not None:
                 self.actor.unsubscribe(self)
             self.metrics.connected.dec()
+
+    async def _receive(self) -> Message | None:
+        """The next frame, or None when a client that promised a heartbeat fell silent.
+
+        A half-open TCP connection (a phone that lost its network) never says goodbye; without
+        this the seat would look present and its socket would be held until the OS gives up.
+        """
+        try:
+            return await asyncio.wait_for(self.ws.receive(), self._heartbeat_timeout)
+        except TimeoutError:
+            log.info("ws_heartbeat_lost", seat=self.seat)
+            with contextlib.suppress(
+                WebSocketDisconnect, WebSocketDisconnected, OSError, RuntimeError
+            ):
+                await self.ws.close(code=HEARTBEAT_LOST)
+            return None
+
+    def _heartbeat(self) -> None:
+        """Answer a ping; from now on this client is expected to ping within the timeout."""
+        if self.limits is not None:
+            self._heartbeat_timeout = self.limits.settings.ws_heartbeat_timeout_s
+        self._put({"type": "pong"})
 
     async def _write(self) -> None:
         while True:
@@ -225,7 +251,7 @@ class Connection:
             self.error(exc.code, str(exc))
             return
         if isinstance(message, Ping):
-            self._put({"type": "pong"})
+            self._heartbeat()
         elif isinstance(message, Hello):
             await self._hello(message)
         elif self.actor is None:

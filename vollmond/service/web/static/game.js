@@ -11,6 +11,11 @@ const ABILITY_ORDER = [
 ];
 const MEMORY_LABELS = { heal: "memory_heal", poison: "memory_poison", bullets: "memory_bullets" };
 const RING_CODES = new Set(["call_incoming"]);
+// i18n keys naming a move in the outbox (abilities use "act_<kind>").
+const MOVE_LABELS = {
+  Nominate: "act_nominate", Vote: "act_vote", PlaceCall: "act_call", AnswerCall: "move_answer",
+  HangUp: "hang_up", ToggleCallMode: "toggle_mode", Interject: "interject", Leave: "leave_game",
+};
 // Urgent or private news is announced at once; everything else reaches screen readers
 // politely through the log (role="log").
 const ALERT_CODES = new Set([
@@ -41,10 +46,14 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     pending: new Map(),
     replay: null,
     catchingUp: false,
+    lastHeard: 0, // when the server last said anything (heartbeat: docs/protocol.md "ping")
+    chosen: new Map(), // group key → target the player picked in this phase (kept highlighted)
+    chosenSeq: null,
   };
   let pollTimer = null;
   let tickTimer = null;
   let reconnectTimer = null;
+  let heartbeatTimer = null;
 
   const root = h("div", { class: "game", id: "game", dataset: { game: gameId } });
   main.replaceChildren(root);
@@ -181,14 +190,46 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       else hello.spectate = true;
       ws.send(JSON.stringify(hello));
     });
-    ws.addEventListener("message", (msg) => onMessage(JSON.parse(msg.data)));
-    ws.addEventListener("close", () => {
-      if (g.closed || g.ws !== ws) return;
-      g.retry += 1;
-      setConn(t("reconnecting"), "down");
-      const wait = Math.max(Math.min(5000, 400 * g.retry), (g.holdUntil || 0) - Date.now());
-      reconnectTimer = window.setTimeout(connect, wait);
+    ws.addEventListener("message", (msg) => {
+      g.lastHeard = Date.now();
+      onMessage(JSON.parse(msg.data));
     });
+    ws.addEventListener("close", () => socketLost(ws));
+    startHeartbeat(ws);
+  }
+
+  // -- heartbeat and reconnect -------------------------------------------------------------
+  const PING_EVERY_MS = 3000;
+  const SILENCE_MS = 8000; // no frame (not even a pong) for this long: the socket is dead
+
+  function startHeartbeat(ws) {
+    window.clearInterval(heartbeatTimer);
+    g.lastHeard = Date.now();
+    heartbeatTimer = window.setInterval(() => {
+      if (g.ws !== ws) return;
+      if (Date.now() - g.lastHeard > SILENCE_MS) {
+        // A half-open socket may take minutes to report its close: give up on it now.
+        socketLost(ws);
+        try {
+          ws.close();
+        } catch {
+          /* already closing */
+        }
+        return;
+      }
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "ping" }));
+    }, PING_EVERY_MS);
+  }
+
+  function socketLost(ws) {
+    if (g.closed || g.ws !== ws) return;
+    g.ws = null;
+    window.clearInterval(heartbeatTimer);
+    g.retry += 1;
+    setConn(t("reconnecting"), "down");
+    renderOutbox();
+    const wait = Math.max(Math.min(5000, 400 * g.retry), (g.holdUntil || 0) - Date.now());
+    reconnectTimer = window.setTimeout(connect, wait);
   }
 
   const MAX_PENDING = 20;
@@ -198,16 +239,93 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  // -- moves: queued while offline, sent, then confirmed or refused ----------------------
+  // Every move gets a client id and a line in the outbox (#outbox) that shows its state:
+  // "queued" (no connection), "sent", "confirmed" (ack) or "refused" (error with its cid).
+  // Queued and sent moves are (re)sent after the next welcome; the server never applies a
+  // cid twice (docs/protocol.md), so a resend is safe.
+  const SHOW_DONE_MS = 4000;
+
   function send(command) {
-    if (!g.ws || g.ws.readyState !== WebSocket.OPEN) return;
     const message = { type: "command", id: g.nextId++, cid: newCid(), command };
-    g.pending.set(message.cid, message);
+    const move = { message, label: describeMove(command), state: "queued", note: "" };
+    g.pending.set(message.cid, move);
     if (g.pending.size > MAX_PENDING) g.pending.delete(g.pending.keys().next().value);
-    g.ws.send(JSON.stringify(message));
+    if (g.ws && g.ws.readyState === WebSocket.OPEN) {
+      g.ws.send(JSON.stringify(message));
+      move.state = "sent";
+    }
+    renderOutbox();
   }
 
   function resendPending() {
-    for (const message of g.pending.values()) g.ws.send(JSON.stringify(message));
+    for (const move of g.pending.values()) {
+      if (move.state !== "queued" && move.state !== "sent") continue;
+      g.ws.send(JSON.stringify(move.message));
+      move.state = "sent";
+    }
+    renderOutbox();
+  }
+
+  function settleMove(cid, state, note) {
+    const move = g.pending.get(cid);
+    if (!move) return;
+    move.state = state;
+    move.note = note || "";
+    if (state === "refused") forgetChoice(move.message.command);
+    renderOutbox();
+    window.setTimeout(() => {
+      if (g.pending.get(cid) === move) {
+        g.pending.delete(cid);
+        renderOutbox();
+      }
+    }, SHOW_DONE_MS);
+  }
+
+  function describeMove(cmd) {
+    if (cmd.type === "Say") return `${t("move_say")}: ${cmd.text}`;
+    const key = cmd.type === "UseAbility" ? "act_" + cmd.kind : MOVE_LABELS[cmd.type];
+    const what = key ? t(key) : cmd.type;
+    const target = cmd.target ?? cmd.callee;
+    return target === undefined ? what : `${what}: ${target === null ? t("nobody") : houseLabel(target)}`;
+  }
+
+  function renderOutbox() {
+    if (!el.outbox) return;
+    const moves = [...g.pending.values()];
+    el.outbox.hidden = moves.length === 0;
+    replaceChildren(
+      el.outbox,
+      moves.map((move) =>
+        h(
+          "li",
+          { class: "move move-" + move.state, dataset: { cid: move.message.cid, state: move.state, type: move.message.command.type } },
+          h("span", { class: "move-label" }, move.label),
+          h("span", { class: "move-state" }, t("move_" + move.state)),
+          move.note ? h("span", { class: "move-note" }, move.note) : null,
+        ),
+      ),
+    );
+  }
+
+  // The target a player chose stays highlighted until the phase changes or it is refused.
+  function choose(groupKey, target, cmd) {
+    g.chosen.set(groupKey, target);
+    send(cmd);
+    renderActions();
+  }
+
+  function forgetChoice(cmd) {
+    const key = cmd.type === "UseAbility" ? "ability:" + cmd.kind : cmd.type;
+    g.chosen.delete(key);
+    if (g.view && el.actions) renderActions();
+  }
+
+  function keepChoicesFor(view) {
+    if (g.chosenSeq !== view.phase_seq) {
+      g.chosen.clear();
+      g.chosenSeq = view.phase_seq;
+    }
   }
 
   function onMessage(msg) {
@@ -224,7 +342,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         setView(msg.view);
         break;
       case "ack":
-        g.pending.delete(msg.cid);
+        settleMove(msg.cid, "confirmed");
+        break;
+      case "pong":
         break;
       case "view":
         g.catchingUp = false;
@@ -234,7 +354,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         onEvent(msg);
         break;
       case "error":
-        if (msg.cid) g.pending.delete(msg.cid);
+        if (msg.cid) settleMove(msg.cid, "refused", msg.message || msg.code);
         if (msg.code === "not_running" || msg.code === "bad_token") {
           setConn(msg.message, "down");
           g.closed = true;
@@ -270,6 +390,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function setView(view) {
     const phaseChanged = !g.view || g.view.phase_seq !== view.phase_seq;
     g.view = view;
+    keepChoicesFor(view);
     if (phaseChanged && g.clockSeq !== view.phase_seq) syncClock();
     if (phaseChanged && g.table && g.table.players.some((p) => p.house === null)) {
       loadTable().then(render).catch(() => {});
@@ -304,6 +425,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.call = h("section", { class: "card call", id: "call-panel", "aria-labelledby": "call-h" });
     el.over = h("section", { class: "card over", id: "over", "aria-labelledby": "over-h", hidden: true });
     el.alert = h("p", { class: "alert", id: "alert", role: "alert" });
+    el.outbox = h("ol", { class: "outbox plain", id: "outbox", "aria-label": t("moves"), hidden: true });
     el.chatList = h("ol", { class: "chat-list", id: "chat-list", role: "log", "aria-live": "polite", "aria-label": t("chat") });
     el.chatRoom = h("span", { class: "chat-room", id: "chat-room" });
     el.chatInput = h("input", { id: "chat-input", name: "text", maxlength: 500, autocomplete: "off", "aria-label": t("chat_input") });
@@ -340,6 +462,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         el.conn,
       ),
       el.alert,
+      el.outbox,
       h(
         "div",
         { class: "board" },
@@ -501,14 +624,16 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         cmds.map((cmd) => {
           const target = targetOf(cmd);
           const text = target === null ? (groupKey === "Vote" ? t("abstain") : t("nobody")) : houseLabel(target);
+          const chosen = g.chosen.has(groupKey) && g.chosen.get(groupKey) === target;
           return h(
             "button",
             {
               type: "button",
-              class: target === null ? "target none" : "target",
+              class: (target === null ? "target none" : "target") + (chosen ? " chosen" : ""),
+              "aria-pressed": chosen ? "true" : "false",
               dataset: { key: `${groupKey}:${target}`, target: target === null ? "none" : String(target) },
               "aria-label": `${label}: ${target === null ? text : houseLong(target)}`,
-              onclick: () => send(cmd),
+              onclick: () => choose(groupKey, target, cmd),
             },
             text,
           );
@@ -882,6 +1007,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
     window.clearTimeout(reconnectTimer);
+    window.clearInterval(heartbeatTimer);
     if (g.ws) g.ws.close();
     delete document.documentElement.dataset.phase;
   };
