@@ -789,7 +789,13 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = _REJECTIONS[code].fields.keys()
     elif section == "phone":
         extra = PHONE_PLACEHOLDERS
+    elif section == "web" and code == "errors":
+        extra = WEB_ERROR_PLACEHOLDERS
     return WORLD_PLACEHOLDERS | frozenset(extra)
+
+
+#: Numbers the web's error sentences name (vollmond/service/web/error_catalogue.py).
+WEB_ERROR_PLACEHOLDERS: Final = frozenset({"min", "max", "evil", "size", "cards"})
 
 
 # --- further rule sets (catalog/rulesets/<id>.<lang>.toml) --------------------------------

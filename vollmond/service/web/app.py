@@ -37,6 +37,7 @@ from vollmond.service.web.middleware import ClientAddress, RejectControlCharacte
 from vollmond.service.web.moderation_api import ModerationApi
 from vollmond.service.web.ratelimit import RateLimiter
 from vollmond.service.web.schema import Credentials, FoundingBody, JoinByCode, SeatToken
+from vollmond.service.web.table_api import TableApi
 from vollmond.store import (
     GameNotFoundError,
     InvalidAccountNameError,
@@ -172,8 +173,10 @@ class Api:
             account = await create_account(self.hub.sessions, creds.name, creds.password)
         except NameTakenError as exc:
             raise ApiError(409, "name_taken", "this name is taken") from exc
-        except (InvalidAccountNameError, WeakPasswordError) as exc:
-            raise ApiError(400, type(exc).__name__, str(exc)) from exc
+        except InvalidAccountNameError as exc:
+            raise ApiError(400, "invalid_name", str(exc)) from exc
+        except WeakPasswordError as exc:
+            raise ApiError(400, "password_rule", str(exc)) from exc
         response = JSONResponse({"account": {"id": account.id, "name": account.name}})
         await self.sessions.login(request, response, account.id)
         return response
@@ -314,6 +317,8 @@ def create_app(settings: Settings) -> Starlette:
             for route in ClientApi(hub, cookie_sessions, limits, settings.identity).routes(
                 api._guard
             ):
+                app.router.routes.insert(0, route)
+            for route in TableApi(hub, cookie_sessions).routes(api._guard):
                 app.router.routes.insert(0, route)
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()

@@ -3,6 +3,7 @@
 import { t, setLang, lang, initialLang } from "./i18n.js";
 import { h, api, seats, saveSeat, applyTheme, toneOf } from "./util.js";
 import { mountGame } from "./game.js";
+import { loadErrors, errorText } from "./errors.js";
 
 const ROLE_KEYS = [
   "evil", "seer", "doctor", "witch", "night_owl", "hunter", "knight", "medium", "necromancer",
@@ -91,7 +92,7 @@ function errorBox() {
 }
 
 function showError(box, err) {
-  box.textContent = t("error", { message: err.message || String(err) });
+  box.textContent = t("error", { message: errorText(err) });
 }
 
 function authSection(refresh) {
@@ -566,9 +567,9 @@ async function start() {
   setLang(initialLang());
   document.getElementById("lang-button").addEventListener("click", () => {
     setLang(lang() === "de" ? "en" : "de");
-    route();
+    loadErrors().then(route);
   });
-  const [, worlds] = await Promise.all([loadMe(), api("/api/worlds")]);
+  const [, worlds] = await Promise.all([loadMe(), api("/api/worlds"), loadErrors()]);
   ctx.worlds = worlds.worlds;
   window.addEventListener("hashchange", route);
   await route();

@@ -3,6 +3,7 @@
 // from the events this seat may receive; the client never decides what is secret.
 
 import { t, lang } from "./i18n.js";
+import { errorText } from "./errors.js";
 import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
 
 const ABILITY_ORDER = [
@@ -90,10 +91,10 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   }
 
   // -- waiting room ----------------------------------------------------------------------
-  function renderWaiting(errorText) {
+  function renderWaiting() {
     const table = g.table;
     const n = worldNames();
-    const box = h("p", { class: "error", role: "alert" }, errorText || "");
+    const box = waitingError();
     const players = h(
       "ul",
       { class: "plain waiting-list", "aria-live": "polite" },
@@ -121,9 +122,10 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
                   onclick: async () => {
                     try {
                       await api(`/api/games/${gameId}/start`, { method: "POST", body: {} });
+                      g.waitingError = null;
                       await enter();
                     } catch (err) {
-                      box.textContent = t("error", { message: err.message });
+                      showWaitingError(err);
                     }
                   },
                 },
@@ -156,6 +158,37 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     );
   }
 
+  // The waiting room is redrawn every poll; its error stays until the player dismisses it.
+  function waitingError() {
+    if (!g.waitingError) return h("div", { id: "waiting-error", hidden: true });
+    return h(
+      "div",
+      { class: "error dismissable", id: "waiting-error", role: "alert", dataset: { code: g.waitingError.code || "" } },
+      h("p", { id: "waiting-error-text" }, t("error", { message: errorText(g.waitingError) })),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "ghost",
+          id: "waiting-error-dismiss",
+          dataset: { key: "dismiss" },
+          onclick: () => {
+            g.waitingError = null;
+            renderWaiting();
+            root.querySelector("#start-button, #leave-button, a")?.focus();
+          },
+        },
+        t("dismiss"),
+      ),
+    );
+  }
+
+  function showWaitingError(err) {
+    g.waitingError = { code: err.code, params: err.params };
+    renderWaiting();
+    root.querySelector("#waiting-error-dismiss")?.focus();
+  }
+
   async function enter() {
     if (g.closed) return;
     let table;
@@ -163,7 +196,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       table = await loadTable();
     } catch (err) {
       root.replaceChildren(
-        h("p", { class: "error", role: "alert" }, t("error", { message: err.message })),
+        h("p", { class: "error", role: "alert" }, t("error", { message: errorText(err) })),
         h("a", { class: "button", href: "#/" }, t("back_to_lobby")),
       );
       return;
@@ -354,18 +387,25 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         onEvent(msg);
         break;
       case "error":
-        if (msg.cid) settleMove(msg.cid, "refused", msg.message || msg.code);
-        if (msg.code === "not_running" || msg.code === "bad_token") {
-          setConn(msg.message, "down");
-          g.closed = true;
-        } else if (msg.code === "too_many_connections") {
-          setConn(msg.message, "down"); // the server closes; we retry with the usual back-off
-        }
-        showAlert(msg.message || msg.code);
+        onError(msg);
         break;
       default:
         break;
     }
+  }
+
+  // Errors show the catalogue's sentence for their code in the page's language; a rule
+  // refusal (no sentence of its own) arrives rendered in this language already.
+  function onError(msg) {
+    const text = errorText(msg, msg.message);
+    if (msg.cid) settleMove(msg.cid, "refused", text);
+    if (msg.code === "not_running" || msg.code === "bad_token" || msg.code === "no_account_seat") {
+      setConn(text, "down");
+      g.closed = true;
+    } else if (msg.code === "too_many_connections") {
+      setConn(text, "down"); // the server closes; we retry with the usual back-off
+    }
+    showAlert(text);
   }
 
   function onEvent(ev) {
@@ -878,7 +918,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
             showAlert(t("operator_sent"));
             announce(t("operator_sent"));
           } catch (err) {
-            box.textContent = t("error", { message: err.message });
+            box.textContent = t("error", { message: errorText(err) });
           }
         },
       },
