@@ -32,7 +32,10 @@ from vollmond.service.protocol import (
     decode_client,
     encode,
 )
+from vollmond.service.web.account_seats import account_seat
+from vollmond.service.web.auth import Sessions
 from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
+from vollmond.service.web.moderation_api import same_origin
 from vollmond.worlds import World, get_world
 
 log = structlog.get_logger(__name__)
@@ -280,6 +283,13 @@ class Connection:
                 return
             self.seat = seat.house
             self.viewer = Viewer.player(seat.house)
+        elif hello.account:
+            house = await self._account_house(hello.game)
+            if house is None:
+                self.error("no_account_seat", "your account has no seat in this game")
+                return
+            self.seat = house
+            self.viewer = Viewer.player(house)
         elif not hello.spectate:
             self.error("token_or_spectate", "send a seat token, or spectate")
             return
@@ -305,6 +315,15 @@ class Connection:
         actor.subscribe(self)  # presence (a seat with a connection) follows from this
         if actor.next_event_seq != shown:
             self._view_dirty.set()  # the welcome view is older than the events now sent
+
+    async def _account_house(self, game_id: str) -> int | None:
+        """The signed-in account's house in this game (the cookie is SameSite=Strict; a page
+        of another site is refused here as well, so no foreign page can take a seat)."""
+        account_id = Sessions.account_id(self.ws)
+        if account_id is None or not same_origin(self.ws):
+            return None
+        seat = await account_seat(self.hub, game_id, account_id)
+        return seat.house if seat is not None else None
 
     async def _catch_up(self, actor: GameActor) -> None:
         """Send the logged events after `_last_seq`, so that subscribing right after loses none.

@@ -316,23 +316,43 @@ function gamesSection() {
   return section;
 }
 
+// "Meine Spiele": the account's seats from the server (any device), then this browser's own
+// seat tokens (guests, and games the server no longer lists).
 function myGamesSection() {
-  const mine = Object.entries(seats()).sort((a, b) => b[1].saved - a[1].saved).slice(0, 8);
-  if (!mine.length) return null;
-  return h(
+  const list = h("ul", { class: "plain", id: "my-games" });
+  const section = h(
     "section",
-    { class: "card", "aria-labelledby": "mine-h" },
+    { class: "card", "aria-labelledby": "mine-h", hidden: true },
     h("h2", { id: "mine-h" }, t("my_games")),
-    h(
-      "ul",
-      { class: "plain" },
-      mine.map(([id, info]) => {
-        const world = worldById(info.world);
-        const label = world ? `${names(world).world} · ${id}` : id;
-        return h("li", {}, h("a", { href: `#/game/${id}` }, label));
-      }),
-    ),
+    list,
   );
+  const entries = new Map();
+  for (const [id, info] of Object.entries(seats()).sort((a, b) => b[1].saved - a[1].saved).slice(0, 8)) {
+    entries.set(id, { world: info.world, status: null });
+  }
+  function show() {
+    const items = [...entries.entries()].map(([id, info]) => {
+      const world = worldById(info.world);
+      const label = world ? `${names(world).world} · ${id}` : id;
+      const status = info.status ? ` (${t(info.status === "lobby" ? "status_lobby" : "status_running")})` : "";
+      return h("li", { dataset: { game: id } }, h("a", { href: `#/game/${id}` }, label + status));
+    });
+    list.replaceChildren(...items);
+    section.hidden = items.length === 0;
+  }
+  show();
+  if (ctx.me) {
+    api("/api/my-games")
+      .then((data) => {
+        const local = [...entries.entries()];
+        entries.clear();
+        for (const seat of data.games) entries.set(seat.game, { world: seat.world, status: seat.status });
+        for (const [id, info] of local) if (!entries.has(id)) entries.set(id, info);
+        show();
+      })
+      .catch(() => {});
+  }
+  return section;
 }
 
 function foundSection() {

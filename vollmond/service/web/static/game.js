@@ -50,6 +50,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     lastHeard: 0, // when the server last said anything (heartbeat: docs/protocol.md "ping")
     chosen: new Map(), // group key → target the player picked in this phase (kept highlighted)
     chosenSeq: null,
+    accountSeat: null, // this account's seat from the server, when this browser has no token
   };
   let pollTimer = null;
   let tickTimer = null;
@@ -112,7 +113,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         h(
           "div",
           { class: "buttons" },
-          saved?.host
+          isHost()
             ? h(
                 "button",
                 {
@@ -189,6 +190,21 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     root.querySelector("#waiting-error-dismiss")?.focus();
   }
 
+  // -- seats that belong to the account ----------------------------------------------------
+  // A signed-in account gets back to its seat on any device: the server lists its seats and
+  // the socket says hello with `account: true` (the session cookie decides, no token).
+  async function findAccountSeat() {
+    if (!ctx.me) return null;
+    try {
+      const data = await api("/api/my-games");
+      return data.games.find((seat) => seat.game === gameId) || null;
+    } catch {
+      return null;
+    }
+  }
+
+  const isHost = () => Boolean(saved?.host || g.accountSeat?.host);
+
   async function enter() {
     if (g.closed) return;
     let table;
@@ -201,6 +217,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       );
       return;
     }
+    if (!token && !spectate && !g.accountSeat) g.accountSeat = await findAccountSeat();
     if (table.status === "lobby") {
       renderWaiting();
       pollTimer = window.setTimeout(enter, 1200);
@@ -220,6 +237,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     ws.addEventListener("open", () => {
       const hello = { type: "hello", game: gameId, lang: lang(), after: g.lastSeq };
       if (token) hello.token = token;
+      else if (g.accountSeat) hello.account = true;
       else hello.spectate = true;
       ws.send(JSON.stringify(hello));
     });
