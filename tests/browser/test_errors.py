@@ -8,6 +8,7 @@ is tests/service/test_error_catalogue.py.)
 
 from __future__ import annotations
 
+import re
 import secrets
 
 import pytest
@@ -48,3 +49,34 @@ def test_errors_are_german_on_the_german_page(browser: Browser, server: str) -> 
         player.assert_no_script_errors()
     finally:
         player.close()
+
+
+def test_an_unfair_deck_is_refused_with_its_reason_and_the_host_cancels(
+    browser: Browser, server: str
+) -> None:
+    tag = secrets.token_hex(3)
+    host = Player.open(browser, server, f"Mischerin{tag}")
+    try:
+        host.signup()
+        page = host.page
+        page.select_option("#found-world", "werwolf")
+        page.fill('#found-form input[name="size"]', "7")
+        page.select_option("#found-deck", "custom")
+        page.fill("#custom-count-0", "4")  # evil 4 of 7: decided at the start
+        page.click("#found-submit")
+        expect(page.locator(".error").filter(has_text=GERMAN["deck_evil_majority"])).to_be_visible()
+        assert not untranslated(page), untranslated(page)
+        page.select_option("#custom-role-0", "doctor")  # no evil card at all
+        page.click("#found-submit")
+        expect(page.locator(".error").filter(has_text=GERMAN["deck_no_evil"])).to_be_visible()
+        page.select_option("#custom-role-0", "evil")
+        page.fill("#custom-count-0", "2")
+        page.click("#found-submit")
+        expect(page).to_have_url(re.compile(r"#/game/[\w-]+$"))
+        game_id = page.url.rsplit("/", 1)[1]
+        page.click("#cancel-game")
+        expect(page).to_have_url(re.compile(r"#/$"))
+        expect(page.locator(f'[data-game="{game_id}"]')).to_have_count(0)
+        host.assert_no_script_errors()
+    finally:
+        host.close()

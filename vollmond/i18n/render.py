@@ -795,7 +795,7 @@ def placeholders_for(key: str) -> frozenset[str]:
 
 
 #: Numbers the web's error sentences name (vollmond/service/web/error_catalogue.py).
-WEB_ERROR_PLACEHOLDERS: Final = frozenset({"min", "max", "evil", "size", "cards"})
+WEB_ERROR_PLACEHOLDERS: Final = frozenset({"min", "max"})
 
 
 # --- further rule sets (catalog/rulesets/<id>.<lang>.toml) --------------------------------

@@ -32,5 +32,8 @@ class WebSettings:
     # A WebSocket whose client has sent a `ping` promises a heartbeat: silent for longer than
     # this, it is taken for dead (a half-open connection) and closed, so its seat shows absent.
     ws_heartbeat_timeout_s: float = 10.0
+    # A waiting round without any seated player (everyone left, the host too) is called off
+    # after this many seconds, so abandoned rounds do not pile up in the list. 0: never.
+    empty_lobby_grace_s: float = 120.0
     # How many client addresses/seats each rate limiter remembers; the oldest are forgotten.
     rate_limit_max_keys: int = 10_000

@@ -25,7 +25,9 @@ from vollmond.moderation import Moderation
 from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
+from vollmond.service.deck_check import custom_deck_problem
 from vollmond.service.hub import Hub, LobbyError
+from vollmond.service.lobby_sweeper import LobbySweeper
 from vollmond.service.metrics import Metrics
 from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import CSRF_COOKIE, SessionMiddleware, Sessions
@@ -216,6 +218,9 @@ class Api:
             options = options_from_json(body.engine_json(size))
         except (KeyError, TypeError, ValueError) as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
+        deck_problem = custom_deck_problem(options, self.hub.policy)
+        if deck_problem is not None:
+            raise ApiError(400, deck_problem, "this custom deck does not make a fair game")
         founded = await self.hub.found(
             options,
             private=body.private,
@@ -322,6 +327,8 @@ def create_app(settings: Settings) -> Starlette:
                 app.router.routes.insert(0, route)
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
+            sweeper = LobbySweeper(hub, settings.web.empty_lobby_grace_s)
+            sweeper.start()
             phone = await start_phone(hub, settings)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
@@ -331,6 +338,7 @@ def create_app(settings: Settings) -> Starlette:
                 yield
             finally:
                 state["ready"] = False
+                await sweeper.stop()
                 await stop_phone(phone)
                 await hub.close()
 

@@ -25,8 +25,6 @@ PARAMS: Mapping[str, Mapping[str, int]] = {
     "guest_name": {"max": NAME_MAX_LENGTH},
     "password_rule": {"min": PASSWORD_MIN_LENGTH, "max": PASSWORD_MAX_LENGTH},
 }
-#: Sentences whose numbers differ per refusal: sent with their template, the page fills them.
-TEMPLATES = frozenset({"deck_evil_majority", "deck_size_mismatch"})
 
 
 #: Refusals of the web's limits already have their sentences in ``web.*`` (limits.web_text).
@@ -50,17 +48,13 @@ def limit_codes() -> frozenset[str]:
 
 @cache
 def error_sentences(lang: str) -> Mapping[str, str]:
-    """Code → sentence in `lang` (templates keep their `{placeholders}` for the page)."""
+    """Code → sentence in `lang`."""
     world = get_world(DEFAULT_WORLD)
-    catalogue = load_catalogue(lang)
     out: dict[str, str] = {
         code: text(LIMIT_PREFIX + code, lang, world) for code in sorted(limit_codes())
     }
     for code in sorted(error_codes()):
-        if code in TEMPLATES:
-            out[code] = catalogue[PREFIX + code]
-        else:
-            out[code] = text(PREFIX + code, lang, world, **PARAMS.get(code, {}))
+        out[code] = text(PREFIX + code, lang, world, **PARAMS.get(code, {}))
     return out
 
 

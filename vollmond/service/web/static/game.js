@@ -133,6 +133,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
                 t("start_now"),
               )
             : null,
+          isHost() ? cancelButton() : null,
           token
             ? h(
                 "button",
@@ -201,6 +202,28 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     } catch {
       return null;
     }
+  }
+
+  // The host calls off a round that has not started (POST /abort; a charge is refunded).
+  function cancelButton() {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "danger",
+        id: "cancel-game",
+        onclick: async () => {
+          try {
+            await api(`/api/games/${gameId}/abort`, { method: "POST", body: {} });
+            forgetSeat(gameId);
+            location.hash = "#/";
+          } catch (err) {
+            showWaitingError(err);
+          }
+        },
+      },
+      t("cancel_round"),
+    );
   }
 
   const isHost = () => Boolean(saved?.host || g.accountSeat?.host);
