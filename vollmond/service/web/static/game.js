@@ -465,6 +465,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       g.clockSeq = ev.params.seq;
     }
     if (live && ALERT_CODES.has(ev.code)) announce(ev.text);
+    if (live) momentFor(ev);
     if (live && RING_CODES.has(ev.code)) ring();
   }
 
@@ -506,6 +507,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.call = h("section", { class: "card call", id: "call-panel", "aria-labelledby": "call-h" });
     el.over = h("section", { class: "card over", id: "over", "aria-labelledby": "over-h", hidden: true });
     el.alert = h("p", { class: "alert", id: "alert", role: "alert" });
+    el.moment = h("div", { class: "moment", id: "moment", hidden: true, onclick: () => nextMoment() });
+    el.momentLive = h("p", { class: "sr-only", id: "moment-live", "aria-live": "polite" });
+    el.sound = soundButton();
     el.outbox = h("ol", { class: "outbox plain", id: "outbox", "aria-label": t("moves"), hidden: true });
     el.chatList = h("ol", { class: "chat-list", id: "chat-list", role: "log", "aria-live": "polite", "aria-label": t("chat") });
     el.chatRoom = h("span", { class: "chat-room", id: "chat-room" });
@@ -540,8 +544,10 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           h("h1", {}, n ? `${n.world} · ${n.place}` : gameId),
           h("p", { class: "phase-line" }, el.phase, el.timer),
         ),
-        el.conn,
+        h("div", { class: "head-tools" }, el.sound, el.conn),
       ),
+      el.moment,
+      el.momentLive,
       el.alert,
       el.outbox,
       h(
@@ -588,6 +594,102 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     renderTools();
     renderOver();
     renderTimer();
+    renderTitle();
+  }
+
+  // -- moments: night/day, deaths with roles, banishment, game over -------------------------
+  // A full-width banner (one moment at a time, each shown a little while), a short sound that
+  // can be switched off, and a polite live line for screen readers. Only live events make
+  // moments: history after a reload is shown in the log but not announced again.
+  const MOMENT_MS = 3500;
+  const moments = [];
+  let momentTimer = null;
+
+  function momentKind(ev) {
+    const p = ev.params || {};
+    if (ev.code === "phase_started" && ["night", "day", "vote"].includes(p.phase)) return p.phase;
+    if (ev.code === "morning_report") return (p.dead || []).length ? "death" : "quiet_night";
+    if (ev.code === "shot_fired") return "death";
+    if (ev.code === "vote_result") return p.banished !== null && p.banished !== undefined ? "banished" : "no_banishment";
+    if (ev.code === "game_over") return "over";
+    return null;
+  }
+
+  function personalResult(ev) {
+    if (g.seat === null || g.seat === undefined) return t("moment_over");
+    return (ev.params.winners || []).includes(g.seat) ? t("you_won") : t("you_lost");
+  }
+
+  function momentFor(ev) {
+    const kind = momentKind(ev);
+    if (!kind) return;
+    const title = kind === "over" ? personalResult(ev) : t("moment_" + kind);
+    moments.push({ kind, title, text: ev.text });
+    if (!momentTimer) nextMoment();
+  }
+
+  function nextMoment() {
+    window.clearTimeout(momentTimer);
+    momentTimer = null;
+    const moment = moments.shift();
+    if (!moment) {
+      el.moment.hidden = true;
+      return;
+    }
+    el.moment.dataset.kind = moment.kind;
+    el.moment.replaceChildren(
+      h("strong", { class: "moment-title", id: "moment-title" }, moment.title),
+      h("span", { class: "moment-text" }, moment.text),
+    );
+    el.moment.hidden = false;
+    el.momentLive.textContent = `${moment.title}. ${moment.text}`;
+    chime(moment.kind);
+    momentTimer = window.setTimeout(nextMoment, moment.kind === "over" ? MOMENT_MS * 3 : MOMENT_MS);
+  }
+
+  const soundOn = () => localStorage.getItem("vollmond.sound") !== "off";
+
+  function soundButton() {
+    const button = h("button", { type: "button", class: "ghost sound", id: "sound-toggle", dataset: { key: "sound" } });
+    const show = () => {
+      button.textContent = soundOn() ? t("sound_on") : t("sound_off");
+      button.setAttribute("aria-pressed", soundOn() ? "true" : "false");
+    };
+    button.addEventListener("click", () => {
+      localStorage.setItem("vollmond.sound", soundOn() ? "off" : "on");
+      show();
+    });
+    show();
+    return button;
+  }
+
+  const CHIMES = { night: 220, day: 523, vote: 392, death: 196, banished: 247, over: 659 };
+
+  function chime(kind) {
+    if (!soundOn() || !CHIMES[kind]) return;
+    try {
+      const audio = new AudioContext();
+      const osc = audio.createOscillator();
+      const gain = audio.createGain();
+      osc.frequency.value = CHIMES[kind];
+      gain.gain.value = 0.04;
+      osc.connect(gain).connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + 0.25);
+    } catch {
+      /* no audio */
+    }
+  }
+
+  // The tab title says when this seat has something to do (a vote, a night action, a call).
+  const BASE_TITLE = document.title;
+  const PASSIVE = new Set(["Say", "Leave", "Interject", "ToggleCallMode", "HangUp"]);
+
+  function renderTitle() {
+    const legal = g.view?.me?.legal || [];
+    const yourTurn = g.view?.phase !== "over" && legal.some((cmd) => !PASSIVE.has(cmd.type));
+    document.title = yourTurn ? `▶ ${t("your_turn")} · ${BASE_TITLE}` : BASE_TITLE;
+    root.dataset.yourTurn = String(yourTurn);
   }
 
   function renderTimer() {
@@ -1003,6 +1105,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const replayBox = h("div", { class: "replay", id: "replay" });
     el.over.replaceChildren(
       h("h2", { id: "over-h" }, t("over_title")),
+      g.seat !== null && g.seat !== undefined
+        ? h("p", { class: "my-result", id: "my-result", dataset: { won: String(winners.has(g.seat)) } }, winners.has(g.seat) ? t("you_won") : t("you_lost"))
+        : null,
       h("p", { class: "sides", id: "sides" }, `${t("sides")}: `, outcome.sides.map(sideName).join(", ")),
       h("h3", {}, t("winners")),
       h("ul", { class: "plain winners", id: "winners" }, outcome.winners.map((s) => h("li", {}, houseLabel(s)))),
@@ -1089,6 +1194,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     window.clearInterval(tickTimer);
     window.clearTimeout(reconnectTimer);
     window.clearInterval(heartbeatTimer);
+    window.clearTimeout(momentTimer);
+    document.title = BASE_TITLE;
     if (g.ws) g.ws.close();
     delete document.documentElement.dataset.phase;
   };
