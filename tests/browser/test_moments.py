@@ -41,7 +41,7 @@ def test_the_moments_of_a_whole_game(browser: Browser, server: str, artifacts: P
             player.join(game_id)
         for player in players:
             player.wait_for_role()
-        role = {}
+        role: dict[str, list[Player]] = {}
         for player in players:
             role.setdefault(player.role, []).append(player)
         wolf, seer, doctor = role["evil"][0], role["seer"][0], role["doctor"][0]

@@ -791,6 +791,8 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = PHONE_PLACEHOLDERS
     elif section == "web" and code == "errors":
         extra = WEB_ERROR_PLACEHOLDERS
+    elif section == "web" and code == "front":
+        extra = frozenset({"number", "address"})
     return WORLD_PLACEHOLDERS | frozenset(extra)
 
 

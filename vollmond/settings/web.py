@@ -35,5 +35,9 @@ class WebSettings:
     # A waiting round without any seated player (everyone left, the host too) is called off
     # after this many seconds, so abandoned rounds do not pile up in the list. 0: never.
     empty_lobby_grace_s: float = 120.0
+    # Shown on the front page so people can call in (empty: not shown), e.g. "+49 30 1234567"
+    # and "sip:vollmond@example.org".
+    phone_number: str = ""
+    sip_address: str = ""
     # How many client addresses/seats each rate limiter remembers; the oldest are forgotten.
     rate_limit_max_keys: int = 10_000

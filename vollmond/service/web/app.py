@@ -323,7 +323,7 @@ def create_app(settings: Settings) -> Starlette:
                 api._guard
             ):
                 app.router.routes.insert(0, route)
-            for route in TableApi(hub, cookie_sessions).routes(api._guard):
+            for route in TableApi(hub, cookie_sessions, settings.web).routes(api._guard):
                 app.router.routes.insert(0, route)
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()

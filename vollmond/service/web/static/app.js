@@ -558,6 +558,95 @@ function codeSection() {
   return h("section", { class: "card", "aria-labelledby": "code-h" }, h("h2", { id: "code-h" }, t("join_code")), form, box);
 }
 
+// -- front page (issue 12): what this is, rules per world, guest play, quick join, call in ---
+function frontSection(refresh) {
+  const what = h("p", { class: "front-what", id: "front-what" });
+  const rules = h("div", { class: "front-rules", id: "front-rules" });
+  const call = h("p", { class: "front-call", id: "front-call", hidden: true });
+  const box = errorBox();
+  const section = h(
+    "section",
+    { class: "card front", "aria-labelledby": "front-h" },
+    h("h1", { id: "front-h" }, t("app_title")),
+    what,
+    call,
+    ctx.me ? quickJoin(box) : guestForm(refresh, box),
+    box,
+    h("h2", { id: "rules-h" }, t("rules_30s")),
+    rules,
+  );
+  api(`/api/front?lang=${lang()}`)
+    .then((front) => {
+      what.textContent = front.what;
+      call.textContent = front.call.join(" · ");
+      call.hidden = front.call.length === 0;
+      const shown = ctx.worldFilter ? ctx.worlds.filter((w) => w.id === ctx.worldFilter) : ctx.worlds;
+      rules.replaceChildren(
+        ...shown.map((world, index) =>
+          h(
+            "details",
+            { open: index === 0 || Boolean(ctx.worldFilter), dataset: { world: world.id } },
+            h("summary", {}, names(world).world),
+            h("p", {}, front.rules[world.id] || ""),
+          ),
+        ),
+      );
+    })
+    .catch((err) => showError(box, err));
+  return section;
+}
+
+function guestForm(refresh, box) {
+  const form = h(
+    "form",
+    {
+      class: "row-form",
+      id: "guest-form",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        try {
+          await api("/api/guest", { method: "POST", body: { name: String(new FormData(form).get("name") || "") } });
+          await loadMe();
+          refresh();
+        } catch (err) {
+          showError(box, err);
+        }
+      },
+    },
+    field(t("guest_name"), h("input", { name: "name", id: "guest-name", autocomplete: "nickname", required: true, maxlength: 64 })),
+    h("button", { type: "submit", class: "primary", id: "guest-submit" }, t("play_as_guest")),
+  );
+  return form;
+}
+
+// "Nächster freier Tisch": the first public round of the chosen world still waiting for players.
+function quickJoin(box) {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      id: "quick-join",
+      onclick: async () => {
+        try {
+          const query = ctx.worldFilter ? `?world=${encodeURIComponent(ctx.worldFilter)}` : "";
+          const data = await api("/api/games" + query);
+          const mine = seats();
+          const open = data.games.find((game) => game.status === "lobby" && game.free > 0 && !mine[game.id]);
+          if (!open) {
+            box.textContent = t("no_open_table");
+            return;
+          }
+          await joinGame(open.id, box);
+        } catch (err) {
+          showError(box, err);
+        }
+      },
+    },
+    t("quick_join"),
+  );
+}
+
 function mountLobby(main) {
   let games = null;
   function render() {
@@ -567,7 +656,7 @@ function mountLobby(main) {
       h(
         "div",
         { class: "lobby" },
-        h("h1", { class: "sr-only" }, t("lobby")),
+        frontSection(render),
         authSection(render),
         worldPicker(render),
         games,
