@@ -550,19 +550,20 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       el.momentLive,
       el.alert,
       el.outbox,
+      phoneTabs(),
       h(
         "div",
-        { class: "board" },
+        { class: "board", dataset: { tab: g.tab } },
         h(
           "section",
-          { class: "card seats-card", "aria-labelledby": "seats-h" },
+          { class: "card seats-card", "aria-labelledby": "seats-h", id: "tab-table", dataset: { tab: "table" } },
           h("h2", { id: "seats-h" }, t("seats")),
           h("div", { class: "circle-wrap" }, el.seats),
         ),
-        h("div", { class: "side" }, el.over, el.role, el.actions, el.nightRoom, el.call),
+        h("div", { class: "side", id: "tab-act", dataset: { tab: "act" } }, el.over, el.role, el.actions, el.nightRoom, el.call),
         h(
           "section",
-          { class: "card talk", "aria-labelledby": "chat-h" },
+          { class: "card talk", "aria-labelledby": "chat-h", id: "tab-talk", dataset: { tab: "talk" } },
           h("h2", { id: "chat-h" }, t("chat"), " ", el.chatRoom),
           el.chatList,
           el.chatForm,
@@ -574,6 +575,85 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       el.operatorDialog,
     );
     tickTimer = window.setInterval(renderTimer, 250);
+  }
+
+  // -- phone layout: three tabs (Tisch / Handeln / Gespräch) --------------------------------
+  // On a narrow screen the board shows one of its three parts; the tab bar stays under the
+  // sticky phase bar. On a wide screen the bar is hidden and all three show side by side.
+  const TABS = [["table", "tab_table"], ["act", "tab_act"], ["talk", "tab_talk"]];
+
+  function phoneTabs() {
+    if (!g.tab) g.tab = "table";
+    const bar = h("div", { class: "phone-tabs", id: "phone-tabs", role: "tablist", "aria-label": t("tabs") });
+    const select = (tab) => {
+      g.tab = tab;
+      root.querySelector(".board").dataset.tab = tab;
+      for (const button of bar.querySelectorAll("button")) {
+        const on = button.dataset.tab === tab;
+        button.setAttribute("aria-selected", on ? "true" : "false");
+        button.tabIndex = on ? 0 : -1;
+      }
+    };
+    for (const [tab, key] of TABS) {
+      bar.append(
+        h(
+          "button",
+          {
+            type: "button",
+            role: "tab",
+            id: "tab-button-" + tab,
+            "aria-controls": "tab-" + tab,
+            "aria-selected": tab === g.tab ? "true" : "false",
+            tabindex: tab === g.tab ? 0 : -1,
+            dataset: { tab },
+            onclick: () => select(tab),
+            onkeydown: (ev) => {
+              const index = TABS.findIndex(([name]) => name === tab);
+              const step = ev.key === "ArrowRight" ? 1 : ev.key === "ArrowLeft" ? -1 : 0;
+              if (!step) return;
+              const next = TABS[(index + step + TABS.length) % TABS.length][0];
+              select(next);
+              bar.querySelector(`[data-tab="${next}"]`).focus();
+            },
+          },
+          t(key),
+        ),
+      );
+    }
+    return bar;
+  }
+
+  // -- click a house on the circle to target it --------------------------------------------
+  // The first action group that offers this house (night ability, nomination, vote, call)
+  // takes the click, exactly as its button in "Handeln" would.
+  function seatCommand(seat) {
+    const groups = groupLegal();
+    const order = [...ABILITY_ORDER.map((k) => "ability:" + k), "Nominate", "Vote", "PlaceCall"];
+    for (const key of order) {
+      const cmd = (groups.get(key) || []).find((c) => (c.target ?? c.callee) === seat);
+      if (cmd) return { key, cmd };
+    }
+    return null;
+  }
+
+  function seatTarget(seat) {
+    const found = seatCommand(seat);
+    if (!found) return null;
+    const label = found.key.startsWith("ability:") ? t("act_" + found.key.slice(8)) : t(MOVE_LABELS[found.key]);
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "seat-target",
+        dataset: { key: "seat-" + seat, target: String(seat) },
+        "aria-label": `${label}: ${houseLong(seat)}`,
+        onclick: (ev) => {
+          ev.stopPropagation();
+          choose(found.key, seat, found.cmd);
+        },
+      },
+      "◎",
+    );
   }
 
   // -- rendering -------------------------------------------------------------------------
@@ -740,7 +820,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           style: { "--i": index, "--n": count },
           dataset: { seat: s.seat, role: s.role || "", alive: String(s.alive) },
           "aria-label": label,
+          onclick: () => root.querySelector(`.seat[data-seat="${s.seat}"] .seat-target`)?.click(),
         },
+        seatTarget(s.seat),
         h("span", { class: "house", "aria-hidden": "true" }, String(s.seat)),
         h("span", { class: "seat-name", "aria-hidden": "true" }, nameOf(s.seat) || "—"),
         s.role ? h("span", { class: "seat-role", "aria-hidden": "true" }, roleName(s.role)) : null,
