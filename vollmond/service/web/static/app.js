@@ -43,7 +43,9 @@ function chrome() {
   document.getElementById("skip-link").textContent = t("skip");
   const button = document.getElementById("lang-button");
   button.textContent = t("lang_switch");
-  button.setAttribute("aria-label", t("lang_switch_label"));
+  // The visible word is part of the name (WCAG 2.5.3), then what the button does.
+  button.setAttribute("aria-label", `${t("lang_switch")} – ${t("lang_switch_label")}`);
+  button.lang = lang() === "de" ? "en" : "de";
   document.getElementById("account-label").textContent = ctx.me
     ? t("signed_in_as", { name: ctx.me.name })
     : "";

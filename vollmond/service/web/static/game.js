@@ -511,7 +511,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.momentLive = h("p", { class: "sr-only", id: "moment-live", "aria-live": "polite" });
     el.sound = soundButton();
     el.outbox = h("ol", { class: "outbox plain", id: "outbox", "aria-label": t("moves"), hidden: true });
-    el.chatList = h("ol", { class: "chat-list", id: "chat-list", role: "log", "aria-live": "polite", "aria-label": t("chat") });
+    // A list that is also a polite live region; focusable, so the keyboard can scroll it.
+    el.chatList = h("ol", { class: "chat-list", id: "chat-list", tabindex: 0, "aria-live": "polite", "aria-label": t("chat") });
     el.chatRoom = h("span", { class: "chat-room", id: "chat-room" });
     el.chatInput = h("input", { id: "chat-input", name: "text", maxlength: 500, autocomplete: "off", "aria-label": t("chat_input") });
     el.chatForm = h(
@@ -530,7 +531,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       el.chatInput,
       h("button", { type: "submit", id: "chat-send" }, t("send")),
     );
-    el.log = h("ol", { class: "log-list", id: "log", role: "log", "aria-live": "polite", "aria-label": t("log") });
+    el.log = h("ol", { class: "log-list", id: "log", tabindex: 0, "aria-live": "polite", "aria-label": t("log") });
     el.tools = h("div", { class: "tools", id: "tools" });
     el.operatorDialog = operatorDialog();
 
@@ -1218,7 +1219,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const events = data.events;
     let index = events.length;
     let playing = null;
-    const list = h("ol", { class: "log-list replay-list", id: "replay-list", "aria-live": "polite" });
+    const list = h("ol", { class: "log-list replay-list", id: "replay-list", tabindex: 0, "aria-label": t("replay"), "aria-live": "polite" });
     const label = h("span", { id: "replay-step" });
     const slider = h("input", { type: "range", min: 0, max: events.length, value: index, id: "replay-slider", "aria-label": t("replay") });
     const play = h("button", { type: "button", id: "replay-play" }, t("replay_play"));
