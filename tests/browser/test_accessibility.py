@@ -37,6 +37,22 @@ class Audit:
         page.click("#lang-button")
         expect(page.locator("html")).to_have_attribute("lang", "de")
 
+    def check_every_world(self, page: Page) -> None:
+        """The lobby takes the picked world's colours: each world once."""
+        chips = page.locator(".world-chip:not(.all)")
+        for index in range(chips.count()):
+            chip = chips.nth(index)
+            chip.click()
+            expect(chip).to_have_attribute("aria-pressed", "true")
+            self.check(page, f"lobby world {index + 1}")
+        page.locator(".world-chip.all").click()
+
+    def check_phone_tabs(self, page: Page) -> None:
+        for tab in ("table", "act", "talk"):
+            page.click(f"#tab-button-{tab}")
+            self.check(page, f"phone {tab}")
+        page.click("#tab-button-act")  # the phone player acts from "Handeln"
+
     def report(self) -> str:
         return "\n".join(f"== {state}\n{describe(v)}" for state, v in self.found.items())
 
@@ -52,14 +68,7 @@ def test_no_serious_axe_violation_over_the_page_states(browser: Browser, server:
         audit.check_both_languages(host.page, "front")
         host.signup()
         audit.check_both_languages(host.page, "lobby")
-        # Every world's colours (the lobby takes the picked world's theme).
-        chips = host.page.locator(".world-chip:not(.all)")
-        for index in range(chips.count()):
-            chip = chips.nth(index)
-            chip.click()
-            expect(chip).to_have_attribute("aria-pressed", "true")
-            audit.check(host.page, f"lobby world {index + 1}")
-        host.page.locator(".world-chip.all").click()
+        audit.check_every_world(host.page)
         game_id = host.found(4, DURATIONS)
         audit.check_both_languages(host.page, "waiting room")
         phone = Player.open(browser, server, f"Handy{tag}", phone=True)
@@ -75,10 +84,7 @@ def test_no_serious_axe_violation_over_the_page_states(browser: Browser, server:
             player.wait_for_role()
         host.wait_phase("night")
         audit.check_both_languages(host.page, "night")
-        for tab in ("table", "act", "talk"):
-            phone.page.click(f"#tab-button-{tab}")
-            audit.check(phone.page, f"phone {tab}")
-        phone.page.click("#tab-button-act")  # the phone player acts from "Handeln"
+        audit.check_phone_tabs(phone.page)
         wolf = next(p for p in players if p.role == "evil")
         victim = next(p for p in players if p.role != "evil" and p is not host)
         wolf.act("ability:evil_vote", victim.seat)
