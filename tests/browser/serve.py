@@ -15,6 +15,10 @@ import uvicorn
 from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
 from vollmond.service.web.app import create_app
+from vollmond.settings import WebSettings
+
+PHONE_NUMBER = "+49 30 5550100"
+SIP_ADDRESS = "sip:vollmond@example.org"
 
 
 def main(argv: list[str]) -> None:
@@ -22,7 +26,9 @@ def main(argv: list[str]) -> None:
     policy = replace(
         Policy(), login_attempts_per_minute=10_000, invitation_attempts_per_minute=10_000
     )
-    settings = Settings(port=port, data_dir=data_dir, policy=policy)
+    # The front page shows where to call in (issue 12); the number is a test value.
+    web = WebSettings(phone_number=PHONE_NUMBER, sip_address=SIP_ADDRESS)
+    settings = Settings(port=port, data_dir=data_dir, policy=policy, web=web)
     uvicorn.run(
         create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws_max_size=8192
     )

@@ -204,6 +204,7 @@ def play_day(table: Table, browser: Browser, server: str, artifacts: Path) -> No
         phone.page.screenshot(path=artifacts / "day-phone.png", full_page=True)
         # A spectator (X6) reads the market place, never the night room or a private call.
         expect(phone.page.locator("#chat-list")).to_contain_text("Guten Morgen")
+        phone.page.click("#tab-button-talk")  # the phone layout's tabs (issue 12)
         expect(phone.page.locator("#log li").first).to_be_visible()
         check_frames(phone, [table.night_secret, table.call_secret])
         assert table.night_secret not in phone.page.content()

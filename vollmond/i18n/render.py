@@ -811,7 +811,15 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = PHONE_PLACEHOLDERS
     elif key.startswith("moderation.enforce."):
         extra = MODERATION_ENFORCE_PLACEHOLDERS
+    elif section == "web" and code == "errors":
+        extra = WEB_ERROR_PLACEHOLDERS
+    elif section == "web" and code == "front":
+        extra = frozenset({"number", "address"})
     return WORLD_PLACEHOLDERS | frozenset(extra)
+
+
+#: Numbers the web's error sentences name (vollmond/service/web/error_catalogue.py).
+WEB_ERROR_PLACEHOLDERS: Final = frozenset({"min", "max"})
 
 
 # --- further rule sets (catalog/rulesets/<id>.<lang>.toml) --------------------------------

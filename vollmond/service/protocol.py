@@ -32,6 +32,8 @@ class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
     v: BoundedInt = PROTOCOL_VERSION
     token: Ident | None = None
     spectate: bool = False
+    # Take the signed-in account's seat (session cookie) instead of a seat token (issue 12).
+    account: bool = False
     lang: Literal["de", "en"] = "de"
     after: Seq = 0
 

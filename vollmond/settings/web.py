@@ -27,5 +27,15 @@ class WebSettings:
     ws_connections_per_address: int = 32
     # Chat messages (Say) one seat may send per minute, on top of the engine's own checks.
     chat_messages_per_seat_per_minute: int = 30
+    # A WebSocket whose client has sent a `ping` promises a heartbeat: silent for longer than
+    # this, it is taken for dead (a half-open connection) and closed, so its seat shows absent.
+    ws_heartbeat_timeout_s: float = 10.0
+    # A waiting round without any seated player (everyone left, the host too) is called off
+    # after this many seconds, so abandoned rounds do not pile up in the list. 0: never.
+    empty_lobby_grace_s: float = 120.0
+    # Shown on the front page so people can call in (empty: not shown), e.g. "+49 30 1234567"
+    # and "sip:vollmond@example.org".
+    phone_number: str = ""
+    sip_address: str = ""
     # How many client addresses/seats each rate limiter remembers; the oldest are forgotten.
     rate_limit_max_keys: int = 10_000

@@ -75,6 +75,16 @@ async def list_seats(sessions: Sessions, game_id: str) -> list[Seat]:
         return [_seat(row) for row in rows]
 
 
+async def seats_of_account(sessions: Sessions, account_id: int) -> list[Seat]:
+    """Every seat an account holds, newest first (its games may be finished; the caller
+    filters): the seat belongs to the account, not to one browser's storage (issue 12)."""
+    async with sessions() as session:
+        rows = await session.scalars(
+            select(SeatRow).where(SeatRow.account_id == account_id).order_by(SeatRow.id.desc())
+        )
+        return [_seat(row) for row in rows]
+
+
 async def seat_by_token(sessions: Sessions, game_id: str, token: str) -> Seat | None:
     async with sessions() as session:
         row = await session.scalar(

@@ -26,8 +26,10 @@ from vollmond.moderation import PRIVATE, WEB, Area, Moderation
 from vollmond.phone.service import start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
+from vollmond.service.deck_check import custom_deck_problem
 from vollmond.service.enforce import Enforcer, Person, denial_json
 from vollmond.service.hub import Hub, LobbyError
+from vollmond.service.lobby_sweeper import LobbySweeper
 from vollmond.service.metrics import Metrics
 from vollmond.service.recorder import TableRecorder
 from vollmond.service.web.access import visible_table
@@ -40,6 +42,7 @@ from vollmond.service.web.middleware import ClientAddress, RejectControlCharacte
 from vollmond.service.web.moderation_api import ModerationApi
 from vollmond.service.web.ratelimit import RateLimiter
 from vollmond.service.web.schema import Credentials, FoundingBody, JoinByCode, SeatToken
+from vollmond.service.web.table_api import TableApi
 from vollmond.store import (
     GameNotFoundError,
     InvalidAccountNameError,
@@ -203,8 +206,10 @@ class Api:
             account = await create_account(self.hub.sessions, creds.name, creds.password)
         except NameTakenError as exc:
             raise ApiError(409, "name_taken", "this name is taken") from exc
-        except (InvalidAccountNameError, WeakPasswordError) as exc:
-            raise ApiError(400, type(exc).__name__, str(exc)) from exc
+        except InvalidAccountNameError as exc:
+            raise ApiError(400, "invalid_name", str(exc)) from exc
+        except WeakPasswordError as exc:
+            raise ApiError(400, "password_rule", str(exc)) from exc
         response = JSONResponse({"account": {"id": account.id, "name": account.name}})
         await self.sessions.login(request, response, account.id)
         return response
@@ -246,6 +251,9 @@ class Api:
         except (KeyError, TypeError, ValueError) as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
         await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
+        deck_problem = custom_deck_problem(options, self.hub.policy)
+        if deck_problem is not None:
+            raise ApiError(400, deck_problem, "this custom deck does not make a fair game")
         founded = await self.hub.found(
             options,
             private=body.private,
@@ -372,6 +380,8 @@ def _mount_apis(
     client_api = ClientApi(hub, cookie_sessions, limits, settings.identity)
     for route in client_api.routes(api._guard):
         app.router.routes.insert(0, route)
+    for route in TableApi(hub, cookie_sessions, settings.web).routes(api._guard):
+        app.router.routes.insert(0, route)
     return api, client_api
 
 
@@ -398,15 +408,14 @@ def create_app(settings: Settings) -> Starlette:
         ) as store_sessions:
             hub = Hub(store_sessions, settings.policy, invitation_key=invitation_key(secret))
             cookie_sessions.store = store_sessions
-            state["hub"] = hub
-            app.state.hub = hub  # for in-process tests and tools
+            app.state.hub = hub  # for the handlers below, in-process tests and tools
             api, client_api = _mount_apis(app, hub, cookie_sessions, metrics, settings, limits)
             enforcer = await _start_moderation(app, hub, store_sessions, settings)
-            api.enforcer = enforcer
-            client_api.enforcer = enforcer
+            api.enforcer = client_api.enforcer = enforcer
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
             recorder = await start_recorder(app, hub, settings)
+            sweeper = LobbySweeper.started(hub, settings.web.empty_lobby_grace_s)
             phone = await start_phone(hub, settings, enforcer=enforcer)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
@@ -416,6 +425,7 @@ def create_app(settings: Settings) -> Starlette:
                 yield
             finally:
                 state["ready"] = False
+                await sweeper.stop()
                 await stop_phone(phone)
                 await recorder.close()
                 await _stop_moderation(app)
@@ -432,14 +442,14 @@ def create_app(settings: Settings) -> Starlette:
         return PlainTextResponse("starting", status_code=503)
 
     async def metrics_endpoint(request: Request) -> Response:
-        hub: Hub | None = state.get("hub")
+        hub: Hub | None = getattr(request.app.state, "hub", None)
         if hub is not None:
             metrics.games_running.set(hub.running_games())
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:
         enforcer = getattr(ws.app.state, "enforcer", None)
-        await Connection(ws, state["hub"], metrics, limits, enforcer=enforcer).run()
+        await Connection(ws, ws.app.state.hub, metrics, limits, enforcer=enforcer).run()
 
     async def internal_error(conn: HTTPConnection, exc: Exception) -> Response:
         """The catch-all: whatever escaped the handlers is logged here and answered as a

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from vollmond.engine.core import Event, Rejection, Viewer
@@ -36,12 +37,15 @@ from vollmond.service.protocol import (
     decode_client,
     encode,
 )
+from vollmond.service.web.account_seats import account_seat
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
+from vollmond.service.web.moderation_api import same_origin
 from vollmond.worlds import World, get_world
 
 log = structlog.get_logger(__name__)
 OUTBOX_LIMIT = 1000
+HEARTBEAT_LOST = 4408  # close code: no ping within `ws_heartbeat_timeout_s`
 EVENT_CACHE_SIZE = 256
 
 # One fan-out hands the same Event object to every subscriber of its audience; the message is
@@ -99,6 +103,8 @@ class Connection:
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
         self._unwatch_recording: Callable[[], None] | None = None
         self._recorded = False  # this client was shown a recording notice
+        # None until the client's first `ping`: from then on silence means a dead connection.
+        self._heartbeat_timeout: float | None = None
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
@@ -151,8 +157,8 @@ class Connection:
         writer = asyncio.create_task(self._write())
         try:
             while True:
-                message = await self.ws.receive()
-                if message["type"] == "websocket.disconnect":
+                message = await self._receive()
+                if message is None or message["type"] == "websocket.disconnect":
                     break
                 self.metrics.messages.inc()
                 raw = message.get("text")
@@ -178,6 +184,28 @@ class Connection:
             if self._unwatch_recording is not None:
                 self._unwatch_recording()
             self.metrics.connected.dec()
+
+    async def _receive(self) -> Message | None:
+        """The next frame, or None when a client that promised a heartbeat fell silent.
+
+        A half-open TCP connection (a phone that lost its network) never says goodbye; without
+        this the seat would look present and its socket would be held until the OS gives up.
+        """
+        try:
+            return await asyncio.wait_for(self.ws.receive(), self._heartbeat_timeout)
+        except TimeoutError:
+            log.info("ws_heartbeat_lost", seat=self.seat)
+            with contextlib.suppress(
+                WebSocketDisconnect, WebSocketDisconnected, OSError, RuntimeError
+            ):
+                await self.ws.close(code=HEARTBEAT_LOST)
+            return None
+
+    def _heartbeat(self) -> None:
+        """Answer a ping; from now on this client is expected to ping within the timeout."""
+        if self.limits is not None:
+            self._heartbeat_timeout = self.limits.settings.ws_heartbeat_timeout_s
+        self._put({"type": "pong"})
 
     async def _write(self) -> None:
         while True:
@@ -245,7 +273,7 @@ class Connection:
             self.error(exc.code, str(exc))
             return
         if isinstance(message, Ping):
-            self._put({"type": "pong"})
+            self._heartbeat()
         elif isinstance(message, Hello):
             await self._hello(message)
         elif self.actor is None:
@@ -276,6 +304,13 @@ class Connection:
             account_id = seat.account_id if seat.account_id is not None else account_id
             self.seat = seat.house
             self.viewer = Viewer.player(seat.house)
+        elif hello.account:
+            house = await self._account_house(hello.game)
+            if house is None:
+                self.error("no_account_seat", "your account has no seat in this game")
+                return
+            self.seat = house
+            self.viewer = Viewer.player(house)
         elif not hello.spectate:
             self.error("token_or_spectate", "send a seat token, or spectate")
             return
@@ -362,6 +397,15 @@ class Connection:
         message: dict[str, Any] = {"type": "recording", **notice.to_json()}
         message["mark"], message["text"] = words.mark, words.sentence
         self._put(message)
+
+    async def _account_house(self, game_id: str) -> int | None:
+        """The signed-in account's house in this game (the cookie is SameSite=Strict; a page
+        of another site is refused here as well, so no foreign page can take a seat)."""
+        account_id = Sessions.account_id(self.ws)
+        if account_id is None or not same_origin(self.ws):
+            return None
+        seat = await account_seat(self.hub, game_id, account_id)
+        return seat.house if seat is not None else None
 
     async def _catch_up(self, actor: GameActor) -> None:
         """Send the logged events after `_last_seq`, so that subscribing right after loses none.

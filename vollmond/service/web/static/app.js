@@ -3,6 +3,7 @@
 import { t, setLang, lang, initialLang } from "./i18n.js";
 import { h, api, seats, saveSeat, applyTheme, toneOf } from "./util.js";
 import { mountGame } from "./game.js";
+import { loadErrors, errorText } from "./errors.js";
 
 const ROLE_KEYS = [
   "evil", "seer", "doctor", "witch", "night_owl", "hunter", "knight", "medium", "necromancer",
@@ -42,7 +43,9 @@ function chrome() {
   document.getElementById("skip-link").textContent = t("skip");
   const button = document.getElementById("lang-button");
   button.textContent = t("lang_switch");
-  button.setAttribute("aria-label", t("lang_switch_label"));
+  // The visible word is part of the name (WCAG 2.5.3), then what the button does.
+  button.setAttribute("aria-label", `${t("lang_switch")} – ${t("lang_switch_label")}`);
+  button.lang = lang() === "de" ? "en" : "de";
   document.getElementById("account-label").textContent = ctx.me
     ? t("signed_in_as", { name: ctx.me.name })
     : "";
@@ -91,7 +94,7 @@ function errorBox() {
 }
 
 function showError(box, err) {
-  box.textContent = t("error", { message: err.message || String(err) });
+  box.textContent = t("error", { message: errorText(err) });
 }
 
 function authSection(refresh) {
@@ -315,23 +318,43 @@ function gamesSection() {
   return section;
 }
 
+// "Meine Spiele": the account's seats from the server (any device), then this browser's own
+// seat tokens (guests, and games the server no longer lists).
 function myGamesSection() {
-  const mine = Object.entries(seats()).sort((a, b) => b[1].saved - a[1].saved).slice(0, 8);
-  if (!mine.length) return null;
-  return h(
+  const list = h("ul", { class: "plain", id: "my-games" });
+  const section = h(
     "section",
-    { class: "card", "aria-labelledby": "mine-h" },
+    { class: "card", "aria-labelledby": "mine-h", hidden: true },
     h("h2", { id: "mine-h" }, t("my_games")),
-    h(
-      "ul",
-      { class: "plain" },
-      mine.map(([id, info]) => {
-        const world = worldById(info.world);
-        const label = world ? `${names(world).world} · ${id}` : id;
-        return h("li", {}, h("a", { href: `#/game/${id}` }, label));
-      }),
-    ),
+    list,
   );
+  const entries = new Map();
+  for (const [id, info] of Object.entries(seats()).sort((a, b) => b[1].saved - a[1].saved).slice(0, 8)) {
+    entries.set(id, { world: info.world, status: null });
+  }
+  function show() {
+    const items = [...entries.entries()].map(([id, info]) => {
+      const world = worldById(info.world);
+      const label = world ? `${names(world).world} · ${id}` : id;
+      const status = info.status ? ` (${t(info.status === "lobby" ? "status_lobby" : "status_running")})` : "";
+      return h("li", { dataset: { game: id } }, h("a", { href: `#/game/${id}` }, label + status));
+    });
+    list.replaceChildren(...items);
+    section.hidden = items.length === 0;
+  }
+  show();
+  if (ctx.me) {
+    api("/api/my-games")
+      .then((data) => {
+        const local = [...entries.entries()];
+        entries.clear();
+        for (const seat of data.games) entries.set(seat.game, { world: seat.world, status: seat.status });
+        for (const [id, info] of local) if (!entries.has(id)) entries.set(id, info);
+        show();
+      })
+      .catch(() => {});
+  }
+  return section;
 }
 
 function foundSection() {
@@ -537,6 +560,95 @@ function codeSection() {
   return h("section", { class: "card", "aria-labelledby": "code-h" }, h("h2", { id: "code-h" }, t("join_code")), form, box);
 }
 
+// -- front page (issue 12): what this is, rules per world, guest play, quick join, call in ---
+function frontSection(refresh) {
+  const what = h("p", { class: "front-what", id: "front-what" });
+  const rules = h("div", { class: "front-rules", id: "front-rules" });
+  const call = h("p", { class: "front-call", id: "front-call", hidden: true });
+  const box = errorBox();
+  const section = h(
+    "section",
+    { class: "card front", "aria-labelledby": "front-h" },
+    h("h1", { id: "front-h" }, t("app_title")),
+    what,
+    call,
+    ctx.me ? quickJoin(box) : guestForm(refresh, box),
+    box,
+    h("h2", { id: "rules-h" }, t("rules_30s")),
+    rules,
+  );
+  api(`/api/front?lang=${lang()}`)
+    .then((front) => {
+      what.textContent = front.what;
+      call.textContent = front.call.join(" · ");
+      call.hidden = front.call.length === 0;
+      const shown = ctx.worldFilter ? ctx.worlds.filter((w) => w.id === ctx.worldFilter) : ctx.worlds;
+      rules.replaceChildren(
+        ...shown.map((world, index) =>
+          h(
+            "details",
+            { open: index === 0 || Boolean(ctx.worldFilter), dataset: { world: world.id } },
+            h("summary", {}, names(world).world),
+            h("p", {}, front.rules[world.id] || ""),
+          ),
+        ),
+      );
+    })
+    .catch((err) => showError(box, err));
+  return section;
+}
+
+function guestForm(refresh, box) {
+  const form = h(
+    "form",
+    {
+      class: "row-form",
+      id: "guest-form",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        try {
+          await api("/api/guest", { method: "POST", body: { name: String(new FormData(form).get("name") || "") } });
+          await loadMe();
+          refresh();
+        } catch (err) {
+          showError(box, err);
+        }
+      },
+    },
+    field(t("guest_name"), h("input", { name: "name", id: "guest-name", autocomplete: "nickname", required: true, maxlength: 64 })),
+    h("button", { type: "submit", class: "primary", id: "guest-submit" }, t("play_as_guest")),
+  );
+  return form;
+}
+
+// "Nächster freier Tisch": the first public round of the chosen world still waiting for players.
+function quickJoin(box) {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "primary",
+      id: "quick-join",
+      onclick: async () => {
+        try {
+          const query = ctx.worldFilter ? `?world=${encodeURIComponent(ctx.worldFilter)}` : "";
+          const data = await api("/api/games" + query);
+          const mine = seats();
+          const open = data.games.find((game) => game.status === "lobby" && game.free > 0 && !mine[game.id]);
+          if (!open) {
+            box.textContent = t("no_open_table");
+            return;
+          }
+          await joinGame(open.id, box);
+        } catch (err) {
+          showError(box, err);
+        }
+      },
+    },
+    t("quick_join"),
+  );
+}
+
 function mountLobby(main) {
   let games = null;
   function render() {
@@ -546,7 +658,7 @@ function mountLobby(main) {
       h(
         "div",
         { class: "lobby" },
-        h("h1", { class: "sr-only" }, t("lobby")),
+        frontSection(render),
         authSection(render),
         worldPicker(render),
         games,
@@ -566,9 +678,9 @@ async function start() {
   setLang(initialLang());
   document.getElementById("lang-button").addEventListener("click", () => {
     setLang(lang() === "de" ? "en" : "de");
-    route();
+    loadErrors().then(route);
   });
-  const [, worlds] = await Promise.all([loadMe(), api("/api/worlds")]);
+  const [, worlds] = await Promise.all([loadMe(), api("/api/worlds"), loadErrors()]);
   ctx.worlds = worlds.worlds;
   window.addEventListener("hashchange", route);
   await route();

@@ -3,6 +3,7 @@
 // from the events this seat may receive; the client never decides what is secret.
 
 import { t, lang } from "./i18n.js";
+import { errorText } from "./errors.js";
 import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
 
 const ABILITY_ORDER = [
@@ -11,6 +12,11 @@ const ABILITY_ORDER = [
 ];
 const MEMORY_LABELS = { heal: "memory_heal", poison: "memory_poison", bullets: "memory_bullets" };
 const RING_CODES = new Set(["call_incoming"]);
+// i18n keys naming a move in the outbox (abilities use "act_<kind>").
+const MOVE_LABELS = {
+  Nominate: "act_nominate", Vote: "act_vote", PlaceCall: "act_call", AnswerCall: "move_answer",
+  HangUp: "hang_up", ToggleCallMode: "toggle_mode", Interject: "interject", Leave: "leave_game",
+};
 // Urgent or private news is announced at once; everything else reaches screen readers
 // politely through the log (role="log").
 const ALERT_CODES = new Set([
@@ -44,10 +50,15 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     // The table's recording notice as the server last sent it (O2/O4), or null. Never a
     // client timer: the mark stays until the server says the recording has ended.
     recording: null,
+    lastHeard: 0, // when the server last said anything (heartbeat: docs/protocol.md "ping")
+    chosen: new Map(), // group key → target the player picked in this phase (kept highlighted)
+    chosenSeq: null,
+    accountSeat: null, // this account's seat from the server, when this browser has no token
   };
   let pollTimer = null;
   let tickTimer = null;
   let reconnectTimer = null;
+  let heartbeatTimer = null;
 
   const root = h("div", { class: "game", id: "game", dataset: { game: gameId } });
   main.replaceChildren(root);
@@ -84,10 +95,10 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   }
 
   // -- waiting room ----------------------------------------------------------------------
-  function renderWaiting(errorText) {
+  function renderWaiting() {
     const table = g.table;
     const n = worldNames();
-    const box = h("p", { class: "error", role: "alert" }, errorText || "");
+    const box = waitingError();
     const players = h(
       "ul",
       { class: "plain waiting-list", "aria-live": "polite" },
@@ -105,7 +116,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         h(
           "div",
           { class: "buttons" },
-          saved?.host
+          isHost()
             ? h(
                 "button",
                 {
@@ -115,15 +126,17 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
                   onclick: async () => {
                     try {
                       await api(`/api/games/${gameId}/start`, { method: "POST", body: {} });
+                      g.waitingError = null;
                       await enter();
                     } catch (err) {
-                      box.textContent = t("error", { message: err.message });
+                      showWaitingError(err);
                     }
                   },
                 },
                 t("start_now"),
               )
             : null,
+          isHost() ? cancelButton() : null,
           token
             ? h(
                 "button",
@@ -150,6 +163,74 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     );
   }
 
+  // The waiting room is redrawn every poll; its error stays until the player dismisses it.
+  function waitingError() {
+    if (!g.waitingError) return h("div", { id: "waiting-error", hidden: true });
+    return h(
+      "div",
+      { class: "error dismissable", id: "waiting-error", role: "alert", dataset: { code: g.waitingError.code || "" } },
+      h("p", { id: "waiting-error-text" }, t("error", { message: errorText(g.waitingError) })),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "ghost",
+          id: "waiting-error-dismiss",
+          dataset: { key: "dismiss" },
+          onclick: () => {
+            g.waitingError = null;
+            renderWaiting();
+            root.querySelector("#start-button, #leave-button, a")?.focus();
+          },
+        },
+        t("dismiss"),
+      ),
+    );
+  }
+
+  function showWaitingError(err) {
+    g.waitingError = { code: err.code, params: err.params };
+    renderWaiting();
+    root.querySelector("#waiting-error-dismiss")?.focus();
+  }
+
+  // -- seats that belong to the account ----------------------------------------------------
+  // A signed-in account gets back to its seat on any device: the server lists its seats and
+  // the socket says hello with `account: true` (the session cookie decides, no token).
+  async function findAccountSeat() {
+    if (!ctx.me) return null;
+    try {
+      const data = await api("/api/my-games");
+      return data.games.find((seat) => seat.game === gameId) || null;
+    } catch {
+      return null;
+    }
+  }
+
+  // The host calls off a round that has not started (POST /abort; a charge is refunded).
+  function cancelButton() {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "danger",
+        id: "cancel-game",
+        onclick: async () => {
+          try {
+            await api(`/api/games/${gameId}/abort`, { method: "POST", body: {} });
+            forgetSeat(gameId);
+            location.hash = "#/";
+          } catch (err) {
+            showWaitingError(err);
+          }
+        },
+      },
+      t("cancel_round"),
+    );
+  }
+
+  const isHost = () => Boolean(saved?.host || g.accountSeat?.host);
+
   async function enter() {
     if (g.closed) return;
     let table;
@@ -157,11 +238,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       table = await loadTable();
     } catch (err) {
       root.replaceChildren(
-        h("p", { class: "error", role: "alert" }, t("error", { message: err.message })),
+        h("p", { class: "error", role: "alert" }, t("error", { message: errorText(err) })),
         h("a", { class: "button", href: "#/" }, t("back_to_lobby")),
       );
       return;
     }
+    if (!token && !spectate && !g.accountSeat) g.accountSeat = await findAccountSeat();
     if (table.status === "lobby") {
       renderWaiting();
       pollTimer = window.setTimeout(enter, 1200);
@@ -182,17 +264,50 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     ws.addEventListener("open", () => {
       const hello = { type: "hello", game: gameId, lang: lang(), after: g.lastSeq };
       if (token) hello.token = token;
+      else if (g.accountSeat) hello.account = true;
       else hello.spectate = true;
       ws.send(JSON.stringify(hello));
     });
-    ws.addEventListener("message", (msg) => onMessage(JSON.parse(msg.data)));
-    ws.addEventListener("close", () => {
-      if (g.closed || g.ws !== ws) return;
-      g.retry += 1;
-      setConn(t("reconnecting"), "down");
-      const wait = Math.max(Math.min(5000, 400 * g.retry), (g.holdUntil || 0) - Date.now());
-      reconnectTimer = window.setTimeout(connect, wait);
+    ws.addEventListener("message", (msg) => {
+      g.lastHeard = Date.now();
+      onMessage(JSON.parse(msg.data));
     });
+    ws.addEventListener("close", () => socketLost(ws));
+    startHeartbeat(ws);
+  }
+
+  // -- heartbeat and reconnect -------------------------------------------------------------
+  const PING_EVERY_MS = 3000;
+  const SILENCE_MS = 8000; // no frame (not even a pong) for this long: the socket is dead
+
+  function startHeartbeat(ws) {
+    window.clearInterval(heartbeatTimer);
+    g.lastHeard = Date.now();
+    heartbeatTimer = window.setInterval(() => {
+      if (g.ws !== ws) return;
+      if (Date.now() - g.lastHeard > SILENCE_MS) {
+        // A half-open socket may take minutes to report its close: give up on it now.
+        socketLost(ws);
+        try {
+          ws.close();
+        } catch {
+          /* already closing */
+        }
+        return;
+      }
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "ping" }));
+    }, PING_EVERY_MS);
+  }
+
+  function socketLost(ws) {
+    if (g.closed || g.ws !== ws) return;
+    g.ws = null;
+    window.clearInterval(heartbeatTimer);
+    g.retry += 1;
+    setConn(t("reconnecting"), "down");
+    renderOutbox();
+    const wait = Math.max(Math.min(5000, 400 * g.retry), (g.holdUntil || 0) - Date.now());
+    reconnectTimer = window.setTimeout(connect, wait);
   }
 
   const MAX_PENDING = 20;
@@ -202,16 +317,93 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  // -- moves: queued while offline, sent, then confirmed or refused ----------------------
+  // Every move gets a client id and a line in the outbox (#outbox) that shows its state:
+  // "queued" (no connection), "sent", "confirmed" (ack) or "refused" (error with its cid).
+  // Queued and sent moves are (re)sent after the next welcome; the server never applies a
+  // cid twice (docs/protocol.md), so a resend is safe.
+  const SHOW_DONE_MS = 4000;
+
   function send(command) {
-    if (!g.ws || g.ws.readyState !== WebSocket.OPEN) return;
     const message = { type: "command", id: g.nextId++, cid: newCid(), command };
-    g.pending.set(message.cid, message);
+    const move = { message, label: describeMove(command), state: "queued", note: "" };
+    g.pending.set(message.cid, move);
     if (g.pending.size > MAX_PENDING) g.pending.delete(g.pending.keys().next().value);
-    g.ws.send(JSON.stringify(message));
+    if (g.ws && g.ws.readyState === WebSocket.OPEN) {
+      g.ws.send(JSON.stringify(message));
+      move.state = "sent";
+    }
+    renderOutbox();
   }
 
   function resendPending() {
-    for (const message of g.pending.values()) g.ws.send(JSON.stringify(message));
+    for (const move of g.pending.values()) {
+      if (move.state !== "queued" && move.state !== "sent") continue;
+      g.ws.send(JSON.stringify(move.message));
+      move.state = "sent";
+    }
+    renderOutbox();
+  }
+
+  function settleMove(cid, state, note) {
+    const move = g.pending.get(cid);
+    if (!move) return;
+    move.state = state;
+    move.note = note || "";
+    if (state === "refused") forgetChoice(move.message.command);
+    renderOutbox();
+    window.setTimeout(() => {
+      if (g.pending.get(cid) === move) {
+        g.pending.delete(cid);
+        renderOutbox();
+      }
+    }, SHOW_DONE_MS);
+  }
+
+  function describeMove(cmd) {
+    if (cmd.type === "Say") return `${t("move_say")}: ${cmd.text}`;
+    const key = cmd.type === "UseAbility" ? "act_" + cmd.kind : MOVE_LABELS[cmd.type];
+    const what = key ? t(key) : cmd.type;
+    const target = cmd.target ?? cmd.callee;
+    return target === undefined ? what : `${what}: ${target === null ? t("nobody") : houseLabel(target)}`;
+  }
+
+  function renderOutbox() {
+    if (!el.outbox) return;
+    const moves = [...g.pending.values()];
+    el.outbox.hidden = moves.length === 0;
+    replaceChildren(
+      el.outbox,
+      moves.map((move) =>
+        h(
+          "li",
+          { class: "move move-" + move.state, dataset: { cid: move.message.cid, state: move.state, type: move.message.command.type } },
+          h("span", { class: "move-label" }, move.label),
+          h("span", { class: "move-state" }, t("move_" + move.state)),
+          move.note ? h("span", { class: "move-note" }, move.note) : null,
+        ),
+      ),
+    );
+  }
+
+  // The target a player chose stays highlighted until the phase changes or it is refused.
+  function choose(groupKey, target, cmd) {
+    g.chosen.set(groupKey, target);
+    send(cmd);
+    renderActions();
+  }
+
+  function forgetChoice(cmd) {
+    const key = cmd.type === "UseAbility" ? "ability:" + cmd.kind : cmd.type;
+    g.chosen.delete(key);
+    if (g.view && el.actions) renderActions();
+  }
+
+  function keepChoicesFor(view) {
+    if (g.chosenSeq !== view.phase_seq) {
+      g.chosen.clear();
+      g.chosenSeq = view.phase_seq;
+    }
   }
 
   function onMessage(msg) {
@@ -229,7 +421,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         setView(msg.view);
         break;
       case "ack":
-        g.pending.delete(msg.cid);
+        settleMove(msg.cid, "confirmed");
+        break;
+      case "pong":
         break;
       case "view":
         g.catchingUp = false;
@@ -243,18 +437,25 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         if (msg.text) announce(msg.text);
         break;
       case "error":
-        if (msg.cid) g.pending.delete(msg.cid);
-        if (msg.code === "not_running" || msg.code === "bad_token") {
-          setConn(msg.message, "down");
-          g.closed = true;
-        } else if (msg.code === "too_many_connections") {
-          setConn(msg.message, "down"); // the server closes; we retry with the usual back-off
-        }
-        showAlert(msg.message || msg.code);
+        onError(msg);
         break;
       default:
         break;
     }
+  }
+
+  // Errors show the catalogue's sentence for their code in the page's language; a rule
+  // refusal (no sentence of its own) arrives rendered in this language already.
+  function onError(msg) {
+    const text = errorText(msg, msg.message);
+    if (msg.cid) settleMove(msg.cid, "refused", text);
+    if (msg.code === "not_running" || msg.code === "bad_token" || msg.code === "no_account_seat") {
+      setConn(text, "down");
+      g.closed = true;
+    } else if (msg.code === "too_many_connections") {
+      setConn(text, "down"); // the server closes; we retry with the usual back-off
+    }
+    showAlert(text);
   }
 
   function onEvent(ev) {
@@ -273,12 +474,14 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       g.clockSeq = ev.params.seq;
     }
     if (live && ALERT_CODES.has(ev.code)) announce(ev.text);
+    if (live) momentFor(ev);
     if (live && RING_CODES.has(ev.code)) ring();
   }
 
   function setView(view) {
     const phaseChanged = !g.view || g.view.phase_seq !== view.phase_seq;
     g.view = view;
+    keepChoicesFor(view);
     if (phaseChanged && g.clockSeq !== view.phase_seq) syncClock();
     if (phaseChanged && g.table && g.table.players.some((p) => p.house === null)) {
       loadTable().then(render).catch(() => {});
@@ -314,7 +517,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.over = h("section", { class: "card over", id: "over", "aria-labelledby": "over-h", hidden: true });
     el.alert = h("p", { class: "alert", id: "alert", role: "alert" });
     el.recording = h("p", { class: "recording-mark", id: "recording-mark", role: "status", hidden: true });
-    el.chatList = h("ol", { class: "chat-list", id: "chat-list", role: "log", "aria-live": "polite", "aria-label": t("chat") });
+    el.moment = h("div", { class: "moment", id: "moment", hidden: true, onclick: () => nextMoment() });
+    el.momentLive = h("p", { class: "sr-only", id: "moment-live", "aria-live": "polite" });
+    el.sound = soundButton();
+    el.outbox = h("ol", { class: "outbox plain", id: "outbox", "aria-label": t("moves"), hidden: true });
+    // A list that is also a polite live region; focusable, so the keyboard can scroll it.
+    el.chatList = h("ol", { class: "chat-list", id: "chat-list", tabindex: 0, "aria-live": "polite", "aria-label": t("chat") });
     el.chatRoom = h("span", { class: "chat-room", id: "chat-room" });
     el.chatInput = h("input", { id: "chat-input", name: "text", maxlength: 500, autocomplete: "off", "aria-label": t("chat_input") });
     el.chatForm = h(
@@ -333,7 +541,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       el.chatInput,
       h("button", { type: "submit", id: "chat-send" }, t("send")),
     );
-    el.log = h("ol", { class: "log-list", id: "log", role: "log", "aria-live": "polite", "aria-label": t("log") });
+    el.log = h("ol", { class: "log-list", id: "log", tabindex: 0, "aria-live": "polite", "aria-label": t("log") });
     el.tools = h("div", { class: "tools", id: "tools" });
     el.operatorDialog = operatorDialog();
 
@@ -347,23 +555,27 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           h("h1", {}, n ? `${n.world} · ${n.place}` : gameId),
           h("p", { class: "phase-line" }, el.phase, el.timer),
         ),
-        el.conn,
+        h("div", { class: "head-tools" }, el.sound, el.conn),
       ),
       el.recording,
+      el.moment,
+      el.momentLive,
       el.alert,
+      el.outbox,
+      phoneTabs(),
       h(
         "div",
-        { class: "board" },
+        { class: "board", dataset: { tab: g.tab } },
         h(
           "section",
-          { class: "card seats-card", "aria-labelledby": "seats-h" },
+          { class: "card seats-card", "aria-labelledby": "seats-h", id: "tab-table", dataset: { tab: "table" } },
           h("h2", { id: "seats-h" }, t("seats")),
           h("div", { class: "circle-wrap" }, el.seats),
         ),
-        h("div", { class: "side" }, el.over, el.role, el.actions, el.nightRoom, el.call),
+        h("div", { class: "side", id: "tab-act", dataset: { tab: "act" } }, el.over, el.role, el.actions, el.nightRoom, el.call),
         h(
           "section",
-          { class: "card talk", "aria-labelledby": "chat-h" },
+          { class: "card talk", "aria-labelledby": "chat-h", id: "tab-talk", dataset: { tab: "talk" } },
           h("h2", { id: "chat-h" }, t("chat"), " ", el.chatRoom),
           el.chatList,
           el.chatForm,
@@ -375,6 +587,85 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       el.operatorDialog,
     );
     tickTimer = window.setInterval(renderTimer, 250);
+  }
+
+  // -- phone layout: three tabs (Tisch / Handeln / Gespräch) --------------------------------
+  // On a narrow screen the board shows one of its three parts; the tab bar stays under the
+  // sticky phase bar. On a wide screen the bar is hidden and all three show side by side.
+  const TABS = [["table", "tab_table"], ["act", "tab_act"], ["talk", "tab_talk"]];
+
+  function phoneTabs() {
+    if (!g.tab) g.tab = "table";
+    const bar = h("div", { class: "phone-tabs", id: "phone-tabs", role: "tablist", "aria-label": t("tabs") });
+    const select = (tab) => {
+      g.tab = tab;
+      root.querySelector(".board").dataset.tab = tab;
+      for (const button of bar.querySelectorAll("button")) {
+        const on = button.dataset.tab === tab;
+        button.setAttribute("aria-selected", on ? "true" : "false");
+        button.tabIndex = on ? 0 : -1;
+      }
+    };
+    for (const [tab, key] of TABS) {
+      bar.append(
+        h(
+          "button",
+          {
+            type: "button",
+            role: "tab",
+            id: "tab-button-" + tab,
+            "aria-controls": "tab-" + tab,
+            "aria-selected": tab === g.tab ? "true" : "false",
+            tabindex: tab === g.tab ? 0 : -1,
+            dataset: { tab },
+            onclick: () => select(tab),
+            onkeydown: (ev) => {
+              const index = TABS.findIndex(([name]) => name === tab);
+              const step = ev.key === "ArrowRight" ? 1 : ev.key === "ArrowLeft" ? -1 : 0;
+              if (!step) return;
+              const next = TABS[(index + step + TABS.length) % TABS.length][0];
+              select(next);
+              bar.querySelector(`[data-tab="${next}"]`).focus();
+            },
+          },
+          t(key),
+        ),
+      );
+    }
+    return bar;
+  }
+
+  // -- click a house on the circle to target it --------------------------------------------
+  // The first action group that offers this house (night ability, nomination, vote, call)
+  // takes the click, exactly as its button in "Handeln" would.
+  function seatCommand(seat) {
+    const groups = groupLegal();
+    const order = [...ABILITY_ORDER.map((k) => "ability:" + k), "Nominate", "Vote", "PlaceCall"];
+    for (const key of order) {
+      const cmd = (groups.get(key) || []).find((c) => (c.target ?? c.callee) === seat);
+      if (cmd) return { key, cmd };
+    }
+    return null;
+  }
+
+  function seatTarget(seat) {
+    const found = seatCommand(seat);
+    if (!found) return null;
+    const label = found.key.startsWith("ability:") ? t("act_" + found.key.slice(8)) : t(MOVE_LABELS[found.key]);
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "seat-target",
+        dataset: { key: "seat-" + seat, target: String(seat) },
+        "aria-label": `${label}: ${houseLong(seat)}`,
+        onclick: (ev) => {
+          ev.stopPropagation();
+          choose(found.key, seat, found.cmd);
+        },
+      },
+      "◎",
+    );
   }
 
   // -- rendering -------------------------------------------------------------------------
@@ -395,6 +686,102 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     renderTools();
     renderOver();
     renderTimer();
+    renderTitle();
+  }
+
+  // -- moments: night/day, deaths with roles, banishment, game over -------------------------
+  // A full-width banner (one moment at a time, each shown a little while), a short sound that
+  // can be switched off, and a polite live line for screen readers. Only live events make
+  // moments: history after a reload is shown in the log but not announced again.
+  const MOMENT_MS = 3500;
+  const moments = [];
+  let momentTimer = null;
+
+  function momentKind(ev) {
+    const p = ev.params || {};
+    if (ev.code === "phase_started" && ["night", "day", "vote"].includes(p.phase)) return p.phase;
+    if (ev.code === "morning_report") return (p.dead || []).length ? "death" : "quiet_night";
+    if (ev.code === "shot_fired") return "death";
+    if (ev.code === "vote_result") return p.banished !== null && p.banished !== undefined ? "banished" : "no_banishment";
+    if (ev.code === "game_over") return "over";
+    return null;
+  }
+
+  function personalResult(ev) {
+    if (g.seat === null || g.seat === undefined) return t("moment_over");
+    return (ev.params.winners || []).includes(g.seat) ? t("you_won") : t("you_lost");
+  }
+
+  function momentFor(ev) {
+    const kind = momentKind(ev);
+    if (!kind) return;
+    const title = kind === "over" ? personalResult(ev) : t("moment_" + kind);
+    moments.push({ kind, title, text: ev.text });
+    if (!momentTimer) nextMoment();
+  }
+
+  function nextMoment() {
+    window.clearTimeout(momentTimer);
+    momentTimer = null;
+    const moment = moments.shift();
+    if (!moment) {
+      el.moment.hidden = true;
+      return;
+    }
+    el.moment.dataset.kind = moment.kind;
+    el.moment.replaceChildren(
+      h("strong", { class: "moment-title", id: "moment-title" }, moment.title),
+      h("span", { class: "moment-text" }, moment.text),
+    );
+    el.moment.hidden = false;
+    el.momentLive.textContent = `${moment.title}. ${moment.text}`;
+    chime(moment.kind);
+    momentTimer = window.setTimeout(nextMoment, moment.kind === "over" ? MOMENT_MS * 3 : MOMENT_MS);
+  }
+
+  const soundOn = () => localStorage.getItem("vollmond.sound") !== "off";
+
+  function soundButton() {
+    const button = h("button", { type: "button", class: "ghost sound", id: "sound-toggle", dataset: { key: "sound" } });
+    const show = () => {
+      button.textContent = soundOn() ? t("sound_on") : t("sound_off");
+      button.setAttribute("aria-pressed", soundOn() ? "true" : "false");
+    };
+    button.addEventListener("click", () => {
+      localStorage.setItem("vollmond.sound", soundOn() ? "off" : "on");
+      show();
+    });
+    show();
+    return button;
+  }
+
+  const CHIMES = { night: 220, day: 523, vote: 392, death: 196, banished: 247, over: 659 };
+
+  function chime(kind) {
+    if (!soundOn() || !CHIMES[kind]) return;
+    try {
+      const audio = new AudioContext();
+      const osc = audio.createOscillator();
+      const gain = audio.createGain();
+      osc.frequency.value = CHIMES[kind];
+      gain.gain.value = 0.04;
+      osc.connect(gain).connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + 0.25);
+    } catch {
+      /* no audio */
+    }
+  }
+
+  // The tab title says when this seat has something to do (a vote, a night action, a call).
+  const BASE_TITLE = document.title;
+  const PASSIVE = new Set(["Say", "Leave", "Interject", "ToggleCallMode", "HangUp"]);
+
+  function renderTitle() {
+    const legal = g.view?.me?.legal || [];
+    const yourTurn = g.view?.phase !== "over" && legal.some((cmd) => !PASSIVE.has(cmd.type));
+    document.title = yourTurn ? `▶ ${t("your_turn")} · ${BASE_TITLE}` : BASE_TITLE;
+    root.dataset.yourTurn = String(yourTurn);
   }
 
   function renderTimer() {
@@ -445,7 +832,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           style: { "--i": index, "--n": count },
           dataset: { seat: s.seat, role: s.role || "", alive: String(s.alive) },
           "aria-label": label,
+          onclick: () => root.querySelector(`.seat[data-seat="${s.seat}"] .seat-target`)?.click(),
         },
+        seatTarget(s.seat),
         h("span", { class: "house", "aria-hidden": "true" }, String(s.seat)),
         h("span", { class: "seat-name", "aria-hidden": "true" }, nameOf(s.seat) || "—"),
         s.role ? h("span", { class: "seat-role", "aria-hidden": "true" }, roleName(s.role)) : null,
@@ -512,14 +901,16 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         cmds.map((cmd) => {
           const target = targetOf(cmd);
           const text = target === null ? (groupKey === "Vote" ? t("abstain") : t("nobody")) : houseLabel(target);
+          const chosen = g.chosen.has(groupKey) && g.chosen.get(groupKey) === target;
           return h(
             "button",
             {
               type: "button",
-              class: target === null ? "target none" : "target",
+              class: (target === null ? "target none" : "target") + (chosen ? " chosen" : ""),
+              "aria-pressed": chosen ? "true" : "false",
               dataset: { key: `${groupKey}:${target}`, target: target === null ? "none" : String(target) },
               "aria-label": `${label}: ${target === null ? text : houseLong(target)}`,
-              onclick: () => send(cmd),
+              onclick: () => choose(groupKey, target, cmd),
             },
             text,
           );
@@ -789,7 +1180,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
             showAlert(t("operator_sent"));
             announce(t("operator_sent"));
           } catch (err) {
-            box.textContent = t("error", { message: err.message });
+            box.textContent = t("error", { message: errorText(err) });
           }
         },
       },
@@ -833,6 +1224,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const replayBox = h("div", { class: "replay", id: "replay" });
     el.over.replaceChildren(
       h("h2", { id: "over-h" }, t("over_title")),
+      g.seat !== null && g.seat !== undefined
+        ? h("p", { class: "my-result", id: "my-result", dataset: { won: String(winners.has(g.seat)) } }, winners.has(g.seat) ? t("you_won") : t("you_lost"))
+        : null,
       h("p", { class: "sides", id: "sides" }, `${t("sides")}: `, outcome.sides.map(sideName).join(", ")),
       h("h3", {}, t("winners")),
       h("ul", { class: "plain winners", id: "winners" }, outcome.winners.map((s) => h("li", {}, houseLabel(s)))),
@@ -861,7 +1255,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const events = data.events;
     let index = events.length;
     let playing = null;
-    const list = h("ol", { class: "log-list replay-list", id: "replay-list", "aria-live": "polite" });
+    const list = h("ol", { class: "log-list replay-list", id: "replay-list", tabindex: 0, "aria-label": t("replay"), "aria-live": "polite" });
     const label = h("span", { id: "replay-step" });
     const slider = h("input", { type: "range", min: 0, max: events.length, value: index, id: "replay-slider", "aria-label": t("replay") });
     const play = h("button", { type: "button", id: "replay-play" }, t("replay_play"));
@@ -918,6 +1312,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
     window.clearTimeout(reconnectTimer);
+    window.clearInterval(heartbeatTimer);
+    window.clearTimeout(momentTimer);
+    document.title = BASE_TITLE;
     if (g.ws) g.ws.close();
     delete document.documentElement.dataset.phase;
   };

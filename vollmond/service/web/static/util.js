@@ -46,10 +46,11 @@ function cookie(name) {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, params) {
     super(message || code);
     this.status = status;
     this.code = code;
+    this.params = params || {};
   }
 }
 
@@ -73,7 +74,7 @@ export async function api(path, { method = "GET", body } = {}) {
     data = null;
   }
   if (!response.ok) {
-    throw new ApiError(response.status, data?.error || "http_" + response.status, data?.message);
+    throw new ApiError(response.status, data?.error || "http_" + response.status, data?.message, data?.params);
   }
   return data;
 }

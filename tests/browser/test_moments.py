@@ -1,0 +1,82 @@
+"""Issue 12, moments: a five-player game played to its end shows a full-width announcement for
+the night, the day, a death (with the role), a banishment and the game over with a personal
+result ("Du hast gewonnen!" / "Du hast verloren."), a polite live line, a sound switch, and
+the tab title when it is the player's turn. A screenshot of each moment goes to
+test-artifacts/moment-<kind>.png."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from .players import Player
+
+pytestmark = pytest.mark.slow
+
+DURATIONS = {"night_s": 6, "morning_s": 2, "day_s": 6, "vote_s": 20}
+
+
+def moment(player: Player, kind: str, artifacts: Path) -> None:
+    banner = player.page.locator(f'#moment[data-kind="{kind}"]')
+    expect(banner).to_be_visible(timeout=30_000)
+    player.page.screenshot(path=str(artifacts / f"moment-{kind}.png"))
+
+
+def test_the_moments_of_a_whole_game(browser: Browser, server: str, artifacts: Path) -> None:
+    tag = secrets.token_hex(3)
+    players: list[Player] = []
+    try:
+        host = Player.open(browser, server, f"Wirt{tag}")
+        players.append(host)
+        host.signup()
+        game_id = host.found(5, DURATIONS)
+        for index in range(1, 5):
+            player = Player.open(browser, server, f"Gast{index}{tag}")
+            players.append(player)
+            player.signup()
+            player.join(game_id)
+        for player in players:
+            player.wait_for_role()
+        role: dict[str, list[Player]] = {}
+        for player in players:
+            role.setdefault(player.role, []).append(player)
+        wolf, seer, doctor = role["evil"][0], role["seer"][0], role["doctor"][0]
+        first, second = role["filler"]
+        wolf.wait_phase("night")
+        wolf.act("ability:evil_vote", first.seat)
+        # The sound can be switched off (kept in this browser).
+        doctor.page.click("#sound-toggle")
+        expect(doctor.page.locator("#sound-toggle")).to_have_attribute("aria-pressed", "false")
+
+        moment(seer, "death", artifacts)
+        expect(seer.page.locator("#moment-live")).to_contain_text(str(first.seat))
+        moment(seer, "day", artifacts)
+        # Day: a nomination is possible, so the tab says it is this player's turn.
+        expect(seer.page).to_have_title(re.compile("Du bist dran"))
+        seer.act("Nominate", second.seat)
+        for player in (wolf, seer, doctor, second):
+            player.wait_phase("vote", timeout_ms=30_000)
+        moment(seer, "vote", artifacts)
+        for player in (wolf, seer, doctor):
+            player.act("Vote", second.seat)
+        second.act("Vote", None)
+        moment(seer, "banished", artifacts)
+        moment(seer, "night", artifacts)
+        expect(seer.page).not_to_have_title(re.compile("Du bist dran"))
+        wolf.act("ability:evil_vote", seer.seat)
+        moment(wolf, "over", artifacts)
+        expect(wolf.page.locator("#moment-title")).to_have_text("Du hast gewonnen!")
+        expect(doctor.page.locator('#moment[data-kind="over"] #moment-title')).to_have_text(
+            "Du hast verloren."
+        )
+        expect(wolf.page.locator("#my-result")).to_have_text("Du hast gewonnen!")
+        expect(doctor.page.locator("#my-result")).to_have_text("Du hast verloren.")
+        for player in players:
+            player.assert_no_script_errors()
+    finally:
+        for player in players:
+            player.close()

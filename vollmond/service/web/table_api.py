@@ -1,0 +1,114 @@
+"""Endpoints of the browser table (issue 12), kept apart from the lobby and client APIs.
+
+- ``GET /api/errors?lang=de``: every error code with its sentence (`error_catalogue`), so the
+  page renders any refusal in its own language.
+- ``GET /api/front?lang=de``: what this is, the rules in 30 seconds per world (in each world's
+  names) and where to call in (operator settings ``[web] phone_number``, ``sip_address``).
+- ``POST /api/guest`` ``{name}``: play as a guest — an account with that name and a random
+  password nobody knows, signed in at once; its seats are kept by seat tokens like any other.
+- ``GET /api/my-games``: the signed-in account's seats in games not yet finished ("Meine
+  Spiele" on any device; `account_seats`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from vollmond.i18n import text
+from vollmond.service.hub import Hub
+from vollmond.service.web.account_seats import open_seats
+from vollmond.service.web.auth import Sessions
+from vollmond.service.web.client_api import Guard
+from vollmond.service.web.edge import ApiError, read_json
+from vollmond.service.web.error_catalogue import error_sentences
+from vollmond.service.web.limits import DEFAULT_WORLD, client_address
+from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.settings import WebSettings
+from vollmond.store.accounts import create_account
+from vollmond.store.errors import InvalidAccountNameError, NameTakenError
+from vollmond.worlds import LANGUAGES, get_world, world_ids
+
+
+def _lang(value: str | None) -> str:
+    return value if value in LANGUAGES else "de"
+
+
+class TableApi:
+    """The table's own routes; state lives in the hub and the store, never here."""
+
+    def __init__(self, hub: Hub, sessions: Sessions, web: WebSettings) -> None:
+        self.hub = hub
+        self.sessions = sessions
+        self.web = web
+        # Guests count against the same budget as sign-ups (policy: login attempts/minute).
+        self.guest_limit = RateLimiter(
+            hub.policy.login_attempts_per_minute, 60.0, max_keys=web.rate_limit_max_keys
+        )
+
+    def routes(self, guard: Guard) -> list[Route]:
+        return [
+            Route("/api/errors", guard(self.errors, csrf=False)),
+            Route("/api/my-games", guard(self.my_games, csrf=False)),
+            Route("/api/front", guard(self.front, csrf=False)),
+            Route("/api/guest", guard(self.guest), methods=["POST"]),
+        ]
+
+    async def errors(self, request: Request) -> Response:
+        lang = _lang(request.query_params.get("lang"))
+        return JSONResponse(
+            {"lang": lang, "errors": dict(error_sentences(lang))},
+            headers={"Cache-Control": "max-age=3600"},
+        )
+
+    async def my_games(self, request: Request) -> Response:
+        account_id = self.sessions.account_id(request)
+        if account_id is None:
+            raise ApiError(401, "login_required", "please sign in")
+        seats = await open_seats(self.hub, account_id)
+        return JSONResponse({"games": [seat.to_json() for seat in seats]})
+
+    async def front(self, request: Request) -> Response:
+        lang = _lang(request.query_params.get("lang"))
+        default = get_world(DEFAULT_WORLD)
+        call = []
+        if self.web.phone_number:
+            call.append(text("web.front.call_number", lang, default, number=self.web.phone_number))
+        if self.web.sip_address:
+            call.append(text("web.front.call_sip", lang, default, address=self.web.sip_address))
+        return JSONResponse(
+            {
+                "lang": lang,
+                "what": text("web.front.what", lang, default),
+                "rules": {w: text("web.front.rules", lang, get_world(w)) for w in world_ids()},
+                "call": call,
+                "phone_number": self.web.phone_number or None,
+                "sip_address": self.web.sip_address or None,
+            }
+        )
+
+    async def guest(self, request: Request) -> Response:
+        if not self.guest_limit.allow("guest:" + client_address(request)):
+            raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
+        body = await read_json(request, GuestBody, MAX_GUEST_BODY)
+        try:
+            account = await create_account(self.hub.sessions, body.name, secrets.token_urlsafe(24))
+        except NameTakenError as exc:
+            raise ApiError(409, "name_taken", "this name is taken") from exc
+        except InvalidAccountNameError as exc:
+            raise ApiError(400, "guest_name", str(exc)) from exc
+        response = JSONResponse({"account": {"id": account.id, "name": account.name}})
+        await self.sessions.login(request, response, account.id)
+        return response
+
+
+class GuestBody(msgspec.Struct, forbid_unknown_fields=True):
+    name: Annotated[str, msgspec.Meta(max_length=200)]
+
+
+MAX_GUEST_BODY = 1024
