@@ -26,7 +26,13 @@ PATTERNS = [
     r'return "([a-z_]+)"',
     r'code = "([a-z_]+)"',
 ]
-EXEMPT = {"not_staff"}  # the console's own socket (moderation: mod_i18n.js)
+EXEMPT = {
+    "not_staff",  # the console's own socket (moderation: mod_i18n.js)
+    # Worded by the server in the client's language with the reason and the expiry a banned or
+    # muted person must always see (O5); errors.js shows the server's sentence for these.
+    "banned",
+    "muted",
+}
 
 
 def sent_codes() -> set[str]:

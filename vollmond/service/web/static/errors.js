@@ -18,6 +18,9 @@ export async function loadErrors() {
   }
 }
 
+/** Refusals the server words itself, in the client's language (tests/service/test_error_catalogue.py). */
+const SERVER_WORDED = new Set(["banned", "muted"]);
+
 function fill(template, params) {
   return template.replace(/\{(\w+)\}/g, (whole, name) => (params && name in params ? String(params[name]) : whole));
 }
@@ -37,5 +40,8 @@ export function errorText(error, fallback) {
   const code = error?.code;
   if (code && sentences[code]) return fill(sentences[code], error.params);
   if (fallback) return fallback;
+  // Codes without a sentence here (a ban, a mute) come with the server's own sentence in the
+  // page's language, holding the reason and the expiry the person must always see (O5).
+  if (code && SERVER_WORDED.has(code) && error.message) return error.message;
   return sentences.unknown || "…";
 }
