@@ -3,9 +3,9 @@ game, a caller presses ``*9 1 NN #`` by day; everyone at the table hears the spo
 and the notice tone on real audio; then the market place is recorded into the vault —
 encrypted, opened by an admin to the market's audio — until the round ends.
 
-The ``*9`` key is still only logged by the phone session in this branch (its wiring to
-``Moderation.raise_alarm`` is the enforcement helper's work), so the test raises the alarm
-through ``Moderation.raise_alarm`` with exactly what the session heard from the keys.
+The ``*9`` key raises the alarm itself (the session's ``Enforcer.raise_alarm``, which goes
+through ``Moderation.raise_alarm`` and its feed to the table recorder); the test only presses
+the keys and checks the one alarm that results.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from tests.phone.e2e.support import Phone, level_at, phones, tone, wait_until
 from tests.phone.e2e.test_callers import best_match, private_round, settle
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.types import Phase
-from vollmond.moderation import Caller, Moderation
+from vollmond.moderation import Moderation
+from vollmond.moderation.alarms import list_alarms
 from vollmond.moderation.recordings import list_recordings, play_recording
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.prompts import tones
@@ -44,25 +45,17 @@ async def next_phase_until(live: LiveRig, game_id: str, done: object) -> None:
 
 
 async def call_the_operator(live: LiveRig, lines: dict[str, Phone], game_id: str) -> None:
-    """Bert calls the operator about Anna by keys (*9, reason 1, house NN, #); the alarm is
-    raised with what his session heard (see the module docstring)."""
-    actor = live.hub.actors[game_id]
-    assert actor.state is not None and live.service.app is not None
+    """Bert calls the operator about Anna by keys (*9, reason 1, house NN, #); his session
+    raises the alarm (see the module docstring)."""
     anna, bert = live.session("anna").seat, live.session("bert").seat
     assert anna is not None
     await lines["bert"].keys(f"*91{anna:02d}#")
     await wait_until(lambda: bool(live.session("bert").operator_calls), 15)
+    await live.session("bert").idle()  # the alarm has been raised
     call = live.session("bert").operator_calls[-1]
-    assert (call.seat, call.reason, call.player) == (bert, 1, anna)
-    moderation: Moderation = live.service.app.state.moderation
-    await moderation.raise_alarm(
-        game_id=game_id,
-        round=actor.state.round,
-        phase=actor.state.phase.value,
-        caller=Caller(house=call.seat),
-        reason=call.reason,
-        accused_house=call.player,
-    )
+    assert (call.game_id, call.seat, call.reason, call.player) == (game_id, bert, 1, anna)
+    (alarm,) = await list_alarms(live.hub.sessions, game_id=game_id)  # one alarm, his
+    assert (alarm.caller.house, alarm.reason, alarm.accused_house) == (bert, 1, anna)
 
 
 def assert_warned(live: LiveRig, heard: dict[str, Int16Array]) -> None:

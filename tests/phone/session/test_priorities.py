@@ -100,12 +100,13 @@ async def ring_latency(hub: Hub, game_id: str, caller: PhoneSession, callee: Pho
 
 
 async def test_the_ring_alert_reaches_the_callee_within_300_ms_whatever_plays(hub: Hub) -> None:
-    """Twice: while the callee hears the urgent start of their night, and while they hear
-    help (``#1``) queued behind the night walk."""
+    """Twice: while the callee (the seer, who has a turn tonight) hears the urgent start of
+    their night, and while they hear help (``#1``) queued behind the night walk."""
     options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER, RoleId.FILLER)
     game_id, sessions = await seat_callers(hub, options, 5)
     await started(sessions)
-    first, callee, second = sessions[0], sessions[1], sessions[2]
+    callee = by_role(hub, game_id, sessions)[RoleId.SEER]
+    first, second = [s for s in sessions if s is not callee][:2]
     await callee.prompts.rendered()
     for _ in range(5):
         callee.next_frame()
@@ -128,6 +129,39 @@ async def test_the_ring_alert_reaches_the_callee_within_300_ms_whatever_plays(hu
     )
     assert during_urgent <= RING_ALERT_LIMIT_S and during_help <= RING_ALERT_LIMIT_S
     assert heard(callee, "ruft dich an")
+    for session in sessions:
+        await session.close()
+
+
+async def test_a_past_turn_is_withdrawn_so_a_later_urgent_prompt_is_not_held_back(
+    hub: Hub,
+) -> None:
+    """Phases that pass faster than the line speaks (everyone acted, a test skipping) must not
+    pile up urgent prompts: the night's start is game news for whoever has no step tonight,
+    and a turn's keys and time left are withdrawn when the next phase begins. Otherwise an
+    urgent prompt (the recording warning) waits, first in first out, behind every past turn —
+    a minute of it on real audio, longer than the recorder waits for the warning."""
+    options = custom(RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
+    game_id, sessions = await seat_callers(hub, options, 4)
+    await started(sessions)
+    role = by_role(hub, game_id, sessions)
+    seer, filler = role[RoleId.SEER], role[RoleId.FILLER]
+    night_start = t("phone.night.start", round=1)
+    assert [u.priority for u in seer.prompts.queued if u.text == night_start] == [Priority.URGENT]
+    filler_night = [u for u in filler.prompts.queued if (u.text or "").startswith("Nacht 1")]
+    assert filler_night and all(u.priority is Priority.NEWS for u in filler_night)
+    actor = hub.actors[game_id]
+    while actor.state is not None and actor.state.phase is not Phase.DAY:
+        await advance(hub, game_id)  # nobody's line has played a frame meanwhile
+    for session in sessions:
+        session.prompts.say("Warnung", Priority.URGENT)
+        queued = session.prompts.queued
+        ahead = queued[: next(i for i, u in enumerate(queued) if u.text == "Warnung")]
+        urgent = [u.text for u in ahead if u.priority <= Priority.URGENT]
+        assert urgent, session.seat  # the day's own turn: its start, keys and time left
+        assert all(u.tag == "turn" for u in ahead if u.priority <= Priority.URGENT)
+        assert night_start not in urgent
+        assert sum(1 for text_ in urgent if (text_ or "").startswith("Noch ")) <= 1
     for session in sessions:
         await session.close()
 

@@ -50,6 +50,10 @@ morning, when the market place talks and a prompt would be spoken over it."""
 URGENT: Final = Priority.URGENT
 NEWS: Final = Priority.NEWS
 
+TURN: Final = "turn"
+"""The tag of a turn's prompt (the phase's start, the caller's keys, the time left): urgent
+while its phase runs, withdrawn when the next phase begins (it would be wrong by then)."""
+
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
 
@@ -205,22 +209,29 @@ class GameLine:
             self._game_over()
 
     def _phase_started(self, event: Event) -> None:
-        """A new phase: for a living player this is their turn (urgent: the phase, their keys
-        and the time left come first); the night walk follows, short and cut by any key."""
+        """A new phase: for a living player who acts in it this is their turn (urgent: the
+        phase, their keys and the time left come first); the night walk follows, short and cut
+        by any key. The previous turn's prompt, if still unheard, is withdrawn: its keys and
+        time are past, and it would hold back every urgent prompt after it."""
         params = event.params
         self._phase_at = self.s.clock()
         seconds = params.get("seconds")
         self._phase_s = float(seconds) if isinstance(seconds, int | float) else None
-        turn = self._alive and self.seat is not None
+        self.s.prompts.withdraw(TURN)
         night = params.get("phase") == "night" and params.get("step") != "steal"
         own = self._night_turn() if night else []
+        # At night only those with a step of their own have a turn; for the others the
+        # night's start is game news.
+        turn = self._alive and self.seat is not None and not night
         if own:
             # Whoever acts tonight hears a short start, their keys and the time left (which
             # replaces the narrator's "ihr habt 2 Minuten"), so they can act within seconds.
             start = self.s.t("phone.night.start", round=params.get("round"))
-            self.s.say(start, *own, priority=URGENT)
+            self.s.say(start, *own, priority=URGENT, tag=TURN)
+        elif turn:
+            self.s.say(self._render(event), priority=URGENT, tag=TURN)
         else:
-            self.s.say(self._render(event), priority=URGENT if turn else NEWS)
+            self.s.say(self._render(event), priority=NEWS)
         if night:
             self._night_walk()
         elif self._alive:
@@ -273,7 +284,7 @@ class GameLine:
     def _own_turn(self, *, always: bool) -> None:
         lines = self.can_lines()
         if lines and (always or self._ability_lines(night=True)):
-            self.s.say(*lines, *self._time_left(), priority=URGENT)
+            self.s.say(*lines, *self._time_left(), priority=URGENT, tag=TURN)
 
     def _game_over(self) -> None:
         if self._over:

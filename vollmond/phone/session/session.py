@@ -212,10 +212,16 @@ class PhoneSession:
     def t(self, key: str, world: World | None = None, **params: Any) -> str:
         return text(key, self.lang, world or get_world(world_ids()[0]), **params)
 
-    def say(self, *lines: str, priority: Priority = Priority.MENU, remember: bool = True) -> None:
+    def say(
+        self,
+        *lines: str,
+        priority: Priority = Priority.MENU,
+        remember: bool = True,
+        tag: str | None = None,
+    ) -> None:
         lines = tuple(sentence(line) for line in lines)
         for line in lines:
-            self.prompts.say(line, priority)
+            self.prompts.say(line, priority, tag)
         if remember and lines:
             self._last_block = list(lines)
 

@@ -17,6 +17,11 @@ within a class) and a new prompt preempts a lower one that is playing:
 
 A key press may cut prompts short ("barge-in"): menus and help are interruptible, game news is
 not — a caller who types while the morning report plays must still hear who died.
+
+A prompt may carry a `tag` saying what it is about, so that one that became wrong can be
+withdrawn (:meth:`PromptQueue.withdraw`): a turn's keys and time left are obsolete once the
+next phase has begun, and an urgent backlog of past turns would hold back every later urgent
+prompt (first in, first out) — the recording warning waited a minute behind one.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ class Utterance:
     tone: str | None = None
     pending: asyncio.Future[Audio] | None = field(default=None, repr=False)
     played: int = 0  # samples already sent
+    tag: str | None = None  # what the prompt is about (see PromptQueue.withdraw)
 
     @property
     def interruptible(self) -> bool:
@@ -99,11 +105,11 @@ class PromptQueue:
         self.transcript: list[Spoken] = []
 
     # -- queueing --------------------------------------------------------------------------
-    def say(self, text: str, priority: Priority = Priority.MENU) -> None:
+    def say(self, text: str, priority: Priority = Priority.MENU, tag: str | None = None) -> None:
         text = text.strip()
         if not text:
             return
-        item = Utterance(text, priority)
+        item = Utterance(text, priority, tag=tag)
         item.pending = asyncio.ensure_future(asyncio.to_thread(self._render, text))
         self._enqueue(item)
         self._record(Spoken(text, None, priority))
@@ -152,6 +158,11 @@ class PromptQueue:
     def interrupt(self) -> int:
         """Barge-in: drop every interruptible prompt (also the one playing). Returns how many."""
         return self._drop(lambda u: u.interruptible)
+
+    def withdraw(self, tag: str) -> int:
+        """Drop every prompt tagged `tag`, also the one playing: what it says no longer holds
+        (a past turn's keys and time). Returns how many."""
+        return self._drop(lambda u: u.tag == tag)
 
     def stop_tone(self, *names: str) -> int:
         """Stop tones by name (the ringing once a call is answered), also mid-play."""
