@@ -4,8 +4,9 @@
 For every answered call it makes a session (the announcer menu and the game by keys, built by
 ``vollmond.phone.session``), hands it every key, and sets the call's audio source to the
 listener's line: the session's prompts on top of the room the routing table gives that seat
-(:mod:`vollmond.phone.voice.mixer`). A seated caller's voice goes into the game's mixer as
-that house's source; a caller in the menu hears only prompts and feeds no room.
+(:mod:`vollmond.voice.rooms`, shared with the browser's voice). A seated caller's voice goes
+into the game's mixer as that house's source; a caller in the menu hears only prompts and
+feeds no room.
 
 Everything here runs on the event loop and never blocks. A failing session is logged and
 silenced; it cannot stop the shared media clock or disturb another call.
@@ -22,18 +23,16 @@ from typing import Any, Protocol
 import numpy as np
 import structlog
 
-from vollmond.engine.core import Event, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.routing import SPECTATORS, Listener, routing
+from vollmond.engine.standard.routing import SPECTATORS, Listener
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
 from vollmond.phone.sip.uas import SipUas, UasConfig
-from vollmond.phone.voice.mixer import GameMixer, overlay
-from vollmond.service.actor import GameActor
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
+from vollmond.voice.mixer import overlay
+from vollmond.voice.rooms import Room, VoiceRooms
 
 log = structlog.get_logger(__name__)
 
@@ -102,23 +101,6 @@ def caller_number_of(uri: str) -> str:
     return user.split(";", 1)[0] or "anonymous"
 
 
-class _Room:
-    """One game's mixer, kept in step with the game state (a subscriber of its actor)."""
-
-    def __init__(self, actor: GameActor, state: GameState) -> None:
-        self.actor = actor
-        self.viewer = Viewer.spectator()
-        self.mixer = GameMixer(len(state.players))
-        self.mixer.set_routing(routing(state))
-        self.lines = 0
-
-    def deliver(self, seq: int, event: Event) -> None:
-        """Events are the session's business; the room only follows the state."""
-
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
-        self.mixer.set_routing(routing(state))
-
-
 @dataclass(eq=False)
 class Line:
     """One answered call and its session."""
@@ -126,7 +108,7 @@ class Line:
     call: Call
     session: LineSession
     number: str
-    room: _Room | None = None
+    room: Room | None = None
     tokens: float = KEY_BURST
     refilled: float = 0.0
     dropped_keys: int = 0
@@ -145,12 +127,14 @@ class PhoneService:
         session_factory: SessionFactory,
         *,
         clock: Callable[[], float] = time.monotonic,
+        rooms: VoiceRooms | None = None,
     ) -> None:
         self.hub = hub
         self.session_factory = session_factory
         self.clock = clock
         self.lines: dict[Call, Line] = {}
-        self.rooms: dict[str, _Room] = {}
+        #: The voice rooms; shared with the browser's voice when the app passes its own.
+        self.voice_rooms = rooms or VoiceRooms(hub)
         self.uas: SipUas | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -171,9 +155,6 @@ class PhoneService:
             await asyncio.wait(tasks, timeout=5.0)
             for task in tasks:
                 task.cancel()
-        for room in list(self.rooms.values()):
-            room.actor.unsubscribe(room)
-        self.rooms.clear()
 
     def _spawn(
         self, coro: Coroutine[Any, Any, None], what: str, line: Line, *, of_line: bool = False
@@ -300,35 +281,12 @@ class PhoneService:
             return None
         return room.mixer.pull(listener, puller=line)
 
-    def _room_for(self, game_id: str) -> _Room | None:
-        room = self.rooms.get(game_id)
-        actor = self.hub.actors.get(game_id)
-        if room is not None and room.actor is actor:
-            return room
-        if room is not None:  # the game ended or was resumed by a new actor
-            room.actor.unsubscribe(room)
-            del self.rooms[game_id]
-        if actor is None or actor.state is None:
-            return None
-        room = _Room(actor, actor.state)
-        actor.subscribe(room)
-        self.rooms[game_id] = room
-        return room
+    def _room_for(self, game_id: str) -> Room | None:
+        return self.voice_rooms.room_for(game_id)
 
-    def _attach(self, line: Line, room: _Room | None) -> None:
-        old = line.room
-        if old is room:
-            return
+    def _attach(self, line: Line, room: Room | None) -> None:
         line.room = room
-        if room is not None:
-            room.lines += 1
-        if old is not None:
-            old.lines -= 1
-            if old.lines <= 0:
-                old.actor.unsubscribe(old)
-                for game_id, known in list(self.rooms.items()):
-                    if known is old:
-                        del self.rooms[game_id]
+        self.voice_rooms.attach(line, room)
 
 
 def _fit(frame: Int16Array) -> Int16Array:
@@ -356,6 +314,7 @@ async def start_phone(
     *,
     session_factory: SessionFactory | None = None,
     config: UasConfig | None = None,
+    rooms: VoiceRooms | None = None,
 ) -> PhoneService | None:
     """Start the telephone channel on ``settings.host:settings.sip_port`` (0: no telephone),
     with the operator's trust and limits (``settings.sip``) unless a test passes ``config``.
@@ -364,7 +323,8 @@ async def start_phone(
     """
     if not settings.sip_port and config is None:
         return None
-    service = PhoneService(hub, session_factory or default_session_factory(hub, settings.identity))
+    factory = session_factory or default_session_factory(hub, settings.identity)
+    service = PhoneService(hub, factory, rooms=rooms)
     try:
         await service.start(
             config or UasConfig(host=settings.host, port=settings.sip_port, settings=settings.sip)

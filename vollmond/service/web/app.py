@@ -49,6 +49,8 @@ from vollmond.store import (
     verify_password,
 )
 from vollmond.store.hashing import invitation_key
+from vollmond.voice.rooms import VoiceRooms
+from vollmond.voice.webrtc import BrowserVoice
 from vollmond.worlds import LANGUAGES, load_worlds
 
 log = structlog.get_logger(__name__)
@@ -295,6 +297,17 @@ def _mount_moderation(
     app.router.routes.insert(0, WebSocketRoute("/ws/mod", console.socket))
 
 
+def _voice_rooms(
+    app: Starlette, hub: Hub, settings: Settings, state: dict[str, Any]
+) -> tuple[VoiceRooms, BrowserVoice]:
+    """One mixer per game for the telephone's lines and the browser's peers alike."""
+    rooms = VoiceRooms(hub)
+    voice = BrowserVoice(rooms, settings.voice)
+    state["voice"] = voice
+    app.state.voice = voice  # for in-process tests and the benchmark
+    return rooms, voice
+
+
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -317,7 +330,8 @@ def create_app(settings: Settings) -> Starlette:
                 app.router.routes.insert(0, route)
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
-            phone = await start_phone(hub, settings)
+            rooms, voice = _voice_rooms(app, hub, settings, state)
+            phone = await start_phone(hub, settings, rooms=rooms)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
             state["ready"] = True
@@ -326,7 +340,9 @@ def create_app(settings: Settings) -> Starlette:
                 yield
             finally:
                 state["ready"] = False
+                await voice.close()
                 await stop_phone(phone)
+                rooms.close()
                 await hub.close()
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache
@@ -346,7 +362,7 @@ def create_app(settings: Settings) -> Starlette:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:
-        await Connection(ws, state["hub"], metrics, limits).run()
+        await Connection(ws, state["hub"], metrics, limits, state.get("voice")).run()
 
     async def internal_error(conn: HTTPConnection, exc: Exception) -> Response:
         """The catch-all: whatever escaped the handlers is logged here and answered as a

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable
-from vollmond.phone.media import FRAME_SAMPLES, Int16Array
+from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 
 Float32Array = npt.NDArray[np.float32]
 
@@ -96,6 +96,7 @@ class GameMixer:
         self._out: Int16Array | None = None
         self._audible = np.zeros(seats + 1, dtype=bool)
         self._pulled: set[Hashable] = set()
+        self._levels = np.zeros(seats, dtype=np.float32)  # RMS of each source in this tick
         self.ticks = 0
 
     def set_routing(self, table: RoutingTable) -> None:
@@ -144,6 +145,16 @@ class GameMixer:
         frame: Int16Array = self._out[row]
         return frame
 
+    def heard(self, listener: Listener, threshold: float = 0.0) -> tuple[int, ...]:
+        """The houses this listener hears speaking in the current tick (RMS above
+        ``threshold``): only sources of the listener's own row, so a speaking indicator built
+        on this shows nothing the listener's audio would not already tell."""
+        row = self._row(listener)
+        if row is None:
+            return ()
+        speaking = (self._links[row] > 0.0) & (self._levels > threshold)
+        return tuple(int(i) + 1 for i in np.flatnonzero(speaking))
+
     def tick(self) -> None:
         """Mix the next frame for every listener.
 
@@ -171,11 +182,13 @@ class GameMixer:
                 frames.fill(0.0)
                 active.fill(0.0)
             self._recover()
+            self._levels.fill(0.0)
             self._audible[:] = False
             if self._out is None:
                 self._out = np.zeros((self.seats + 1, FRAME_SAMPLES), dtype=np.int16)
             return
         self._audible = (self._links @ active) > 0.0
+        self._levels = np.sqrt(np.mean(frames * frames, axis=1)) * active
         mix = self._g @ frames
         if self._unity and float(np.max(np.abs(mix))) <= CEILING:
             self._out = mix.astype(np.int16)
