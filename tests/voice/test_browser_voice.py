@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 
@@ -172,3 +173,77 @@ async def test_a_g711_browser_is_heard_by_an_opus_browser(rig: PhoneRig) -> None
     finally:
         await speaker.close()
         await listener.close()
+
+
+def statuses(client: VoiceClient) -> list[dict[str, Any]]:
+    return [f for f in client.frames if f["type"] == "voice_status"]
+
+
+async def wait_status(client: VoiceClient, **expected: Any) -> dict[str, Any]:
+    def match() -> bool:
+        return any(all(s.get(k) == v for k, v in expected.items()) for s in statuses(client))
+
+    await wait_until(match, 5)
+    return next(s for s in statuses(client) if all(s.get(k) == v for k, v in expected.items()))
+
+
+@pytest.mark.rule("N1", "X5")
+async def test_the_speaking_indicator_and_room_show_only_what_the_listener_hears(
+    rig: PhoneRig,
+) -> None:
+    game, tokens = await seated_tokens(rig, 8)
+    state = rig.hub.actors[game].state
+    assert state is not None and state.phase is Phase.NIGHT
+    speaker, partner = sorted(night_room(state))
+    villager = next(seat for seat in range(1, 9) if seat not in (speaker, partner))
+    peers = {
+        "evil": (tokens[speaker - 1], 1000.0),
+        "partner": (tokens[partner - 1], None),
+        "villager": (tokens[villager - 1], None),
+        "watcher": (None, None),
+    }
+    async with browsers(rig, game, peers) as web:
+        await wait_status(web["partner"], room="night_room", speaking=[speaker])
+        await wait_status(web["villager"], room="silent")
+        await wait_status(web["watcher"], room="silent")
+        await asyncio.sleep(1.0)
+        for name in ("villager", "watcher"):
+            assert all(s["speaking"] == [] for s in statuses(web[name])), name
+        await to_day(rig, game)
+        await wait_status(web["villager"], room="market", speaking=[speaker])
+        await wait_status(web["watcher"], room="market", speaking=[speaker])
+
+
+@pytest.mark.rule("X5")
+async def test_a_reload_hears_again_within_3_s_and_never_what_it_may_not_hear(
+    rig: PhoneRig,
+) -> None:
+    """The rejoin leak to avoid: a reloaded page must not play another room's audio."""
+    game, tokens = await seated_tokens(rig, 8)
+    state = rig.hub.actors[game].state
+    assert state is not None and state.phase is Phase.NIGHT
+    speaker, partner = sorted(night_room(state))
+    villager = next(seat for seat in range(1, 9) if seat not in (speaker, partner))
+    evil = await open_voice(rig.service.ws_url, game, tokens[speaker - 1], 1000.0)
+    await listen_on(evil)
+    try:
+        for _ in range(2):  # a villager's page reloads twice while the wolves talk
+            page = await open_voice(rig.service.ws_url, game, tokens[villager - 1], None)
+            await listen_on(page)
+            await asyncio.sleep(1.5)
+            assert len(page.recording()) > 0.5 * 8000
+            assert quiet(page.recording(), [1000.0])  # from its very first frame
+            await page.close()  # the reload: socket and peer go away together
+        await wait_until(lambda: len(rig.service.app.state.voice.peers) == 1, 5)  # type: ignore[union-attr]
+        await to_day(rig, game)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        page = await open_voice(rig.service.ws_url, game, tokens[villager - 1], None)
+        try:
+            await listen_on(page)
+            await wait_until(lambda: level_at(page.recording()[-1600:], 1000.0) > HEARD, 3)
+            assert loop.time() - began < 3.0
+        finally:
+            await page.close()
+    finally:
+        await evil.close()
