@@ -4,6 +4,7 @@
 
 import { t, lang } from "./i18n.js";
 import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
+import { createVoice } from "./voice.js";
 
 const ABILITY_ORDER = [
   "steal", "evil_vote", "check", "protect", "trap", "heal", "poison", "visit", "seance",
@@ -45,6 +46,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   let pollTimer = null;
   let tickTimer = null;
   let reconnectTimer = null;
+  let voice = null; // browser voice (voice.js)
 
   const root = h("div", { class: "game", id: "game", dataset: { game: gameId } });
   main.replaceChildren(root);
@@ -184,6 +186,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     ws.addEventListener("message", (msg) => onMessage(JSON.parse(msg.data)));
     ws.addEventListener("close", () => {
       if (g.closed || g.ws !== ws) return;
+      voice?.detach();
       g.retry += 1;
       setConn(t("reconnecting"), "down");
       const wait = Math.max(Math.min(5000, 400 * g.retry), (g.holdUntil || 0) - Date.now());
@@ -222,6 +225,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         resendPending(); // same cid: the server answers, it does not apply them twice
         setConn(t("connected"), "up");
         setView(msg.view);
+        voice?.attach(g.ws, msg);
         break;
       case "ack":
         g.pending.delete(msg.cid);
@@ -244,6 +248,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         showAlert(msg.message || msg.code);
         break;
       default:
+        voice?.onMessage(msg);
         break;
     }
   }
@@ -326,6 +331,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.log = h("ol", { class: "log-list", id: "log", role: "log", "aria-live": "polite", "aria-label": t("log") });
     el.tools = h("div", { class: "tools", id: "tools" });
     el.operatorDialog = operatorDialog();
+    voice = createVoice({ seatsList: el.seats, nightRoomName: () => g.text?.night_room, isPlayer: () => Boolean(token) });
 
     root.replaceChildren(
       h(
@@ -349,7 +355,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           h("h2", { id: "seats-h" }, t("seats")),
           h("div", { class: "circle-wrap" }, el.seats),
         ),
-        h("div", { class: "side" }, el.over, el.role, el.actions, el.nightRoom, el.call),
+        h("div", { class: "side" }, voice.element, el.over, el.role, el.actions, el.nightRoom, el.call),
         h(
           "section",
           { class: "card talk", "aria-labelledby": "chat-h" },
@@ -879,6 +885,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
 
   return () => {
     g.closed = true;
+    voice?.destroy();
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
     window.clearTimeout(reconnectTimer);
