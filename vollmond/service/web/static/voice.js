@@ -13,7 +13,7 @@ import { t } from "./i18n.js";
 import { h } from "./util.js";
 
 const REMEMBER = "vollmond.voice"; // sessionStorage: {on, mode} — a reload resumes the voice
-const GATHER_WAIT_MS = 800; // the offer waits this long at most for the page's own candidates
+const GATHER_WAIT_MS = 300; // the offer waits this long at most for the page's own candidates
 
 export function createVoice({ seatsList, nightRoomName, isPlayer }) {
   const v = {
@@ -102,8 +102,9 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
   function render() {
     const hasMic = Boolean(v.stream);
     micButton.textContent = v.on ? t("voice_leave") : t("voice_join");
-    modeSelect.hidden = talkButton.hidden = muteButton.hidden = !v.on || !hasMic;
-    talkButton.hidden = talkButton.hidden || v.mode !== "ptt";
+    modeSelect.hidden = !isPlayer(); // chosen before or while speaking; spectators only listen
+    muteButton.hidden = !v.on || !hasMic;
+    talkButton.hidden = !v.on || !hasMic || v.mode !== "ptt";
     element.dataset.state = !v.on ? "off" : v.pc?.connectionState || "new";
     element.dataset.mic = hasMic ? (v.muted ? "muted" : v.mode) : "none";
     if (!v.on) stateText.textContent = t("voice_off");
@@ -212,6 +213,9 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     }
   }
 
+  // For tests and support: the current peer (its stats show what arrived).
+  window.vollmondVoicePeer = () => v.pc;
+
   const saved = JSON.parse(sessionStorage.getItem(REMEMBER) || "null");
   if (saved?.mode) setMode(saved.mode);
   render();
@@ -228,6 +232,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
       else if (saved?.on && !v.stream && !v.pc) {
         saved.on = false; // resume once after a reload; the browser remembers the permission
         v.on = true;
+        remember(); // and again after the next reload
         v.stream = await microphone();
         applyMic();
         await offer();
