@@ -45,9 +45,12 @@ from vollmond.voice.rooms import VoiceRooms, where
 
 log = structlog.get_logger(__name__)
 
-#: Frames the outgoing queue holds before the oldest is dropped (a slow encoder loses audio,
+#: Frames the outgoing queue holds before the oldest is dropped (a slow sender loses audio,
 #: it never builds up delay).
-OUT_QUEUE = 3
+OUT_QUEUE = 5
+#: A clock this many ticks late catches up tick by tick (as the telephone's RtpClock does);
+#: later than that, the missed ticks are skipped.
+MAX_LAG_TICKS = 5
 #: A house counts as speaking above this RMS (of int16 full scale; about -40 dBFS).
 SPEAKING_RMS = 300.0
 #: Ticks per status check (speaking houses and room, sent only when they change): 200 ms.
@@ -214,12 +217,13 @@ class BrowserPeer:
             codecs.sort(key=lambda c: CODECS.index(c.mimeType))
             transceiver.setCodecPreferences(codecs)
             transceiver.direction = "sendrecv"
-        if not any(t.kind == "audio" for t in self.pc.getTransceivers()):
+        if not any(t.kind == "audio" and t.mid is not None for t in self.pc.getTransceivers()):
             raise VoiceError("bad_offer", "the offer has no audio")
-        answer = await self.pc.createAnswer()
-        if answer is None:
-            raise VoiceError("bad_offer", "no answer could be made")
-        await self.pc.setLocalDescription(answer)
+        try:
+            answer = await self.pc.createAnswer()
+            await self.pc.setLocalDescription(answer)
+        except (ValueError, AssertionError, IndexError, KeyError, TypeError) as exc:
+            raise VoiceError("bad_offer", f"no answer could be made: {exc}") from exc
         description = self.pc.localDescription
         if answered_codec(description.sdp) == "opus":
             self.track.opus = NarrowbandOpus()
@@ -338,8 +342,9 @@ def _audio_codecs() -> list[Any]:
 
 
 class VoiceClock:
-    """One 20 ms clock for every peer, on an absolute schedule (skips ticks after a stall,
-    never bursts), so the wake-ups do not grow with the number of peers."""
+    """One 20 ms clock for every peer, on an absolute schedule, so the wake-ups do not grow
+    with the number of peers. A little late, it catches up (a busy event loop loses no audio);
+    after a stall of more than MAX_LAG_TICKS it skips, never bursting a backlog."""
 
     def __init__(self, on_tick: Callable[[], None]) -> None:
         self._on_tick = on_tick
@@ -363,7 +368,7 @@ class VoiceClock:
             due = start + index * FRAME_SECONDS
             await asyncio.sleep(max(0.0, due - loop.time()))
             late = int((loop.time() - due) / FRAME_SECONDS)
-            if late > 0:
+            if late > MAX_LAG_TICKS:
                 index += late  # after a stall: the next tick on schedule, no burst
             try:
                 self._on_tick()
