@@ -109,12 +109,14 @@ async def serve(args: argparse.Namespace) -> None:
     from vollmond.service.config import Settings  # noqa: PLC0415
     from vollmond.service.web.app import create_app  # noqa: PLC0415
     from vollmond.settings import SipSettings, WebSettings  # noqa: PLC0415
+    from vollmond.settings.voice import VoiceSettings  # noqa: PLC0415
     from vollmond.voice.webrtc import BrowserVoice  # noqa: PLC0415
 
     data = Path(args.data)
     # Every benchmark browser comes from one address: lift the per-address socket limit.
     web = WebSettings(ws_connections_per_address=100_000)
-    settings = Settings(data_dir=data / "data", sip_port=0, web=web)
+    limits = VoiceSettings(max_peers=10_000, connect_timeout_s=300.0)  # one client, many peers
+    settings = Settings(data_dir=data / "data", sip_port=0, web=web, voice=limits)
     app = create_app(settings)
     server = uvicorn.Server(
         uvicorn.Config(app, host=HOST, port=args.port, log_level="warning", ws_max_size=8192)

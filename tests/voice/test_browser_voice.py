@@ -18,8 +18,8 @@ from tests.phone.e2e.conftest import PhoneRig, SeatSession
 from tests.phone.e2e.support import Phone, level_at, phones, rms, tone, wait_until
 from tests.voice.client import VoiceClient, listen_on, open_voice
 from vollmond.engine.core import Rejection
-from vollmond.engine.standard import GameOptions
-from vollmond.engine.standard.commands import PhaseTimeout
+from vollmond.engine.standard import CallSettings, GameOptions
+from vollmond.engine.standard.commands import AnswerCall, PhaseTimeout, PlaceCall, ToggleCallMode
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import Phase
 from vollmond.phone.media import Int16Array
@@ -247,3 +247,58 @@ async def test_a_reload_hears_again_within_3_s_and_never_what_it_may_not_hear(
             await page.close()
     finally:
         await evil.close()
+
+
+@pytest.mark.rule("C6", "C9", "X5")
+async def test_a_browser_call_is_private_and_halbmodus_hears_the_market_at_a_quarter(
+    rig: PhoneRig,
+) -> None:
+    """A private call between a browser player (house 1) and a caller (house 2) is absent
+    from the market place; in Halbmodus the browser hears the market at the telephone's 0.25."""
+    hub = rig.hub
+    options = GameOptions(players=6, calls=CallSettings(by_day=True))
+    founded = await hub.found(options, private=False, host_account_id=None, host_name="p1")
+    game = founded.game.id
+    assert founded.token is not None
+    tokens = [founded.token]
+    for i in range(2, 7):
+        tokens.append((await hub.join(game, account_id=None, name=f"p{i}")).token)
+    await to_day(rig, game)
+    for command in (PlaceCall(1, 2), AnswerCall(2, accept=True)):
+        outcome = await hub.submit(game, command)
+        assert not isinstance(outcome, Rejection), outcome
+    rig.board.prepared["callee"] = SeatSession(game, 2)
+    peers = {
+        "caller": (tokens[0], 1000.0),
+        "market": (tokens[2], 700.0),
+        "m4": (tokens[3], None),
+        "watcher": (None, None),
+    }
+    async with (
+        browsers(rig, game, peers) as web,
+        phones(rig.root / "phones", {"callee": None}) as lines,
+    ):
+        await dial_all(rig, lines)
+        await wait_status(web["caller"], room="call", other=2)
+        await asyncio.sleep(0.5)
+        marks = {name: client.mark() for name, client in web.items()}
+        await asyncio.sleep(LISTEN_S)
+        stumm = {name: client.since(marks[name]) for name, client in web.items()}
+        outcome = await hub.submit(game, ToggleCallMode(1))
+        assert not isinstance(outcome, Rejection), outcome
+        await wait_status(web["caller"], room="halb", other=2)
+        await asyncio.sleep(0.5)
+        mark = web["caller"].mark()
+        await asyncio.sleep(LISTEN_S)
+        halb = web["caller"].since(mark)
+        phone_heard = await hang_up_all(rig, lines)
+
+    assert level_at(phone_heard["callee"], 1000.0) > HEARD  # the call partner hears the browser
+    assert level_at(phone_heard["callee"], 700.0) < SILENT  # the callee is stumm
+    for name in ("m4", "watcher"):
+        assert level_at(stumm[name], 700.0) > HEARD, name  # the market works
+        assert level_at(stumm[name], 1000.0) < SILENT, name  # the call is private
+    assert level_at(stumm["caller"], 700.0) < SILENT  # stumm: no market
+    market_level = level_at(stumm["m4"], 700.0)
+    quarter = level_at(halb, 700.0) / market_level
+    assert 0.18 < quarter < 0.32, quarter  # Halbmodus: the market at 0.25, as on the telephone
