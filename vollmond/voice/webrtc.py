@@ -250,7 +250,8 @@ class BrowserPeer:
             await self.close()
 
     async def _on_state(self) -> None:
-        if self.pc.connectionState in ("failed", "closed"):
+        if self.pc.connectionState in ("failed", "closed") and not self.closed:
+            log.info("voice_peer_lost", game=self.line.game_id, state=self.pc.connectionState)
             await self.close()
 
     # -- audio in --------------------------------------------------------------------------
