@@ -358,7 +358,7 @@ def mixer_cost(calls: int, size: int, ticks: int = 500) -> float:
     """CPU microseconds of mixer work per caller per 20 ms tick (push + pull, every source
     speaks, so the limiter works too)."""
     from vollmond.engine.standard.routing import Route  # noqa: PLC0415
-    from vollmond.phone.voice.mixer import GameMixer  # noqa: PLC0415
+    from vollmond.voice.mixer import GameMixer  # noqa: PLC0415
 
     games = []
     for _ in range(math.ceil(calls / size)):

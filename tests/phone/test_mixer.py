@@ -15,7 +15,7 @@ from vollmond.engine.standard import CallSettings
 from vollmond.engine.standard.routing import DUCKED, HALB_GAIN, SPECTATORS, Listener, routing
 from vollmond.engine.standard.types import DayCallModes
 from vollmond.phone.media import Int16Array
-from vollmond.phone.voice.mixer import (
+from vollmond.voice.mixer import (
     CEILING,
     MAX_QUEUED,
     ROOM_UNDER_PROMPT,

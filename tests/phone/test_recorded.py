@@ -21,9 +21,9 @@ from vollmond.engine.standard.routing import HALB_GAIN, routing
 from vollmond.engine.standard.types import DayCallModes
 from vollmond.moderation.vault import RecordingWriter, read_recording
 from vollmond.phone.media import Int16Array
-from vollmond.phone.voice.mixer import GameMixer
-from vollmond.phone.voice.recorded import recorded_gains
 from vollmond.service.recorder import RecordingSink
+from vollmond.voice.mixer import GameMixer
+from vollmond.voice.recorded import recorded_gains
 
 CALLS = CallSettings(by_day=True, day_modes=DayCallModes.BOTH)
 

@@ -25,18 +25,19 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-import numpy.typing as npt
 
 from vollmond.phone.dtmf import DtmfParseError, DtmfReceiver, InbandDtmfDetector
 from vollmond.phone.g711 import G711Codec
 from vollmond.phone.rtp import RtpClock, RtpParseError, RtpSender, parse_rtp
+from vollmond.voice import frames
 
 log = logging.getLogger(__name__)
 
-FRAME_SAMPLES = 160
-FRAME_SECONDS = 0.020
+# The frame is the voice rooms' unit (shared with the browser's voice), named here for the phone.
+FRAME_SAMPLES = frames.FRAME_SAMPLES
+FRAME_SECONDS = frames.FRAME_SECONDS
+Int16Array = frames.Int16Array
 
-Int16Array = npt.NDArray[np.int16]
 #: Called every 20 ms for the next frame: 160 int16 samples, or None for silence.
 AudioSource = Callable[[], Int16Array | None]
 

@@ -4,8 +4,9 @@
 For every answered call it makes a session (the announcer menu and the game by keys, built by
 ``vollmond.phone.session``), hands it every key, and sets the call's audio source to the
 listener's line: the session's prompts on top of the room the routing table gives that seat
-(:mod:`vollmond.phone.voice.mixer`). A seated caller's voice goes into the game's mixer as
-that house's source; a caller in the menu hears only prompts and feeds no room.
+(:mod:`vollmond.voice.rooms`, shared with the browser's voice). A seated caller's voice goes
+into the game's mixer as that house's source; a caller in the menu hears only prompts and
+feeds no room.
 
 Everything here runs on the event loop and never blocks. A failing session is logged and
 silenced; it cannot stop the shared media clock or disturb another call.
@@ -22,21 +23,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import structlog
 
-from vollmond.engine.core import Event, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable, routing
+from vollmond.engine.standard.routing import SPECTATORS, Listener
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
 from vollmond.phone.sip.uas import SipUas, UasConfig
-from vollmond.phone.voice.mixer import GameMixer, overlay
-from vollmond.phone.voice.recorded import recorded_gains
-from vollmond.service.actor import GameActor
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
-from vollmond.service.notices import NoticeStage, RecordingNotice, RecordingNotices
 from vollmond.settings import IdentitySettings
+from vollmond.voice.mixer import overlay
+from vollmond.voice.rooms import Room, VoiceRooms
 
 if TYPE_CHECKING:
     from vollmond.phone.session.prompts.voice import Voice
@@ -108,57 +105,6 @@ def caller_number_of(uri: str) -> str:
     return user.split(";", 1)[0] or "anonymous"
 
 
-class _Room:
-    """One game's mixer, kept in step with the game state (a subscriber of its actor) and
-    with the table's recording notice (while a recording runs, the mixer also hands the
-    recorded rooms' mix to the recording's tap)."""
-
-    def __init__(
-        self, actor: GameActor, state: GameState, notices: RecordingNotices | None = None
-    ) -> None:
-        self.actor = actor
-        self.viewer = Viewer.spectator()
-        self.mixer = GameMixer(len(state.players))
-        self.mixer.set_routing(routing(state))
-        self.lines = 0
-        self._state = state
-        self._notices = notices
-        self._recording: RecordingNotice | None = None
-        self._unwatch = notices.watch(actor.game_id, self._notice) if notices else None
-        if notices is not None:
-            self._notice(notices.current(actor.game_id))
-
-    def deliver(self, seq: int, event: Event) -> None:
-        """Events are the session's business; the room only follows the state."""
-
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
-        self._state = state
-        table = routing(state)
-        self.mixer.set_routing(table)
-        if self._recording is not None:
-            self._record(table)
-
-    def _notice(self, notice: RecordingNotice | None) -> None:
-        running = notice is not None and notice.stage is NoticeStage.RECORDING
-        self._recording = notice if running else None
-        self._record()
-
-    def _record(self, table: RoutingTable | None = None) -> None:
-        tap = self._notices.tap(self.actor.game_id) if self._notices is not None else None
-        if self._recording is None or tap is None:
-            self.mixer.record(None)
-            return
-        table = routing(self._state) if table is None else table
-        gains = recorded_gains(table, self._recording.seats, self.mixer.seats)
-        self.mixer.record(gains, tap)
-
-    def close(self) -> None:
-        self.actor.unsubscribe(self)
-        self.mixer.record(None)
-        if self._unwatch is not None:
-            self._unwatch()
-
-
 @dataclass(eq=False)
 class Line:
     """One answered call and its session."""
@@ -166,7 +112,7 @@ class Line:
     call: Call
     session: LineSession
     number: str
-    room: _Room | None = None
+    room: Room | None = None
     tokens: float = KEY_BURST
     refilled: float = 0.0
     dropped_keys: int = 0
@@ -186,13 +132,16 @@ class PhoneService:
         *,
         clock: Callable[[], float] = time.monotonic,
         enforcer: Enforcer | None = None,
+        rooms: VoiceRooms | None = None,
     ) -> None:
         self.hub = hub
         self.enforcer = enforcer
         self.session_factory = session_factory
         self.clock = clock
         self.lines: dict[Call, Line] = {}
-        self.rooms: dict[str, _Room] = {}
+        #: The voice rooms; shared with the browser's voice when the app passes its own.
+        self.voice_rooms = rooms or VoiceRooms(hub, hub.notices)
+        self._own_rooms = rooms is None  # closed with the service; the app closes a shared one
         self.uas: SipUas | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -213,9 +162,8 @@ class PhoneService:
             await asyncio.wait(tasks, timeout=5.0)
             for task in tasks:
                 task.cancel()
-        for room in list(self.rooms.values()):
-            room.close()
-        self.rooms.clear()
+        if self._own_rooms:
+            self.voice_rooms.close()
 
     def _spawn(
         self, coro: Coroutine[Any, Any, None], what: str, line: Line, *, of_line: bool = False
@@ -350,35 +298,12 @@ class PhoneService:
             return None
         return room.mixer.pull(listener, puller=line)
 
-    def _room_for(self, game_id: str) -> _Room | None:
-        room = self.rooms.get(game_id)
-        actor = self.hub.actors.get(game_id)
-        if room is not None and room.actor is actor:
-            return room
-        if room is not None:  # the game ended or was resumed by a new actor
-            room.close()
-            del self.rooms[game_id]
-        if actor is None or actor.state is None:
-            return None
-        room = _Room(actor, actor.state, self.hub.notices)
-        actor.subscribe(room)
-        self.rooms[game_id] = room
-        return room
+    def _room_for(self, game_id: str) -> Room | None:
+        return self.voice_rooms.room_for(game_id)
 
-    def _attach(self, line: Line, room: _Room | None) -> None:
-        old = line.room
-        if old is room:
-            return
+    def _attach(self, line: Line, room: Room | None) -> None:
         line.room = room
-        if room is not None:
-            room.lines += 1
-        if old is not None:
-            old.lines -= 1
-            if old.lines <= 0:
-                old.close()
-                for game_id, known in list(self.rooms.items()):
-                    if known is old:
-                        del self.rooms[game_id]
+        self.voice_rooms.attach(line, room)
 
 
 def _fit(frame: Int16Array) -> Int16Array:
@@ -412,6 +337,7 @@ async def start_phone(
     session_factory: SessionFactory | None = None,
     config: UasConfig | None = None,
     enforcer: Enforcer | None = None,
+    rooms: VoiceRooms | None = None,
 ) -> PhoneService | None:
     """Start the telephone channel on ``settings.host:settings.sip_port`` (0: no telephone),
     with the operator's trust and limits (``settings.sip``) unless a test passes ``config``.
@@ -430,7 +356,7 @@ async def start_phone(
         task = asyncio.create_task(_prewarm(voice), name="phone:prewarm")
         _PREWARMS.add(task)
         task.add_done_callback(_PREWARMS.discard)
-    service = PhoneService(hub, session_factory, enforcer=enforcer)
+    service = PhoneService(hub, session_factory, enforcer=enforcer, rooms=rooms)
     try:
         await service.start(
             config or UasConfig(host=settings.host, port=settings.sip_port, settings=settings.sip)

@@ -15,6 +15,7 @@ from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, SipSettings, WebSettings
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
+from vollmond.settings.voice import VoiceSettings
 
 log = structlog.get_logger(__name__)
 
@@ -33,6 +34,7 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "web": WebSettings,
     "identity": IdentitySettings,
     "moderation": ModerationSettings,
+    "voice": VoiceSettings,
 }
 
 
@@ -51,6 +53,7 @@ class Settings:
     web: WebSettings = field(default_factory=WebSettings)
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     moderation: ModerationSettings = field(default_factory=ModerationSettings)
+    voice: VoiceSettings = field(default_factory=VoiceSettings)
 
     @staticmethod
     def from_env(config: Path | None = None, **overrides: object) -> Settings:

@@ -54,6 +54,11 @@ class RecordingNotice:
     max_s: int  # the longest a game recording runs (the operator's recording_max_s)
     until: float | None = None  # wall-clock seconds: the latest end (RECORDING only)
 
+    @property
+    def recording(self) -> bool:
+        """Whether the recording runs (the voice rooms tap the mix only then)."""
+        return self.stage is NoticeStage.RECORDING
+
     def to_json(self) -> dict[str, object]:
         """The part a client is sent (docs/protocol.md "Recording notice")."""
         return {

@@ -14,6 +14,9 @@ import msgspec
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 4096
+#: A browser's SDP offer may be larger than any other message (still under the WebSocket's
+#: frame limit of 8 KiB that `vollmond serve` gives uvicorn).
+MAX_OFFER_BYTES = 8000
 MAX_CID_LENGTH = 40
 # A client's id for a command: short, printable, chosen by the client (docs/protocol.md).
 ClientId = Annotated[
@@ -54,7 +57,28 @@ class Ping(msgspec.Struct, tag="ping", forbid_unknown_fields=True):
     pass
 
 
-ClientMessage = Hello | CommandMessage | Sync | Ping
+SdpText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_OFFER_BYTES)]
+
+
+class VoiceOffer(msgspec.Struct, tag="voice_offer", forbid_unknown_fields=True):
+    """Open (or renew) this socket's voice: the browser's SDP offer (docs/protocol.md)."""
+
+    sdp: SdpText
+
+
+class VoiceIce(msgspec.Struct, tag="voice_ice", forbid_unknown_fields=True):
+    """One trickled ICE candidate of the browser; an empty candidate ends them."""
+
+    candidate: Annotated[str, msgspec.Meta(max_length=512, pattern=r"^[^\x00]*$")]
+    sdpMid: Annotated[str, msgspec.Meta(max_length=32)] | None = None  # noqa: N815 - WebRTC's name
+    sdpMLineIndex: Annotated[int, msgspec.Meta(ge=0, le=64)] | None = None  # noqa: N815
+
+
+class VoiceStop(msgspec.Struct, tag="voice_stop", forbid_unknown_fields=True):
+    """Hang up this socket's voice."""
+
+
+ClientMessage = Hello | CommandMessage | Sync | Ping | VoiceOffer | VoiceIce | VoiceStop
 
 _decoder: msgspec.json.Decoder[ClientMessage] = msgspec.json.Decoder(ClientMessage)
 
@@ -69,14 +93,22 @@ class ProtocolError(ValueError):
 
 def decode_client(raw: str | bytes) -> ClientMessage:
     data = raw.encode() if isinstance(raw, str) else raw
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise ProtocolError("too_large", f"messages are limited to {MAX_MESSAGE_BYTES} bytes")
+    too_large = ProtocolError("too_large", f"messages are limited to {MAX_MESSAGE_BYTES} bytes")
+    if len(data) > MAX_OFFER_BYTES + 100:
+        raise too_large
     try:
-        return _decoder.decode(data)
+        message = _decoder.decode(data)
     except msgspec.ValidationError as exc:
+        if len(data) > MAX_MESSAGE_BYTES:
+            raise too_large from exc
         raise ProtocolError("invalid_message", str(exc)) from exc
     except msgspec.DecodeError as exc:
+        if len(data) > MAX_MESSAGE_BYTES:
+            raise too_large from exc
         raise ProtocolError("malformed_json", str(exc)) from exc
+    if len(data) > MAX_MESSAGE_BYTES and not isinstance(message, VoiceOffer):
+        raise too_large  # only an SDP offer may be longer than the other messages
+    return message
 
 
 def encode(message: dict[str, Any]) -> str:

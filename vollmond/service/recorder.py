@@ -10,7 +10,7 @@ calls ``Moderation.raise_alarm`` is covered without knowing this module) the
 2. starts the encrypted recording (``Moderation.start_recording``) and publishes the
    RECORDING notice with the audio tap: the game's voice room (phone/service.py) mixes one
    extra row — the rooms of the caller and the accused
-   (:func:`~vollmond.phone.voice.recorded.recorded_gains`) — and hands each 20 ms frame to
+   (:func:`~vollmond.voice.recorded.recorded_gains`) — and hands each 20 ms frame to
    the tap; the actor's chat events of those rooms go the same way;
 3. stops at the end of the round, after ``recording_max_s`` or at the end of the game
    (``Moderation.game_window``), removes the notice and seals the file.

@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from vollmond.moderation import PRIVATE, WEB, Area, Moderation
-from vollmond.phone.service import start_phone, stop_phone
+from vollmond.phone.service import PhoneService, start_phone, stop_phone
 from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.deck_check import custom_deck_problem
@@ -56,6 +56,8 @@ from vollmond.store import (
 )
 from vollmond.store.db import Sessions as StoreSessions
 from vollmond.store.hashing import invitation_key
+from vollmond.voice.rooms import VoiceRooms
+from vollmond.voice.webrtc import BrowserVoice
 from vollmond.worlds import LANGUAGES, load_worlds
 
 log = structlog.get_logger(__name__)
@@ -397,6 +399,25 @@ async def start_recorder(app: Starlette, hub: Hub, settings: Settings) -> TableR
     return recorder
 
 
+async def _start_voice(
+    app: Starlette, hub: Hub, settings: Settings, enforcer: Enforcer
+) -> tuple[VoiceRooms, BrowserVoice, PhoneService | None]:
+    """One mixer per game for the telephone's lines and the browser's peers alike; the rooms
+    follow the tables' recording notices, the telephone keeps the moderation mute."""
+    rooms = VoiceRooms(hub, hub.notices)
+    voice = BrowserVoice(rooms, settings.voice)
+    app.state.voice = voice  # for the sockets, in-process tests and the benchmark
+    phone = await start_phone(hub, settings, enforcer=enforcer, rooms=rooms)
+    app.state.phone = phone  # None when settings.sip_port is 0
+    return rooms, voice, phone
+
+
+async def _stop_voice(voice: BrowserVoice, phone: PhoneService | None, rooms: VoiceRooms) -> None:
+    await voice.close()
+    await stop_phone(phone)
+    rooms.close()
+
+
 def create_app(settings: Settings) -> Starlette:
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -416,8 +437,7 @@ def create_app(settings: Settings) -> Starlette:
             await hub.boot()
             recorder = await start_recorder(app, hub, settings)
             sweeper = LobbySweeper.started(hub, settings.web.empty_lobby_grace_s)
-            phone = await start_phone(hub, settings, enforcer=enforcer)
-            app.state.phone = phone  # None when settings.sip_port is 0
+            rooms, voice, phone = await _start_voice(app, hub, settings, enforcer)
             metrics.watch_sip(phone.uas if phone is not None else None)
             state["ready"] = True
             log.info("service_ready", port=settings.port)
@@ -426,7 +446,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await sweeper.stop()
-                await stop_phone(phone)
+                await _stop_voice(voice, phone, rooms)
                 await recorder.close()
                 await _stop_moderation(app)
                 await hub.close()
@@ -449,7 +469,8 @@ def create_app(settings: Settings) -> Starlette:
 
     async def websocket(ws: WebSocket) -> None:
         enforcer = getattr(ws.app.state, "enforcer", None)
-        await Connection(ws, ws.app.state.hub, metrics, limits, enforcer=enforcer).run()
+        voice = getattr(ws.app.state, "voice", None)
+        await Connection(ws, ws.app.state.hub, metrics, limits, voice, enforcer=enforcer).run()
 
     async def internal_error(conn: HTTPConnection, exc: Exception) -> Response:
         """The catch-all: whatever escaped the handlers is logged here and answered as a

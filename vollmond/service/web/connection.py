@@ -34,6 +34,9 @@ from vollmond.service.protocol import (
     Ping,
     ProtocolError,
     Sync,
+    VoiceIce,
+    VoiceOffer,
+    VoiceStop,
     decode_client,
     encode,
 )
@@ -41,6 +44,7 @@ from vollmond.service.web.account_seats import account_seat
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
 from vollmond.service.web.moderation_api import same_origin
+from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError, listener_of
 from vollmond.worlds import World, get_world
 
 log = structlog.get_logger(__name__)
@@ -82,6 +86,7 @@ class Connection:
         hub: Hub,
         metrics: Metrics,
         limits: WebLimits | None = None,
+        voice: BrowserVoice | None = None,
         *,
         enforcer: Enforcer | None = None,
     ) -> None:
@@ -105,6 +110,8 @@ class Connection:
         self._recorded = False  # this client was shown a recording notice
         # None until the client's first `ping`: from then on silence means a dead connection.
         self._heartbeat_timeout: float | None = None
+        self.voice = voice
+        self.peer: BrowserPeer | None = None  # this socket's voice; it ends with the socket
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
@@ -177,6 +184,8 @@ class Connection:
             # A writer that failed because the client vanished has nothing left to say.
             with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, OSError):
                 await writer
+            if self.peer is not None:
+                await self.peer.close()
             if self.actor is not None:
                 self.actor.unsubscribe(self)
             if self.enforcer is not None:
@@ -283,6 +292,45 @@ class Connection:
             self._view_dirty.set()
         elif isinstance(message, CommandMessage):
             await self._command(message)
+        else:
+            await self._voice(message)
+
+    async def _voice(self, message: VoiceOffer | VoiceIce | VoiceStop) -> None:
+        """Signalling of this socket's WebRTC voice (docs/protocol.md, "Voice").
+
+        The peer is bound to what this socket proved in `hello` (the seat of its token, or the
+        spectators): it hears that row of the routing table and nothing else.
+        """
+        assert self.actor is not None
+        if self.voice is None or not self.voice.settings.enabled:
+            self.error("voice_disabled", web_text("voice_disabled", self.lang, self.world))
+            return
+        if isinstance(message, VoiceStop):
+            if self.peer is not None:
+                await self.peer.close()
+                self.peer = None
+            return
+        try:
+            if isinstance(message, VoiceIce):
+                if self.peer is None or self.peer.closed:
+                    self.error("voice_not_open", "send voice_offer first")
+                    return
+                await self.peer.add_candidate(
+                    message.candidate, message.sdpMid, message.sdpMLineIndex
+                )
+                return
+            if self.peer is not None:
+                await self.peer.close()  # a new offer replaces the socket's old voice
+                self.peer = None
+            line = LineId(self.actor.game_id, listener_of(self.seat), self.seat)
+            self.peer, sdp = await self.voice.open(line, message.sdp, self._voice_status)
+        except VoiceError as exc:
+            self.error(exc.code, web_text(exc.code, self.lang, self.world))
+            return
+        self._put({"type": "voice_answer", "sdp": sdp})
+
+    def _voice_status(self, status: dict[str, Any]) -> None:
+        self._put({"type": "voice_status", **status})
 
     async def _hello(self, hello: Hello) -> None:
         if self.actor is not None:
@@ -332,6 +380,7 @@ class Connection:
                 "game": hello.game,
                 "seat": self.seat,
                 "view": actor.view_for(self.viewer),
+                "voice": self.voice.client_config() if self.voice is not None else None,
             }
         )
         await self._catch_up(actor)

@@ -5,6 +5,7 @@
 import { t, lang } from "./i18n.js";
 import { errorText } from "./errors.js";
 import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
+import { createVoice } from "./voice.js";
 
 const ABILITY_ORDER = [
   "steal", "evil_vote", "check", "protect", "trap", "heal", "poison", "visit", "seance",
@@ -59,6 +60,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   let tickTimer = null;
   let reconnectTimer = null;
   let heartbeatTimer = null;
+  let voice = null; // browser voice (voice.js)
 
   const root = h("div", { class: "game", id: "game", dataset: { game: gameId } });
   main.replaceChildren(root);
@@ -302,6 +304,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function socketLost(ws) {
     if (g.closed || g.ws !== ws) return;
     g.ws = null;
+    voice?.detach();
     window.clearInterval(heartbeatTimer);
     g.retry += 1;
     setConn(t("reconnecting"), "down");
@@ -419,6 +422,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         resendPending(); // same cid: the server answers, it does not apply them twice
         setConn(t("connected"), "up");
         setView(msg.view);
+        voice?.attach(g.ws, msg);
         break;
       case "ack":
         settleMove(msg.cid, "confirmed");
@@ -440,6 +444,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         onError(msg);
         break;
       default:
+        voice?.onMessage(msg);
         break;
     }
   }
@@ -544,6 +549,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.log = h("ol", { class: "log-list", id: "log", tabindex: 0, "aria-live": "polite", "aria-label": t("log") });
     el.tools = h("div", { class: "tools", id: "tools" });
     el.operatorDialog = operatorDialog();
+    voice = createVoice({ seatsList: el.seats, nightRoomName: () => g.text?.night_room, isPlayer: () => Boolean(token) });
 
     root.replaceChildren(
       h(
@@ -572,7 +578,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           h("h2", { id: "seats-h" }, t("seats")),
           h("div", { class: "circle-wrap" }, el.seats),
         ),
-        h("div", { class: "side", id: "tab-act", dataset: { tab: "act" } }, el.over, el.role, el.actions, el.nightRoom, el.call),
+        h("div", { class: "side", id: "tab-act", dataset: { tab: "act" } }, voice.element, el.over, el.role, el.actions, el.nightRoom, el.call),
         h(
           "section",
           { class: "card talk", "aria-labelledby": "chat-h", id: "tab-talk", dataset: { tab: "talk" } },
@@ -1309,6 +1315,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
 
   return () => {
     g.closed = true;
+    voice?.destroy();
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
     window.clearTimeout(reconnectTimer);

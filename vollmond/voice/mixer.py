@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable
-from vollmond.phone.media import FRAME_SAMPLES, Int16Array
+from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 
 Float32Array = npt.NDArray[np.float32]
 
@@ -101,6 +101,7 @@ class GameMixer:
         self._pulled: set[Hashable] = set()
         self._recorded: Float32Array | None = None  # one gain row while a recording runs
         self._sink: FrameSink | None = None
+        self._levels = np.zeros(seats, dtype=np.float32)  # RMS of each source in this tick
         self.ticks = 0
 
     def set_routing(self, table: RoutingTable) -> None:
@@ -110,7 +111,7 @@ class GameMixer:
 
     def record(self, gains: Float32Array | None, sink: FrameSink | None = None) -> None:
         """Hand every tick's mix of the sources in ``gains`` (one gain per house,
-        :func:`~vollmond.phone.voice.recorded.recorded_gains`) to ``sink``; None stops.
+        :func:`~vollmond.voice.recorded.recorded_gains`) to ``sink``; None stops.
 
         The recorded row is mixed from the same frames as the listeners, so the recording is
         the room as the mixer has it; silent ticks are recorded as silence, keeping time.
@@ -172,6 +173,16 @@ class GameMixer:
         frame: Int16Array = self._out[row]
         return frame
 
+    def heard(self, listener: Listener, threshold: float = 0.0) -> tuple[int, ...]:
+        """The houses this listener hears speaking in the current tick (RMS above
+        ``threshold``): only sources of the listener's own row, so a speaking indicator built
+        on this shows nothing the listener's audio would not already tell."""
+        row = self._row(listener)
+        if row is None:
+            return ()
+        speaking = (self._links[row] > 0.0) & (self._levels > threshold)
+        return tuple(int(i) + 1 for i in np.flatnonzero(speaking))
+
     def tick(self) -> None:
         """Mix the next frame for every listener.
 
@@ -200,11 +211,13 @@ class GameMixer:
                 frames.fill(0.0)
                 active.fill(0.0)
             self._recover()
+            self._levels.fill(0.0)
             self._audible[:] = False
             if self._out is None:
                 self._out = np.zeros((self.seats + 1, FRAME_SAMPLES), dtype=np.int16)
             return
         self._audible = (self._links @ active) > 0.0
+        self._levels = np.sqrt(np.mean(frames * frames, axis=1)) * active
         mix = self._g @ frames
         if self._unity and float(np.max(np.abs(mix))) <= CEILING:
             self._out = mix.astype(np.int16)

@@ -1,0 +1,431 @@
+"""Browser voice load: aiortc peers and SIPp telephone lines in the same games, one mixer.
+
+    .venv/bin/python -m benchmarks.voice_load                   # 40 peers beside 40 lines
+    .venv/bin/python -m benchmarks.voice_load --peers 20,40,60 --seconds 20 --json
+
+Each step starts the service in a child process (so its CPU is its own): the real app
+(uvicorn, hub, SQLite store, :class:`~vollmond.voice.webrtc.BrowserVoice`) and the real
+:class:`~vollmond.phone.service.PhoneService` sharing its voice rooms. Games of
+``--game-size`` are moved to the day (everyone hears everyone: the heaviest routing); in each
+game half the seats are telephone lines and half browser peers.
+
+Two runs per step, both with ``N`` telephone lines (SIPp playing speech-like PCMU from a pcap,
+as ``benchmarks.phone_load``): LINES (no browser) and BOTH (plus ``N`` browser peers: aiortc
+clients in a second child process, each with a WebSocket to the service, signalled as the page
+does, sending Opus of a speech-like signal and decoding what it hears). The service's CPU per
+peer is ``(BOTH - LINES) / N`` — Opus decode, 48 kHz → 8 kHz, the mixer, 8 kHz → 48 kHz, Opus
+encode, SRTP and aiortc's RTP path — and peers per core is its inverse. Also reported: the
+frames each peer got into the mixer and out to its browser per second (50 = real time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import fractions
+import json
+import math
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.phone_load import HOST, Seated, _sipp, free_udp_port, write_pcap
+
+# --- the service (child process) -------------------------------------------------------------
+
+
+async def day_games(hub: Any, count: int, size: int) -> tuple[list[str], dict[str, list[str]]]:
+    """Running games moved to the day, with every seat's token (seat = index + 1)."""
+    from vollmond.engine.core import Rejection  # noqa: PLC0415
+    from vollmond.engine.standard import GameOptions  # noqa: PLC0415
+    from vollmond.engine.standard.commands import PhaseTimeout  # noqa: PLC0415
+    from vollmond.engine.standard.options import Durations  # noqa: PLC0415
+    from vollmond.engine.standard.types import Phase  # noqa: PLC0415
+
+    durations = Durations(night_s=5.0, morning_s=1.0, day_s=3600.0, vote_s=60.0)
+    ids: list[str] = []
+    tokens: dict[str, list[str]] = {}
+    for _ in range(count):
+        options = GameOptions(players=size, durations=durations)
+        founded = await hub.found(options, private=False, host_account_id=None, host_name="b1")
+        game = founded.game.id
+        tokens[game] = [founded.token]
+        for i in range(2, size + 1):
+            tokens[game].append((await hub.join(game, account_id=None, name=f"b{i}")).token)
+        actor = hub.actors[game]
+        while actor.state.phase is not Phase.DAY:
+            outcome = await hub.submit(game, PhaseTimeout(actor.state.phase_seq))
+            assert not isinstance(outcome, Rejection), outcome
+        ids.append(game)
+    return ids, tokens
+
+
+async def measure(voice: Any, uas: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The service's CPU in the window, and how many frames each peer that lived through the
+    whole window got into the mixer and out to its browser (50 per second is real time)."""
+    start = {peer: (peer.frames_in, peer.frames_out) for peer in voice.peers}
+    sent = {call: call.media.packets_sent for call in uas.calls}
+    profile = cProfile.Profile() if os.environ.get("VOICE_LOAD_PROFILE") else None
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if profile is not None:
+        profile.enable()  # the event loop's thread only (decoding runs in aiortc's threads)
+    await asyncio.sleep(args.seconds)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    if profile is not None:
+        profile.disable()
+        profile.dump_stats(str(Path(args.stats).with_suffix(".prof")))
+    lived = [peer for peer in start if peer in voice.peers]
+    count = max(1, len(lived))
+    calls = [call for call in uas.calls if call in sent]
+    line_out = sum(c.media.packets_sent - sent[c] for c in calls) / wall / max(1, len(calls))
+    return {
+        "lines_up": len(uas.calls),
+        "peers_up": len(voice.peers),
+        "peers_lost": len(start) - len(lived),
+        "cpu_s": cpu,
+        "cpu_share": cpu / wall,
+        "peer_frames_in_per_s": sum(p.frames_in - start[p][0] for p in lived) / wall / count,
+        "peer_frames_out_per_s": sum(p.frames_out - start[p][1] for p in lived) / wall / count,
+        "line_frames_out_per_s": line_out,  # the telephone's clock, for comparison
+        "load_average": os.getloadavg()[0],
+    }
+
+
+async def serve(args: argparse.Namespace) -> None:
+    import uvicorn  # noqa: PLC0415
+
+    from vollmond.phone.caller import CallerId  # noqa: PLC0415
+    from vollmond.phone.service import PhoneService  # noqa: PLC0415
+    from vollmond.phone.sip.uas import UasConfig  # noqa: PLC0415
+    from vollmond.service.config import Settings  # noqa: PLC0415
+    from vollmond.service.web.app import create_app  # noqa: PLC0415
+    from vollmond.settings import SipSettings, WebSettings  # noqa: PLC0415
+    from vollmond.settings.voice import VoiceSettings  # noqa: PLC0415
+    from vollmond.voice.webrtc import BrowserVoice  # noqa: PLC0415
+
+    data = Path(args.data)
+    # Every benchmark browser comes from one address: lift the per-address socket limit.
+    web = WebSettings(ws_connections_per_address=100_000)
+    limits = VoiceSettings(max_peers=10_000, connect_timeout_s=300.0)  # one client, many peers
+    settings = Settings(data_dir=data / "data", sip_port=0, web=web, voice=limits)
+    app = create_app(settings)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=HOST, port=args.port, log_level="warning", ws_max_size=8192)
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.05)
+    hub = app.state.hub
+    voice: BrowserVoice = app.state.voice
+    half = args.game_size // 2
+    games, seat_tokens = await day_games(hub, math.ceil(args.lines / half), args.game_size)
+    # Telephone lines take seats 1..half of each game, browsers the seats half + 1..size.
+    tokens = [
+        (game, seat_tokens[game][seat - 1])
+        for game in games
+        for seat in range(half + 1, args.game_size + 1)
+    ]
+    Path(args.stats).with_suffix(".tokens.json").write_text(json.dumps(tokens))
+    seated = 0
+
+    def factory(caller: CallerId) -> Any:
+        nonlocal seated
+        game, seat = divmod(seated, half)
+        seated += 1
+        return Seated(games[game % len(games)], seat + 1)
+
+    phone = PhoneService(hub, factory, rooms=voice.rooms)
+    # Every SIPp caller comes from one address: lift the per-source limits.
+    sip = SipSettings(
+        max_calls=10_000,
+        max_calls_per_source=10_000,
+        invites_per_second=1000.0,
+        invite_burst=10_000,
+        requests_per_second=10_000.0,
+        request_burst=100_000,
+    )
+    config = UasConfig(
+        host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0, settings=sip
+    )
+    uas = await phone.start(config)
+    print("ready", flush=True)
+    deadline = time.monotonic() + 120
+    while (len(uas.calls) < args.lines or len(voice.peers) < args.peers) and (
+        time.monotonic() < deadline
+    ):
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    print("window", flush=True)
+    stats = await measure(voice, uas, args)
+    Path(args.stats).write_text(json.dumps(stats))
+    print("done", flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+    await phone.close()
+    server.should_exit = True
+    await task
+
+
+# --- the browsers (child process) ------------------------------------------------------------
+
+
+def speechlike_track() -> Any:
+    """A microphone with a speech-like signal (a tone gliding and pulsing), paced in real time
+    and Opus-encoded in the track (cheaply, so one client process can drive many peers; the
+    service decodes it to 48 kHz exactly as it decodes a browser's)."""
+    import av  # noqa: PLC0415
+    from aiortc import MediaStreamTrack  # noqa: PLC0415
+
+    from vollmond.voice.webrtc import NarrowbandOpus  # noqa: PLC0415
+
+    class Speech(MediaStreamTrack):
+        kind = "audio"
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.index = 0
+            self.start: float | None = None
+            self.opus = NarrowbandOpus()
+            self.pending: list[Any] = []
+
+        async def recv(self) -> Any:
+            while not self.pending:
+                self.pending.extend(self.opus.encode(await self.frame()))
+            return self.pending.pop(0)
+
+        async def frame(self) -> av.AudioFrame:
+            loop = asyncio.get_running_loop()
+            self.start = self.start or loop.time()
+            await asyncio.sleep(max(0.0, self.start + self.index * 0.02 - loop.time()))
+            n = np.arange(self.index * 160, (self.index + 1) * 160) / 8000
+            envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * n)
+            wave = 5000 * envelope * np.sin(2 * np.pi * (300 + 200 * np.sin(n)) * n)
+            frame = av.AudioFrame.from_ndarray(
+                wave.astype(np.int16).reshape(1, -1), format="s16", layout="mono"
+            )
+            frame.sample_rate = 8000
+            frame.pts = self.index * 160
+            frame.time_base = fractions.Fraction(1, 8000)
+            self.index += 1
+            return frame
+
+    return Speech()
+
+
+async def browsers(args: argparse.Namespace) -> None:
+    from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: PLC0415
+    from aiortc.mediastreams import MediaStreamError  # noqa: PLC0415
+    from websockets.asyncio.client import connect  # noqa: PLC0415
+
+    seats: list[tuple[str, str]] = [tuple(s) for s in json.loads(Path(args.tokens).read_text())]
+    keep: list[Any] = []
+
+    async def drain(track: Any) -> None:
+        with contextlib.suppress(MediaStreamError):
+            while True:
+                await track.recv()  # decoded, as a browser plays it
+
+    async def one(game: str, token: str) -> None:
+        ws = await connect(f"ws://{HOST}:{args.port}/ws", max_size=2**20)
+        await ws.send(json.dumps({"type": "hello", "game": game, "token": token}))
+        pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+        pc.addTransceiver(speechlike_track(), direction="sendrecv")
+        pc.on("track", lambda track: keep.append(asyncio.ensure_future(drain(track))))
+        await pc.setLocalDescription(await pc.createOffer())
+        await ws.send(json.dumps({"type": "voice_offer", "sdp": pc.localDescription.sdp}))
+        while True:
+            frame = json.loads(await ws.recv())
+            if frame["type"] == "voice_answer":
+                break
+            if frame["type"] == "error":
+                raise RuntimeError(frame)
+        await pc.setRemoteDescription(RTCSessionDescription(frame["sdp"], "answer"))
+
+        async def read() -> None:
+            with contextlib.suppress(Exception):
+                while True:
+                    await ws.recv()
+
+        keep.extend([pc, ws, asyncio.ensure_future(read())])
+
+    for game, token in seats[: args.peers]:
+        await one(game, token)
+    print("up", flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+
+def free_tcp_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _child(step: Path, name: str, *argv: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "benchmarks.voice_load",
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=(step / f"{name}.log").open("wb"),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+async def _line(proc: asyncio.subprocess.Process, expected: str, timeout: float, log: Path) -> None:
+    assert proc.stdout is not None
+    async with asyncio.timeout(timeout):
+        while True:
+            raw = await proc.stdout.readline()
+            if not raw:
+                raise RuntimeError(f"child ended early:\n{log.read_text(errors='replace')[-3000:]}")
+            if raw.decode().strip() == expected:
+                return
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), 30)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+async def run_step(
+    n: int, with_peers: bool, args: argparse.Namespace, work: Path
+) -> dict[str, Any]:
+    step = work / f"{'both' if with_peers else 'lines'}-{n}"
+    step.mkdir()
+    port, sip_port = free_tcp_port(), free_udp_port()
+    stats_file = step / "stats.json"
+    peers = n if with_peers else 0
+    server = await _child(
+        step,
+        "server",
+        "--serve",
+        *("--port", str(port), "--sip-port", str(sip_port), "--lines", str(n)),
+        *("--peers", str(peers), "--game-size", str(args.game_size)),
+        *("--seconds", str(args.seconds), "--stats", str(stats_file), "--data", str(step)),
+    )
+    others: list[asyncio.subprocess.Process] = []
+    try:
+        await _line(server, "ready", 300, step / "server.log")
+        write_pcap(step / "load.pcap", n / args.rate + args.seconds + 60)
+        hold_ms = int(1000 * (n / args.rate + args.seconds + 120))
+        others.append(await _sipp(step, "uac_load.xml", sip_port, n, args.rate, hold_ms, []))
+        if peers:
+            tokens = stats_file.with_suffix(".tokens.json")
+            client = await _child(
+                step,
+                "browsers",
+                "--browsers",
+                *("--port", str(port), "--tokens", str(tokens), "--peers", str(peers)),
+            )
+            others.append(client)
+            await _line(client, "up", 300, step / "browsers.log")
+        await _line(server, "window", 300, step / "server.log")
+        await _line(server, "done", args.seconds + 60, step / "server.log")
+        stats: dict[str, Any] = json.loads(stats_file.read_text())
+    finally:
+        for proc in others:
+            await _stop(proc)
+        await _stop(server)
+    stats["mode"] = "both" if with_peers else "lines"
+    stats["n"] = n
+    return stats
+
+
+async def drive(args: argparse.Namespace) -> None:
+    rows: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="voice_load_") as tmp:
+        work = Path(os.environ.get("VOICE_LOAD_WORK") or tmp)
+        for n in (int(c) for c in str(args.peers).split(",")):
+            lines = await run_step(n, False, args, work)
+            both = await run_step(n, True, args, work)
+            rows += [lines, both]
+            per_peer = (both["cpu_share"] - lines["cpu_share"]) / max(1, both["peers_up"])
+            per_line = lines["cpu_share"] / max(1, lines["lines_up"])
+            summary.append(
+                {
+                    "n": n,
+                    "lines_up": both["lines_up"],
+                    "peers_up": both["peers_up"],
+                    "peers_lost": both["peers_lost"],
+                    "lines_cores": lines["cpu_share"],
+                    "both_cores": both["cpu_share"],
+                    "cpu_per_peer_pct": 100 * per_peer,
+                    "peers_per_core": 1 / per_peer if per_peer > 0 else math.inf,
+                    "cpu_per_line_pct": 100 * per_line,
+                    "lines_per_core": 1 / per_line if per_line > 0 else math.inf,
+                    "peer_frames_in_per_s": both["peer_frames_in_per_s"],
+                    "peer_frames_out_per_s": both["peer_frames_out_per_s"],
+                    "line_frames_out_per_s": both["line_frames_out_per_s"],
+                    "load_average": both["load_average"],
+                }
+            )
+            if not args.json:
+                print(json.dumps(summary[-1]), flush=True)
+    if args.json:
+        print(json.dumps({"steps": rows, "summary": summary}, indent=2))
+        return
+    for s in summary:
+        print(
+            f"{s['peers_up']} peers beside {s['lines_up']} lines ({s['peers_lost']} peers lost in "
+            f"the window): service {s['lines_cores']:.2f} cores with the "
+            f"lines alone, {s['both_cores']:.2f} with the peers too; a peer costs "
+            f"{s['cpu_per_peer_pct']:.2f}% of a core = {s['peers_per_core']:.0f} peers per core "
+            f"(a line {s['cpu_per_line_pct']:.2f}% = {s['lines_per_core']:.0f} per core); peer "
+            f"frames in/out per s: {s['peer_frames_in_per_s']:.1f}/"
+            f"{s['peer_frames_out_per_s']:.1f}, "
+            f"a line's out: {s['line_frames_out_per_s']:.1f}; load average {s['load_average']:.1f}"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", default="40", help="peers (and as many lines) per step")
+    parser.add_argument("--game-size", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
+    parser.add_argument("--rate", type=float, default=20.0, help="new calls per second")
+    parser.add_argument("--json", action="store_true")
+    # internal: the child processes
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--browsers", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--sip-port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--lines", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--tokens", help=argparse.SUPPRESS)
+    parser.add_argument("--stats", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        args.peers = int(str(args.peers))
+        asyncio.run(serve(args))
+    elif args.browsers:
+        args.peers = int(str(args.peers))
+        asyncio.run(browsers(args))
+    else:
+        asyncio.run(drive(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""The real service with browser voice and its telephone channel sharing one set of rooms.
+
+Callers are seated by the phone suite's switchboard (tests/phone/e2e/conftest.py); browser
+peers are aiortc clients (tests/voice/client.py) signalled over the real WebSocket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.needs import need
+from tests.phone.e2e.conftest import PhoneRig, Switchboard
+from tests.service.support import running_service
+from vollmond.phone.service import start_phone
+from vollmond.phone.sip.uas import UasConfig
+from vollmond.service.config import Settings
+from vollmond.voice.webrtc import BrowserVoice
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
+    need("baresip")
+    settings = Settings(data_dir=tmp_path / "data", sip_port=0)
+    board = Switchboard()
+    async with running_service("sqlite", settings) as service:
+        assert service.app is not None
+        voice: BrowserVoice = service.app.state.voice
+        phone = await start_phone(
+            service.hub,
+            settings,
+            session_factory=board,
+            config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0),
+            rooms=voice.rooms,  # as the app does: one mixer per game for both channels
+        )
+        assert phone is not None
+        try:
+            yield PhoneRig(service, phone, board, tmp_path)
+        finally:
+            await phone.close()

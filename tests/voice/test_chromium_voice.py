@@ -1,0 +1,179 @@
+"""A real browser player speaks: Debian's Chromium (Playwright) with a fake microphone that
+plays a tone from a file, the game page's voice.js, and a baresip caller in the same game.
+
+The service runs in this process (with its telephone channel sharing the browser's rooms), so
+Playwright's async API drives Chromium from the test's own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import wave
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.phone.e2e.conftest import PhoneRig, SeatSession
+from tests.phone.e2e.support import level_at, phones, tone
+from tests.voice.client import listen_on, open_voice
+from tests.voice.test_browser_voice import SILENT, dial_all, hang_up_all, seated_tokens, to_day
+from vollmond.engine.standard.queries import night_room
+from vollmond.engine.standard.types import Phase
+
+pytestmark = pytest.mark.slow
+
+
+MIC_RATE = 48000
+BROWSER_HEARD = 300.0  # silence stays below SILENT (60)
+
+
+def tone_wav(path: Path, freq: float, seconds: float) -> Path:
+    n = np.arange(int(seconds * MIC_RATE))
+    samples = (8000 * np.sin(2 * np.pi * freq * n / MIC_RATE)).astype("<i2")
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(MIC_RATE)
+        out.writeframes(samples.tobytes())
+    return path
+
+
+@pytest.fixture
+async def chromium(tmp_path: Path) -> AsyncIterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium", pytrace=False)
+    mic = tone_wav(tmp_path / "mic.wav", 1000.0, 20.0)
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={mic}",
+        "--autoplay-policy=no-user-gesture-required",
+    ]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def seated_page(browser: Browser, base: str, game: str, token: str) -> Page:
+    """The game page of a seated player (the seat token where the lobby would have put it)."""
+    context = await browser.new_context(base_url=base, locale="de-DE")
+    await context.grant_permissions(["microphone"])
+    seat_json = json.dumps({game: {"token": token}})
+    await context.add_init_script(f"localStorage.setItem('vollmond.seats', {seat_json!r});")
+    page = await context.new_page()
+    await page.goto(f"/#/game/{game}")
+    return page
+
+
+async def inbound_energy(page: Page) -> float:
+    """The audio energy the page's peer has received so far (WebRTC stats)."""
+    energy: float = await page.evaluate(
+        """async () => {
+            const pc = window.vollmondVoicePeer && window.vollmondVoicePeer();
+            if (!pc) return 0;
+            let energy = 0;
+            (await pc.getStats()).forEach((s) => {
+                if (s.type === "inbound-rtp" && s.kind === "audio") {
+                    energy = s.totalAudioEnergy || 0;
+                }
+            });
+            return energy;
+        }"""
+    )
+    return energy
+
+
+@pytest.mark.rule("X5")
+async def test_a_browser_players_tone_is_heard_by_a_caller(
+    rig: PhoneRig, chromium: Browser
+) -> None:
+    game, tokens = await seated_tokens(rig, 6)
+    await to_day(rig, game)
+    page = await seated_page(chromium, rig.service.base_url, game, tokens[0])
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.select_option("#voice-mode", "open")
+    await page.click("#voice-join")
+    await expect(page.locator("#voice")).to_have_attribute(
+        "data-state", "connected", timeout=10_000
+    )
+    await expect(page.locator("#voice")).to_have_attribute("data-mic", "open")
+    await expect(page.locator("#voice-room")).to_contain_text("Marktplatz", timeout=5_000)
+    rig.board.prepared["caller"] = SeatSession(game, 3)
+    other = await open_voice(rig.service.ws_url, game, tokens[1], None)  # another browser
+    await listen_on(other)
+    async with phones(rig.root / "phones", {"caller": tone(700.0, 60)}) as lines:
+        await dial_all(rig, lines)
+        mark = other.mark()
+        before = await inbound_energy(page)
+        # The caller's house lights up in the page while the caller speaks.
+        await expect(page.locator('#seats li[data-seat="3"]')).to_have_class(
+            re.compile(r"\bspeaking\b"), timeout=5_000
+        )
+        await asyncio.sleep(3.0)
+        after = await inbound_energy(page)
+        other_heard = other.since(mark)
+        heard = await hang_up_all(rig, lines)
+    await other.close()
+    # The caller hears the browser's microphone. Chromium's own processing of a microphone
+    # (noise suppression, gain control) damps a steady tone, so less arrives than from aiortc.
+    assert level_at(heard["caller"], 1000.0) > BROWSER_HEARD
+    assert level_at(heard["caller"], 1300.0) < SILENT  # a tone, not noise
+    assert level_at(other_heard, 1000.0) > BROWSER_HEARD  # and so does another browser player
+    assert after - before > 0.01  # the page received the caller's voice (it is not silence)
+    assert not errors, errors
+    await page.context.close()
+
+
+@pytest.mark.rule("X5", "N1")
+async def test_a_reloaded_page_resumes_voice_within_3_s_and_hears_no_secret(
+    rig: PhoneRig, chromium: Browser
+) -> None:
+    """The rejoin leak to avoid: after a reload at night a villager's page plays nothing of the
+    wolves' room; by day, a reload is speaking and hearing again within 3 s."""
+    game, tokens = await seated_tokens(rig, 8)
+    state = rig.hub.actors[game].state
+    assert state is not None and state.phase is Phase.NIGHT
+    speaker, partner = sorted(night_room(state))
+    villager = next(seat for seat in range(1, 9) if seat not in (speaker, partner))
+    wolves = [await open_voice(rig.service.ws_url, game, tokens[s - 1], 1000.0) for s in (speaker,)]
+    wolves.append(await open_voice(rig.service.ws_url, game, tokens[partner - 1], None))
+    for wolf in wolves:
+        await listen_on(wolf)
+    page = await seated_page(chromium, rig.service.base_url, game, tokens[villager - 1])
+    voice = page.locator("#voice")
+    try:
+        await page.click("#voice-join")
+        await expect(voice).to_have_attribute("data-state", "connected", timeout=10_000)
+        began = asyncio.get_running_loop().time()  # from the reload itself (page load included)
+        await page.reload()
+        await expect(voice).to_have_attribute("data-state", "connected", timeout=3_000)
+        assert asyncio.get_running_loop().time() - began < 3.0
+        await expect(page.locator("#voice-room")).to_have_attribute("data-room", "silent")
+        await asyncio.sleep(1.5)
+        assert await inbound_energy(page) < 1e-4  # the wolves' voices never reach this page
+        await to_day(rig, game)
+        await expect(page.locator("#voice-room")).to_have_attribute("data-room", "market")
+        began = asyncio.get_running_loop().time()  # from the reload itself (page load included)
+        await page.reload()
+        await expect(voice).to_have_attribute("data-state", "connected", timeout=3_000)
+        for _ in range(30):  # the market place (the wolf's tone) is heard again within 3 s
+            if await inbound_energy(page) > 0.01:
+                break
+            await asyncio.sleep(0.1)
+        assert asyncio.get_running_loop().time() - began < 3.0
+        assert await inbound_energy(page) > 0.01
+    finally:
+        for wolf in wolves:
+            await wolf.close()
+        await page.context.close()

@@ -1,1 +1,0 @@
-"""Voice rooms for telephone lines: the per-game mixer driven by the engine's routing table."""

@@ -1,0 +1,218 @@
+"""The voice rooms of the running games, shared by every line of every channel.
+
+A game's :class:`Room` is one :class:`~vollmond.voice.mixer.GameMixer` kept in step with the
+game state (it subscribes to the game's actor). Lines — a telephone call, a browser peer — find
+the room of the game they follow with :meth:`VoiceRooms.room_for`, push their seat's voice into
+it and pull their listener's mix from it; :meth:`VoiceRooms.attach` counts them, so a room is
+dropped (and unsubscribed) when its last line leaves.
+
+A room also follows its table's recording notice (O2): while a recording runs, the mixer hands
+the recorded rooms' mix (:func:`~vollmond.voice.recorded.recorded_gains`) to the recording's
+tap. The notice board is passed in as the small :class:`Notices` protocol, so this package
+knows neither the service nor the vault.
+
+Because every channel of a service uses one ``VoiceRooms``, a caller and a browser player of
+the same game are mixed by the same matrix, and secrecy stays the routing table's alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from vollmond.engine.core import Event, Viewer
+from vollmond.engine.standard import GameState
+from vollmond.engine.standard.properties import bonds_known, night_room
+from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable, routing
+from vollmond.engine.standard.types import CallMode, CallStatus, Phase
+from vollmond.voice.mixer import FrameSink, GameMixer
+from vollmond.voice.recorded import recorded_gains
+
+
+class GameSource(Protocol):
+    """What a room needs of a game's actor (``vollmond.service.actor.GameActor``)."""
+
+    @property
+    def state(self) -> GameState | None: ...
+
+    def subscribe(self, subscriber: Room) -> None: ...
+
+    def unsubscribe(self, subscriber: Room) -> None: ...
+
+
+class Actors(Protocol):
+    """Where the running games are found (``vollmond.service.hub.Hub``)."""
+
+    @property
+    def actors(self) -> Mapping[str, GameSource]: ...
+
+
+class Notice(Protocol):
+    """What a room needs of a recording notice (``vollmond.service.notices.RecordingNotice``)."""
+
+    @property
+    def seats(self) -> frozenset[int]: ...
+
+    @property
+    def recording(self) -> bool: ...
+
+
+class Notices(Protocol):
+    """Where a table's recording notice and tap are found
+    (``vollmond.service.notices.RecordingNotices``)."""
+
+    def current(self, game_id: str) -> Notice | None: ...
+
+    def tap(self, game_id: str) -> FrameSink | None: ...
+
+    def watch(
+        self, game_id: str, watcher: Callable[[Notice | None], None]
+    ) -> Callable[[], None]: ...
+
+
+class Room:
+    """One game's mixer, kept in step with the game state (a subscriber of its actor) and
+    with the table's recording notice (while a recording runs, the mixer also hands the
+    recorded rooms' mix to the recording's tap)."""
+
+    def __init__(
+        self, actor: GameSource, state: GameState, notices: Notices | None = None, game_id: str = ""
+    ) -> None:
+        self.actor = actor
+        self.viewer = Viewer.spectator()
+        self.state = state
+        self.mixer = GameMixer(len(state.players))
+        self.mixer.set_routing(routing(state))
+        self.lines = 0
+        self.game_id = game_id
+        self._notices = notices
+        self._recording: Notice | None = None
+        self._unwatch = notices.watch(game_id, self._notice) if notices is not None else None
+        if notices is not None:
+            self._notice(notices.current(game_id))
+
+    def deliver(self, seq: int, event: Event) -> None:
+        """Events are the lines' business; the room only follows the state."""
+
+    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+        self.state = state
+        table = routing(state)
+        self.mixer.set_routing(table)
+        if self._recording is not None:
+            self._record(table)
+
+    def _notice(self, notice: Notice | None) -> None:
+        self._recording = notice if notice is not None and notice.recording else None
+        self._record()
+
+    def _record(self, table: RoutingTable | None = None) -> None:
+        tap = self._notices.tap(self.game_id) if self._notices is not None else None
+        if self._recording is None or tap is None:
+            self.mixer.record(None)
+            return
+        table = routing(self.state) if table is None else table
+        gains = recorded_gains(table, self._recording.seats, self.mixer.seats)
+        self.mixer.record(gains, tap)
+
+    def close(self) -> None:
+        """Leave the game and the notice board (the room is dropped)."""
+        self.actor.unsubscribe(self)
+        self.mixer.record(None)
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
+
+
+class VoiceRooms:
+    """Every game's room, made on the first line that needs it, dropped after the last."""
+
+    def __init__(self, hub: Actors, notices: Notices | None = None) -> None:
+        self.hub = hub
+        self.notices = notices
+        self.rooms: dict[str, Room] = {}
+        self._lines: dict[Hashable, Room] = {}
+
+    def room_for(self, game_id: str) -> Room | None:
+        """The room of a running game (None when the game does not run here)."""
+        room = self.rooms.get(game_id)
+        actor = self.hub.actors.get(game_id)
+        if room is not None and room.actor is actor:
+            return room
+        if room is not None:  # the game ended or was resumed by a new actor
+            room.close()
+            del self.rooms[game_id]
+        if actor is None or actor.state is None:
+            return None
+        room = Room(actor, actor.state, self.notices, game_id)
+        actor.subscribe(room)
+        self.rooms[game_id] = room
+        return room
+
+    def room_of(self, line: Hashable) -> Room | None:
+        """The room ``line`` is attached to."""
+        return self._lines.get(line)
+
+    def attach(self, line: Hashable, room: Room | None) -> None:
+        """Attach ``line`` to ``room`` (None: detach); a room nobody uses is dropped."""
+        old = self._lines.get(line)
+        if old is room:
+            return
+        if room is None:
+            self._lines.pop(line, None)
+        else:
+            self._lines[line] = room
+            room.lines += 1
+        if old is not None:
+            old.lines -= 1
+            if old.lines <= 0:
+                old.close()
+                for game_id, known in list(self.rooms.items()):
+                    if known is old:
+                        del self.rooms[game_id]
+
+    def close(self) -> None:
+        """Leave every game (the service stops)."""
+        for room in list(self.rooms.values()):
+            room.close()
+        self.rooms.clear()
+        self._lines.clear()
+
+
+class RoomKind(StrEnum):
+    """Where a listener's voice is, as the page names it ("Marktplatz", "Wolfsraum", ...)."""
+
+    MARKET = "market"
+    NIGHT_ROOM = "night_room"
+    CALL = "call"
+    HALB = "halb"
+    SILENT = "silent"
+
+
+@dataclass(frozen=True, slots=True)
+class WhereAmI:
+    """The room a listener is in; ``other`` is the house at the other end of a call."""
+
+    kind: RoomKind
+    other: int | None = None
+
+
+def where(state: GameState, listener: Listener) -> WhereAmI:
+    """The room of a listener, read from the state the routing table is made of.
+
+    Says only what the listener's own view says: a villager at night is "silent", never told
+    that a night room exists; a wolf is told he is in the night room.
+    """
+    by_day = state.phase is not Phase.NIGHT
+    if listener == SPECTATORS or not isinstance(listener, int):
+        return WhereAmI(RoomKind.MARKET if by_day else RoomKind.SILENT)
+    for call in state.calls:
+        if call.status is CallStatus.ACTIVE and listener in (call.caller, call.callee):
+            halb = by_day and call.mode_of(listener) is CallMode.HALB
+            return WhereAmI(RoomKind.HALB if halb else RoomKind.CALL, call.other(listener))
+    if by_day:
+        return WhereAmI(RoomKind.MARKET)
+    if bonds_known(state) and listener in night_room(state):
+        return WhereAmI(RoomKind.NIGHT_ROOM)
+    return WhereAmI(RoomKind.SILENT)

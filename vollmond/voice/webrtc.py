@@ -1,0 +1,476 @@
+"""The browser's voice: one WebRTC peer per WebSocket, a line of the shared voice rooms.
+
+A :class:`BrowserPeer` is to the browser what a telephone line is to a caller
+(``vollmond.phone.service``): the browser's decoded audio (Opus at 48 kHz, or G.711) is
+resampled to the mixer's 8 kHz and pushed into the game's mixer as the seat's source; every
+20 ms the peer pulls its listener's own mix (a seat's row of the routing table, or the
+spectators' row) and hands it to aiortc, whose encoder resamples it to 48 kHz for Opus. Nothing
+the browser hears comes from anywhere else, so secrecy stays the routing table's: the peer
+never decides who hears what, and a peer is bound for its whole life to the listener its
+WebSocket proved (seat token or spectator) — a reload makes a new peer, never reuses one.
+
+:class:`BrowserVoice` is the service side: it answers offers, keeps the peers and drives them
+all from one 20 ms clock (:class:`VoiceClock`), as the telephone's media ticker does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fractions
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import av
+import numpy as np
+import structlog
+from aiortc import (
+    MediaStreamTrack,
+    RTCConfiguration,
+    RTCIceServer,
+    RTCPeerConnection,
+    RTCSessionDescription,
+)
+from aiortc.mediastreams import MediaStreamError
+from aiortc.rtcconfiguration import RTCIceTransportPolicy
+from aiortc.sdp import candidate_from_sdp
+
+from vollmond.engine.standard.routing import SPECTATORS, Listener
+from vollmond.settings.voice import VoiceSettings
+from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
+from vollmond.voice.rooms import VoiceRooms, where
+
+log = structlog.get_logger(__name__)
+
+#: Frames the outgoing queue holds before the oldest is dropped (a slow sender loses audio,
+#: it never builds up delay).
+OUT_QUEUE = 5
+#: A clock this many ticks late catches up tick by tick (as the telephone's RtpClock does);
+#: later than that, the missed ticks are skipped.
+MAX_LAG_TICKS = 5
+#: A house counts as speaking above this RMS (of int16 full scale; about -40 dBFS).
+SPEAKING_RMS = 300.0
+#: Ticks per status check (speaking houses and room, sent only when they change): 200 ms.
+STATUS_TICKS = 10
+#: Codecs the service takes, best first: Opus, then G.711 (what the telephone speaks).
+CODECS = ("audio/opus", "audio/PCMU", "audio/PCMA")
+
+#: Told the peer's status for the page: {"room": ..., "other": ..., "speaking": [...]}.
+StatusCallback = Callable[[dict[str, Any]], None]
+
+
+class VoiceError(Exception):
+    """An offer or candidate the service cannot take; ``code`` goes back to the client."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class LineId:
+    """Whose line a peer is: the game, the listener (seat or spectators), the source seat."""
+
+    game_id: str
+    listener: Listener
+    seat: int | None  # None: a spectator feeds no room
+
+
+class NarrowbandOpus:
+    """Opus of the mixer's own 8 kHz mono frames, made before aiortc sees them.
+
+    aiortc's own Opus encoder resamples every frame to 48 kHz stereo and encodes at 96 kbit/s
+    in a worker thread, and its sender measures the level of every raw frame in Python; a mix
+    that is 8 kHz telephone audio gains nothing from either. Handing the sender finished
+    packets (``av.Packet``) skips all three: libopus takes 8 kHz mono directly (narrowband,
+    ``BITRATE``), and the RTP timestamp still counts 48 kHz as the Opus RTP format demands.
+    """
+
+    BITRATE = 24000
+    #: libopus complexity 0: half the CPU of the default 10 for 8 kHz speech, still clearer
+    #: than the G.711 the same mix reaches callers with.
+    COMPLEXITY = 0
+
+    def __init__(self) -> None:
+        codec = av.CodecContext.create("libopus", "w")
+        assert isinstance(codec, av.AudioCodecContext)
+        codec.bit_rate = self.BITRATE
+        codec.format = "s16"
+        codec.layout = "mono"
+        codec.sample_rate = SAMPLE_RATE
+        codec.time_base = fractions.Fraction(1, SAMPLE_RATE)
+        codec.options = {"application": "voip", "compression_level": str(self.COMPLEXITY)}
+        self._codec = codec
+        self._first_pts: int | None = None
+
+    def encode(self, frame: av.AudioFrame) -> list[av.Packet[Any]]:
+        packets = list(self._codec.encode(frame))
+        for packet in packets:
+            pts = int(packet.pts or 0)
+            if self._first_pts is None:
+                self._first_pts = pts
+            packet.pts = pts - self._first_pts  # the encoder starts below zero (pre-skip)
+            packet.time_base = fractions.Fraction(1, SAMPLE_RATE)
+        return packets
+
+
+class MixTrack(MediaStreamTrack):
+    """The audio the browser hears: one 8 kHz frame per tick of the voice clock (as finished
+    Opus packets once Opus is negotiated, see :class:`NarrowbandOpus`)."""
+
+    kind = "audio"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._queue: deque[Int16Array | None] = deque(maxlen=OUT_QUEUE)
+        self._ready = asyncio.Event()
+        self._pts = 0
+        self._pending: deque[av.Packet[Any]] = deque()
+        self.opus: NarrowbandOpus | None = None
+
+    def put(self, frame: Int16Array | None) -> None:
+        self._queue.append(frame)
+        self._ready.set()
+
+    async def recv(self) -> av.AudioFrame | av.Packet[Any]:
+        while not self._pending:
+            frame = await self._next_frame()
+            if self.opus is None:
+                return frame
+            self._pending.extend(self.opus.encode(frame))
+        return self._pending.popleft()
+
+    async def _next_frame(self) -> av.AudioFrame:
+        while not self._queue:
+            if self.readyState != "live":
+                raise MediaStreamError
+            self._ready.clear()
+            await self._ready.wait()
+        samples = self._queue.popleft()
+        if samples is None:
+            samples = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+        frame = av.AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate = SAMPLE_RATE
+        frame.pts = self._pts
+        frame.time_base = fractions.Fraction(1, SAMPLE_RATE)
+        self._pts += FRAME_SAMPLES
+        return frame
+
+    def stop(self) -> None:
+        super().stop()
+        self._ready.set()
+
+
+class Downsampler:
+    """Decoded browser audio (any rate and layout) to 160-sample frames at 8 kHz mono."""
+
+    def __init__(self) -> None:
+        self._resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        self._pending = np.zeros(0, dtype=np.int16)
+
+    def feed(self, frame: av.AudioFrame) -> list[Int16Array]:
+        parts = [self._pending]
+        for out in self._resampler.resample(frame):
+            parts.append(out.to_ndarray().reshape(-1).astype(np.int16))
+        buffered = np.concatenate(parts)
+        whole = len(buffered) // FRAME_SAMPLES * FRAME_SAMPLES
+        self._pending = buffered[whole:]
+        return [buffered[i : i + FRAME_SAMPLES] for i in range(0, whole, FRAME_SAMPLES)]
+
+
+class BrowserPeer:
+    """One browser's voice line: a peer connection bound to one listener of one game."""
+
+    def __init__(
+        self, voice: BrowserVoice, line: LineId, on_status: StatusCallback | None = None
+    ) -> None:
+        self.voice = voice
+        self.line = line
+        self.on_status = on_status
+        self.pc = RTCPeerConnection(voice.configuration())
+        self.track = MixTrack()
+        self.pc.addTrack(self.track)
+        self.closed = False
+        self.frames_in = 0
+        self.frames_out = 0
+        self._ticks = 0
+        self._heard: set[int] = set()
+        self._last_status: dict[str, Any] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.pc.on("track", self._on_track)
+        self.pc.on("connectionstatechange", self._on_state)
+
+    # -- signalling ------------------------------------------------------------------------
+    async def answer(self, offer_sdp: str) -> str:
+        """Take the browser's offer; the answer carries all of the service's candidates."""
+        try:
+            await self.pc.setRemoteDescription(RTCSessionDescription(offer_sdp, "offer"))
+        except (ValueError, AssertionError, IndexError, KeyError) as exc:
+            raise VoiceError("bad_offer", f"the offer cannot be used: {exc}") from exc
+        for transceiver in self.pc.getTransceivers():
+            if transceiver.kind != "audio":
+                continue
+            codecs = [c for c in _audio_codecs() if c.mimeType in CODECS]
+            codecs.sort(key=lambda c: CODECS.index(c.mimeType))
+            transceiver.setCodecPreferences(codecs)
+            transceiver.direction = "sendrecv"
+        if not any(t.kind == "audio" and t.mid is not None for t in self.pc.getTransceivers()):
+            raise VoiceError("bad_offer", "the offer has no audio")
+        try:
+            answer = await self.pc.createAnswer()
+            await self.pc.setLocalDescription(answer)
+        except (ValueError, AssertionError, IndexError, KeyError, TypeError) as exc:
+            raise VoiceError("bad_offer", f"no answer could be made: {exc}") from exc
+        description = self.pc.localDescription
+        if answered_codec(description.sdp) == "opus":
+            self.track.opus = NarrowbandOpus()
+        self._spawn(self._connect_deadline())
+        return self.voice.publish(description.sdp)
+
+    async def add_candidate(self, candidate: str, sdp_mid: str | None, index: int | None) -> None:
+        """A trickled browser candidate (an empty one ends the browser's candidates)."""
+        text = candidate.removeprefix("candidate:") if candidate else ""
+        if not text:
+            return
+        try:
+            parsed = candidate_from_sdp(text)
+        except (ValueError, AssertionError, IndexError) as exc:
+            raise VoiceError("bad_candidate", "the ICE candidate cannot be read") from exc
+        parsed.sdpMid = sdp_mid
+        parsed.sdpMLineIndex = index
+        await self.pc.addIceCandidate(parsed)
+
+    async def _connect_deadline(self) -> None:
+        await asyncio.sleep(self.voice.settings.connect_timeout_s)
+        if self.pc.connectionState != "connected":
+            log.info("voice_connect_timeout", game=self.line.game_id)
+            await self.close()
+
+    async def _on_state(self) -> None:
+        if self.pc.connectionState in ("failed", "closed") and not self.closed:
+            log.info("voice_peer_lost", game=self.line.game_id, state=self.pc.connectionState)
+            await self.close()
+
+    # -- audio in --------------------------------------------------------------------------
+    def _on_track(self, track: MediaStreamTrack) -> None:
+        if track.kind == "audio":
+            self._spawn(self._receive(track))
+
+    async def _receive(self, track: MediaStreamTrack) -> None:
+        """The browser's voice into the mixer as this seat's source (spectators feed none)."""
+        down = Downsampler()
+        while not self.closed:
+            try:
+                frame = await track.recv()
+            except MediaStreamError:
+                return
+            if not isinstance(frame, av.AudioFrame) or self.line.seat is None:
+                continue
+            room = self.voice.rooms.room_of(self)
+            for samples in down.feed(frame):
+                self.frames_in += 1
+                if room is not None:
+                    room.mixer.push(self.line.seat, samples)
+
+    # -- audio out -------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Called every 20 ms by the voice clock: this listener's mix to the browser."""
+        rooms = self.voice.rooms
+        room = rooms.room_for(self.line.game_id)
+        rooms.attach(self, room)
+        frame = room.mixer.pull(self.line.listener, puller=self) if room is not None else None
+        self.track.put(frame)
+        self.frames_out += 1
+        if room is None or self.on_status is None:
+            return
+        self._heard.update(room.mixer.heard(self.line.listener, SPEAKING_RMS))
+        self._ticks += 1
+        if self._ticks % STATUS_TICKS:
+            return
+        place = where(room.state, self.line.listener)
+        status: dict[str, Any] = {
+            "room": place.kind.value,
+            "other": place.other,
+            "speaking": sorted(self._heard),
+        }
+        self._heard.clear()
+        if status != self._last_status:
+            self._last_status = status
+            self.on_status(status)
+
+    # -- life ------------------------------------------------------------------------------
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Hang up: leave the clock and the room, close the peer connection."""
+        if self.closed:
+            return
+        self.closed = True
+        self.voice.forget(self)
+        self.track.stop()
+        current = asyncio.current_task()
+        for task in list(self._tasks):
+            if task is not current:
+                task.cancel()
+        with contextlib.suppress(Exception):
+            await self.pc.close()
+
+
+def answered_codec(sdp: str) -> str | None:
+    """The codec the audio stream is sent with: the first format of the answer's m=audio.
+
+    >>> answered_codec("m=audio 9 UDP/TLS/RTP/SAVPF 111 0\\na=rtpmap:111 opus/48000/2\\n")
+    'opus'
+    """
+    lines = sdp.replace("\r\n", "\n").split("\n")
+    first = next((line.split()[3] for line in lines if line.startswith("m=audio ")), None)
+    for line in lines:
+        if first is not None and line.startswith(f"a=rtpmap:{first} "):
+            return line.split()[1].split("/")[0].lower()
+    return None
+
+
+def _audio_codecs() -> list[Any]:
+    from aiortc.rtcrtpsender import RTCRtpSender  # noqa: PLC0415 - capabilities, once per offer
+
+    return list(RTCRtpSender.getCapabilities("audio").codecs)
+
+
+class VoiceClock:
+    """One 20 ms clock for every peer, on an absolute schedule, so the wake-ups do not grow
+    with the number of peers. A little late, it catches up (a busy event loop loses no audio);
+    after a stall of more than MAX_LAG_TICKS it skips, never bursting a backlog."""
+
+    def __init__(self, on_tick: Callable[[], None]) -> None:
+        self._on_tick = on_tick
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        index = 0
+        while True:
+            index += 1
+            due = start + index * FRAME_SECONDS
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            late = int((loop.time() - due) / FRAME_SECONDS)
+            if late > MAX_LAG_TICKS:
+                index += late  # after a stall: the next tick on schedule, no burst
+            try:
+                self._on_tick()
+            except Exception:
+                log.exception("voice_tick_failed")
+
+
+class BrowserVoice:
+    """The service's WebRTC side: answers offers and drives every peer's line."""
+
+    def __init__(self, rooms: VoiceRooms, settings: VoiceSettings | None = None) -> None:
+        self.rooms = rooms
+        self.settings = settings or VoiceSettings()
+        self.peers: dict[BrowserPeer, None] = {}
+        self.clock = VoiceClock(self._tick)
+        self.ticks = 0
+        self.tick_seconds = 0.0  # time spent in ticks (for the benchmark)
+
+    def configuration(self) -> RTCConfiguration:
+        """No ICE servers unless the operator names some (aiortc would ask Google's)."""
+        servers = [
+            RTCIceServer(list(s.urls), s.username, s.credential) for s in self.settings.ice_servers
+        ]
+        policy = RTCIceTransportPolicy.RELAY if self.settings.relay_only else None
+        if policy is None:
+            return RTCConfiguration(iceServers=servers)
+        return RTCConfiguration(iceServers=servers, iceTransportPolicy=policy)
+
+    def client_config(self) -> dict[str, Any]:
+        """What the page needs to open its peer connection (sent in `voice_config`)."""
+        return {
+            "enabled": self.settings.enabled,
+            "ice_servers": [
+                {
+                    "urls": list(s.urls),
+                    **({"username": s.username} if s.username else {}),
+                    **({"credential": s.credential} if s.credential else {}),
+                }
+                for s in self.settings.ice_servers
+            ],
+            "relay_only": self.settings.relay_only,
+        }
+
+    def publish(self, sdp: str) -> str:
+        """Add the public address (a 1:1 NAT) to every IPv4 host candidate of an answer."""
+        public = self.settings.public_address
+        if not public:
+            return sdp
+        lines = []
+        for line in sdp.split("\r\n"):
+            lines.append(line)
+            bits = line.split()
+            if line.startswith("a=candidate:") and "host" in bits[7:8] and ":" not in bits[4]:
+                nat = [*bits]
+                nat[0] = "a=candidate:" + "nat" + bits[0].removeprefix("a=candidate:")
+                nat[4] = public
+                nat[7] = "srflx"
+                lines.append(" ".join([*nat[:8], "raddr", bits[4], "rport", bits[5]]))
+        return "\r\n".join(lines)
+
+    async def open(
+        self, line: LineId, offer_sdp: str, on_status: StatusCallback | None = None
+    ) -> tuple[BrowserPeer, str]:
+        """A new peer for ``line`` answering ``offer_sdp``."""
+        if not self.settings.enabled:
+            raise VoiceError("voice_disabled", "browser voice is switched off on this service")
+        if len(self.peers) >= self.settings.max_peers:
+            raise VoiceError("voice_full", "too many voice connections on this service")
+        peer = BrowserPeer(self, line, on_status)
+        self.peers[peer] = None
+        try:
+            sdp = await peer.answer(offer_sdp)
+        except BaseException:
+            await peer.close()
+            raise
+        self.clock.start()
+        log.info("voice_peer_opened", game=line.game_id, seat=line.seat)
+        return peer, sdp
+
+    def forget(self, peer: BrowserPeer) -> None:
+        self.peers.pop(peer, None)
+        self.rooms.attach(peer, None)
+        if not self.peers:
+            self.clock.stop()
+
+    def _tick(self) -> None:
+        began = time.perf_counter()
+        self.ticks += 1
+        for peer in list(self.peers):
+            try:
+                peer.tick()
+            except Exception:
+                log.exception("voice_peer_tick_failed", game=peer.line.game_id)
+        self.tick_seconds += time.perf_counter() - began
+
+    async def close(self) -> None:
+        for peer in list(self.peers):
+            await peer.close()
+        self.clock.stop()
+
+
+def listener_of(seat: int | None) -> Listener:
+    """The row a WebSocket's viewer hears: its seat, or the spectators'."""
+    return SPECTATORS if seat is None else seat
