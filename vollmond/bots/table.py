@@ -145,12 +145,15 @@ class BotSeat:
         if command is None:
             return
         phase_seq = state.phase_seq
+        # The phase may end while the command waits for the actor: its time counts from the
+        # start of the phase it was chosen in, not of the next one.
+        started = self._phase_started
         with contextlib.suppress(GameClosedError):
             outcome = await self.hub.submit(self.actor.game_id, command)
             if isinstance(outcome, Rejection):
                 return
             loop = asyncio.get_running_loop()
-            self.commands.append((loop.time() - self._phase_started, phase_seq))
+            self.commands.append((loop.time() - started, phase_seq))
             self.acted_in_phase += 1
             now = self.actor.state
             if (
