@@ -1,65 +1,8 @@
-"""A bot that takes random legal actions, usable for every role and phase.
+"""The random bot of the standard rule set, for the simulator and bots at a real table.
 
-It decides from the legal candidates of its own seat only, so it never learns more than its
-seat may know. It picks a kind of action first, then a valid target, so it does not have to
-validate every possible command at every step.
+One implementation serves both: the rule set brings its own bots (vollmond/engine/standard/bots.py).
 """
 
-from __future__ import annotations
+from vollmond.engine.standard.bots import RandomBot, Temperament
 
-import random
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
-
-from vollmond.engine.standard.commands import Command
-from vollmond.engine.standard.legal import command_groups
-from vollmond.engine.standard.rules import validate
-from vollmond.engine.standard.state import GameState
-
-_DEFAULT_KEENNESS: Mapping[str, float] = MappingProxyType(
-    {
-        "nominate": 0.35,
-        "vote": 1.0,
-        "interject": 0.03,
-        "call": 0.05,
-        "answer": 1.0,
-        "hang_up": 0.4,
-        "toggle": 0.1,
-    }
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Temperament:
-    """How keen the bot is on each kind of action (probability per opportunity); role
-    abilities use `ability`."""
-
-    ability: float = 0.9
-    keenness: Mapping[str, float] = field(default_factory=lambda: _DEFAULT_KEENNESS)
-
-    def for_kind(self, kind: str) -> float:
-        return self.keenness.get(kind, self.ability)
-
-
-class RandomBot:
-    def __init__(
-        self, seat: int, rng: random.Random, temperament: Temperament | None = None
-    ) -> None:
-        self.seat = seat
-        self.rng = rng
-        self.temperament = temperament or Temperament()
-
-    def choose(self, state: GameState) -> Command | None:
-        """One command to give now, or None to wait for the phase to move on."""
-        groups = command_groups(state, self.seat)
-        self.rng.shuffle(groups)
-        for group in groups:
-            if self.rng.random() >= self.temperament.for_kind(group.kind):
-                continue
-            candidates = list(group.candidates())
-            self.rng.shuffle(candidates)
-            for command in candidates:
-                if validate(state, command) is None:
-                    return command
-        return None
+__all__ = ["RandomBot", "Temperament"]
