@@ -141,6 +141,9 @@ async def test_baresip_dials_in_sends_rfc4733_and_hears_us(tmp_path: Path) -> No
             await asyncio.sleep(0.4)
         await handler.wait_for(lambda: len(handler.digits) == 3, timeout=5)
         assert handler.digits == ["1", "#", "7"]
+        # Two seconds of audio, counted in samples rather than wall time: on a loaded machine
+        # baresip's first frames come late.
+        await handler.wait_for(lambda: sum(len(f) for f in handler.frames) >= 8000 * 2, timeout=10)
         await ctrl.send("hangup")
         await handler.wait_for(lambda: handler.ended, timeout=5)
         assert handler.ended[0][1] is EndReason.REMOTE_BYE

@@ -76,8 +76,7 @@ async def hang_up_all(rig: PhoneRig, lines: dict[str, Phone]) -> dict[str, Int16
     for phone in lines.values():
         await phone.hangup()
     await wait_until(lambda: not rig.phone.lines, 10)
-    await asyncio.sleep(0.3)  # let sndfile close its files
-    return {name: phone.recording()[8000:] for name, phone in lines.items()}
+    return {name: (await phone.final_recording())[8000:] for name, phone in lines.items()}
 
 
 def quiet(recording: Int16Array, freqs: Sequence[float]) -> bool:
@@ -117,12 +116,6 @@ async def test_by_day_a_browser_tone_reaches_browsers_callers_and_spectators(
 
 
 @pytest.mark.rule("N1", "X5", "X6")
-@pytest.mark.xfail(
-    reason="known failure, not counted as passing: in the full suite (four workers) one baresip "
-    "caller's decoded recording file is sometimes never written, so its audio cannot be checked; "
-    "passes alone. The night secrecy of browser voice is also proven by the Chromium reload test.",
-    strict=False,
-)
 async def test_at_night_an_evil_browser_tone_reaches_only_the_evil(rig: PhoneRig) -> None:
     game, tokens = await seated_tokens(rig, 8)
     state = rig.hub.actors[game].state

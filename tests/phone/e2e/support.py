@@ -156,6 +156,8 @@ class Phone:
         await self.control.send("hangup")
 
     async def stop(self) -> None:
+        if self.process.returncode is not None:
+            return
         with contextlib.suppress(OSError, ConnectionError):
             await self.control.send("quit")
         self.control.close()
@@ -165,6 +167,13 @@ class Phone:
             self.process.kill()
             await self.process.wait()
 
+    async def final_recording(self) -> Int16Array:
+        """Quit baresip, then read what it heard: its sndfile module finishes a file's header
+        only when the call's audio stream is torn down, which a fixed pause after the hang-up
+        did not always outlast on a loaded machine."""
+        await self.stop()
+        return self.recording()
+
     def recording(self) -> Int16Array:
         """Everything this phone heard (the decoded side of its sndfile recording)."""
         files = sorted((self.home / "snd").glob("*-dec.wav"))
@@ -173,6 +182,12 @@ class Phone:
 
     def log_text(self) -> str:
         return (self.home / "baresip.log").read_text(errors="replace")
+
+
+async def stop_all(launched: Iterable[Phone]) -> None:
+    """Quit every phone, so each recording file is complete before it is read."""
+    for phone in launched:
+        await phone.stop()
 
 
 @contextlib.asynccontextmanager

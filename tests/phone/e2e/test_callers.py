@@ -12,7 +12,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.phone.e2e.conftest import LiveRig
-from tests.phone.e2e.support import Phone, level_at, phones, rms, tone, wait_until
+from tests.phone.e2e.support import Phone, level_at, phones, rms, stop_all, tone, wait_until
 from vollmond.engine.standard.types import CallStatus, Phase
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import invitation_from_phone, phone_code
@@ -100,7 +100,7 @@ async def test_the_greeting_is_heard_and_is_the_spoken_prompt(live: LiveRig) -> 
         await asyncio.sleep(7.0)
         await lines["greeter"].hangup()
         await wait_until(lambda: not live.phone.lines, 10)
-        await asyncio.sleep(0.3)
+        await stop_all(lines.values())  # complete recording files
         heard = lines["greeter"].recording()
     session = live.session("greeter")
     greeting = live.voice.render(session.t("phone.greeting"), "de")
@@ -134,7 +134,7 @@ async def test_a_private_round_founded_with_00_and_joined_by_code(live: LiveRig)
         for phone in lines.values():
             await phone.hangup()
         await wait_until(lambda: not live.phone.lines, 10)
-        await asyncio.sleep(0.3)
+        await stop_all(lines.values())  # complete recording files
         for name in names:  # everyone heard the game begin (spoken, not silence)
             assert rms(lines[name].recording()[-3 * 8000 :]) > 200, name
             assert any("Hausnummer" in line for line in live.session(name).spoken()), name
@@ -188,7 +188,7 @@ async def test_night_calls_by_keys_accept_decline_and_busy(live: LiveRig) -> Non
         for phone in lines.values():
             await phone.hangup()
         await wait_until(lambda: not live.phone.lines, 10)
-        await asyncio.sleep(0.3)
+        await stop_all(lines.values())  # complete recording files
         bert_heard = lines["bert"].recording()
         dirk_heard = lines["dirk"].recording()
     # Bert heard Anna's tone during the accepted call; Dirk (declined) never heard Cora.

@@ -13,7 +13,7 @@ import asyncio
 import pytest
 
 from tests.phone.e2e.conftest import LiveRig
-from tests.phone.e2e.support import level_at, phones, tone, wait_until
+from tests.phone.e2e.support import level_at, phones, stop_all, tone, wait_until
 from tests.phone.e2e.test_full_game import join_by_code
 from tests.service.support import ApiClient
 from vollmond.engine.standard.routing import HALB_GAIN
@@ -81,7 +81,7 @@ async def test_a_day_call_stumm_then_halbmodus_on_real_audio(live: LiveRig) -> N
             for phone in lines.values():
                 await phone.hangup()
             await wait_until(lambda: not live.phone.lines, 10)
-            await asyncio.sleep(0.3)
+            await stop_all(lines.values())  # complete recording files
             tail = {n: lines[n].recording()[-int(1.5 * 8000) - 4000 : -4000] for n in names}
     finally:
         await browser.close()

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from tests.phone.e2e.conftest import PhoneRig, SeatSession
-from tests.phone.e2e.support import level_at, phones, wait_until
+from tests.phone.e2e.support import level_at, phones, stop_all, wait_until
 from tests.phone.e2e.support import tone as make_tone
 from vollmond.engine.core import Rejection
 from vollmond.engine.standard import GameOptions
@@ -63,7 +63,7 @@ async def test_a_muted_callers_voice_is_absent_from_the_market_place(rig: PhoneR
         for phone in lines.values():
             await phone.hangup()
         await wait_until(lambda: not rig.phone.lines, 10)
-        await asyncio.sleep(0.3)
+        await stop_all(lines.values())  # complete recording files
         heard = {name: phone.recording()[8000:] for name, phone in lines.items()}
 
     assert level_at(heard["listener"], 1000.0) > HEARD  # the market place works

@@ -18,6 +18,7 @@ from tests.phone.e2e.support import (
     level_at,
     phones,
     run_sipp,
+    stop_all,
     tone,
     wait_until,
 )
@@ -142,7 +143,7 @@ async def test_bad_input_is_answered_or_dropped_and_the_conversation_goes_on(
             await phone.hangup()
         flooder.hangup()
         await wait_until(lambda: not rig.phone.lines, 10)
-        await asyncio.sleep(0.3)
+        await stop_all(lines.values())  # complete recording files
         heard = lines["listener"].recording()
     flood_sip.close()
     flood_media.close()
@@ -197,7 +198,7 @@ async def test_a_failing_session_is_silenced_and_others_keep_talking(rig: PhoneR
         for phone in lines.values():
             await phone.hangup()
         await wait_until(lambda: not rig.phone.lines, 10)
-        await asyncio.sleep(0.3)
+        await stop_all(lines.values())  # complete recording files
         heard = lines["listener"].recording()
         buggy_heard = lines["buggy"].recording()
     body = heard[8000:]

@@ -36,8 +36,7 @@ async def talk(
         for phone in lines.values():
             await phone.hangup()
         await wait_until(lambda: not rig.phone.lines, 10)
-        await asyncio.sleep(0.3)  # let sndfile close its files
-        return {name: phone.recording() for name, phone in lines.items()}
+        return {name: await phone.final_recording() for name, phone in lines.items()}
 
 
 def body(recording: Int16Array) -> Int16Array:
