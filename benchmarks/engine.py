@@ -20,7 +20,7 @@ from dataclasses import replace
 from vollmond.engine.core import Rejection
 from vollmond.engine.standard import GameOptions, apply, new_game
 from vollmond.engine.standard.replay import rng_for
-from vollmond.sim import PlayedGame, play_game
+from vollmond.engine.standard.sim import PlayedGame, play_game
 
 
 def percentile(values: list[float], q: float) -> float:

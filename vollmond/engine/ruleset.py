@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
+from vollmond.engine.commandcodec import CommandDecodeError
 from vollmond.engine.core import Json, Rejection, Result, Rng, Viewer
+
+__all__ = ["CommandDecodeError"]  # the codec's error, re-exported: consumers import only here
 
 StateT = TypeVar("StateT")
 CommandT = TypeVar("CommandT")
@@ -38,6 +41,27 @@ class UnknownRuleSetError(LookupError):
 
 class OptionsDecodeError(ValueError):
     """Founding options in JSON that do not describe options of this rule set."""
+
+
+SPECTATORS = "spectators"
+"""The routing table's listener for everybody watching (every rule set uses this key)."""
+
+Listener = int | str
+"""A seat (int) or `SPECTATORS`."""
+
+
+class Route(Protocol):
+    """One source a listener hears, and how loud (0.0 to 1.0)."""
+
+    @property
+    def source(self) -> int: ...
+
+    @property
+    def gain(self) -> float: ...
+
+
+RoutingTable = Mapping[Listener, tuple[Route, ...]]
+"""Who hears whom: what a rule set's `routing` returns and what the voice mixer plays."""
 
 
 class TypedView(Protocol):
@@ -72,6 +96,16 @@ class MessageSchema:
 
     events: Mapping[str, MessageSpec]
     rejections: Mapping[str, MessageSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class Simulated:
+    """One whole bot game, as the balance figures need it (`vollmond simulate`)."""
+
+    winners: tuple[str, ...]
+    """The winning sides (more than one when, say, the lovers win with a team)."""
+    rounds: int
+    commands: int
 
 
 class Bot(Protocol[StateT_contra, CommandT_co]):
@@ -130,6 +164,61 @@ class RuleSet(Protocol[StateT, CommandT, TimerT, OptionsT, ViewT_co, RouteT_co])
     def routing(self, state: StateT) -> Mapping[int | str, tuple[RouteT_co, ...]]: ...
 
     def is_over(self, state: StateT) -> bool: ...
+
+    # -- what the runtime needs to run, log and resume any rule set's game ------------------
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
+
+    def validate(self, state: StateT, command: CommandT) -> Rejection | None:
+        """Why `command` would be refused now, or None; changes nothing (a timer read back
+        from the log is rescheduled only if it is still valid)."""
+        ...
+
+    def rng_for(self, seed: int, index: int) -> Rng:
+        """The random stream of command `index` of a game dealt with `seed` (0 deals), so a
+        game replays exactly from its command log."""
+        ...
+
+    def encode_command(self, command: CommandT) -> dict[str, Json]: ...
+
+    def decode_command(self, data: object, *, players_only: bool = False) -> CommandT:
+        """The inverse of `encode_command`; raises `CommandDecodeError` on anything else.
+        `players_only` refuses the timer commands only the runtime may give."""
+        ...
+
+    def actor_of(self, command: CommandT) -> int | None:
+        """The seat that gives a player's command; None for a timer's."""
+        ...
+
+    def leave(self, seat: int) -> CommandT:
+        """The command by which `seat` leaves the game (presence, a hung-up phone)."""
+        ...
+
+    def phase_seq(self, state: StateT) -> int:
+        """Grows by one with every phase (or stage): a changed value means a new phase."""
+        ...
+
+    def phase_name(self, state: StateT) -> str:
+        """The current phase's name as the lobby and the clock show it ("over" when over)."""
+        ...
+
+    def timer_phase(self, timer: TimerT) -> int | None:
+        """The `phase_seq` a timer ends (its phase timeout), or None for other timers."""
+        ...
+
+    def night_walk(self, composition: Mapping[str, Json]) -> Sequence[str]:
+        """The role keys a narrator walks through in a night (by telephone), from the deck's
+        public composition only, dead holders included (timing must reveal nothing). Empty
+        when the rule set's night steps are stages of their own, announced by its events."""
+        ...
+
+    def simulate(self, options: OptionsT, seed: int) -> Simulated:
+        """One game with the rule set's own bot in every seat and its timers fired when no bot
+        acts; the same (options, seed) always plays the same game."""
+        ...
 
 
 AnyRuleSet = RuleSet[Any, Any, Any, Any, Any, Any]
