@@ -12,9 +12,9 @@ from pathlib import Path
 
 import uvicorn
 
+from vollmond.server import build_app
 from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
-from vollmond.service.web.app import create_app
 
 
 def main(argv: list[str]) -> None:
@@ -24,7 +24,7 @@ def main(argv: list[str]) -> None:
     )
     settings = Settings(port=port, data_dir=data_dir, policy=policy)
     uvicorn.run(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws_max_size=8192
+        build_app(settings), host="127.0.0.1", port=port, log_level="warning", ws_max_size=8192
     )
 
 

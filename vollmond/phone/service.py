@@ -23,8 +23,7 @@ import numpy as np
 import structlog
 
 from vollmond.engine.core import Event, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.routing import SPECTATORS, Listener, routing
+from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
@@ -105,18 +104,18 @@ def caller_number_of(uri: str) -> str:
 class _Room:
     """One game's mixer, kept in step with the game state (a subscriber of its actor)."""
 
-    def __init__(self, actor: GameActor, state: GameState) -> None:
+    def __init__(self, actor: GameActor, state: Any) -> None:
         self.actor = actor
         self.viewer = Viewer.spectator()
-        self.mixer = GameMixer(len(state.players))
-        self.mixer.set_routing(routing(state))
+        self.mixer = GameMixer(int(actor.options.players))
+        self.mixer.set_routing(actor.ruleset.routing(state))
         self.lines = 0
 
     def deliver(self, seq: int, event: Event) -> None:
         """Events are the session's business; the room only follows the state."""
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
-        self.mixer.set_routing(routing(state))
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
+        self.mixer.set_routing(self.actor.ruleset.routing(state))
 
 
 @dataclass(eq=False)

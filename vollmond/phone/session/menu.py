@@ -18,9 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from vollmond.engine.standard import GameOptions
-from vollmond.engine.standard.options import MIN_PLAYERS
-from vollmond.engine.standard.types import Phase
+from vollmond.engine.ruleset import get_ruleset
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
     invitation_from_phone,
@@ -37,6 +35,10 @@ from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
+
+PHONE_RULES = get_ruleset("standard")
+"""The rule set a round founded by phone is played by (the phone menu founds standard rounds;
+its keys for the other rule sets are the phone session's to add)."""
 
 
 class Announcer:
@@ -79,7 +81,7 @@ class Announcer:
         hub = self.s.hub
         if self.s.account_id is not None:
             for game_id, actor in list(hub.actors.items()):
-                if actor.state is None or actor.state.phase is Phase.OVER:
+                if actor.state is None or actor.ruleset.is_over(actor.state):
                     continue
                 for seat in await list_seats(hub.sessions, game_id):
                     if seat.account_id == self.s.account_id and seat.house is not None:
@@ -88,8 +90,8 @@ class Announcer:
             held = _seated_identities(hub).get(self.s.identity_id)
             running = hub.actors.get(held[0]) if held is not None else None
             state = running.state if running is not None else None
-            if held is not None and state is not None and state.phase is not Phase.OVER:
-                return held
+            if held is not None and running is not None and state is not None:
+                return None if running.ruleset.is_over(state) else held
         return None
 
     def remember_seat(self, game_id: str, house: int) -> None:
@@ -334,7 +336,8 @@ class Announcer:
         size = int(choice)
         try:
             founded = await self.s.hub.found(
-                GameOptions(players=size, world=self.world.id),
+                PHONE_RULES.decode_options({"players": size, "world": self.world.id}),
+                ruleset=PHONE_RULES.id,
                 private=self.private,
                 host_account_id=self.s.account_id,
                 host_name=self.s.name,
@@ -432,7 +435,7 @@ class Announcer:
     def _lobby_keys(self) -> list[str]:
         lines = [self.s.t("phone.menu.lobby_keys")]
         if self.founder:
-            lines.append(self.s.t("phone.menu.lobby_host_keys", min=MIN_PLAYERS))
+            lines.append(self.s.t("phone.menu.lobby_host_keys", min=PHONE_RULES.min_players))
         return lines
 
     async def _wait_for_start(self) -> None:

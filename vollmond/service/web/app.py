@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.moderation import Moderation
-from vollmond.phone.service import start_phone, stop_phone
-from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.metrics import Metrics
@@ -55,6 +55,24 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+async def _no_channel(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Channels:
+    """The channels besides the web (the telephone), plugged in by `vollmond.server`, so the
+    service never imports them. `start` runs after the hub has resumed its games and returns
+    a handle (None: no such channel); `stop` gets that handle back at shutdown. A handle with
+    a `uas` is the SIP server whose counters `/metrics` shows."""
+
+    start: Callable[[Hub, Settings], Awaitable[Any]] = _no_channel
+    stop: Callable[[Any], Awaitable[None]] = _no_channel
+
+
+WEB_ONLY = Channels()
 
 
 class Api:
@@ -210,11 +228,15 @@ class Api:
         if size is None:
             raise ApiError(400, "size_required", "size must be a whole number")
         try:
-            options = options_from_json(body.engine_json(size))
-        except (KeyError, TypeError, ValueError) as exc:
+            rules = self.hub.ruleset(body.ruleset)
+            options = rules.decode_options(body.engine_json(size))
+        except LobbyError as exc:
+            raise ApiError(400, exc.code, str(exc)) from exc
+        except OptionsDecodeError as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
         founded = await self.hub.found(
             options,
+            ruleset=rules.id,
             private=body.private,
             host_account_id=account_id,
             host_name=account.name if body.join else None,
@@ -295,7 +317,8 @@ def _mount_moderation(
     app.router.routes.insert(0, WebSocketRoute("/ws/mod", console.socket))
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlette:
+    """The web application; the whole program (with the telephone) is `vollmond.server`."""
     metrics = Metrics()
     state: dict[str, Any] = {}
 
@@ -317,7 +340,7 @@ def create_app(settings: Settings) -> Starlette:
                 app.router.routes.insert(0, route)
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
-            phone = await start_phone(hub, settings)
+            phone = await channels.start(hub, settings)
             app.state.phone = phone  # None when settings.sip_port is 0
             metrics.watch_sip(phone.uas if phone is not None else None)
             state["ready"] = True
@@ -326,7 +349,7 @@ def create_app(settings: Settings) -> Starlette:
                 yield
             finally:
                 state["ready"] = False
-                await stop_phone(phone)
+                await channels.stop(phone)
                 await hub.close()
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache
