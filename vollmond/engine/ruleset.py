@@ -20,10 +20,32 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
-from vollmond.engine.commandcodec import CommandDecodeError
+from vollmond.engine.commandcodec import CommandCodec, CommandDecodeError, codec_of
 from vollmond.engine.core import Json, Rejection, Result, Rng, Viewer
 
-__all__ = ["CommandDecodeError"]  # the codec's error, re-exported: consumers import only here
+# The command codec is re-exported: rule sets build theirs with `codec_of`, consumers catch
+# its error, and both import only this module.
+__all__ = [
+    "SPECTATORS",
+    "AnyRuleSet",
+    "Bot",
+    "BotFactory",
+    "CommandCodec",
+    "CommandDecodeError",
+    "Listener",
+    "MessageSchema",
+    "MessageSpec",
+    "OptionsDecodeError",
+    "Route",
+    "RoutingTable",
+    "RuleSet",
+    "Simulated",
+    "TypedView",
+    "UnknownRuleSetError",
+    "codec_of",
+    "get_ruleset",
+    "ruleset_ids",
+]
 
 StateT = TypeVar("StateT")
 CommandT = TypeVar("CommandT")

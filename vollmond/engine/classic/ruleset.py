@@ -23,9 +23,8 @@ from vollmond.engine.classic.rules import ClassicResult
 from vollmond.engine.classic.state import GameState
 from vollmond.engine.classic.types import Kind, Phase
 from vollmond.engine.classic.view import ClassicView, project
-from vollmond.engine.commandcodec import codec_of
 from vollmond.engine.core import Json, Rejection, Rng, Viewer
-from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated
+from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated, codec_of
 
 
 def _random_bot(seat: int, rng: Any) -> RandomBot:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from vollmond.engine.commandcodec import codec_of
 from vollmond.engine.core import Json, Rejection, Rng, Viewer
 from vollmond.engine.mayor import commands as cmds
 from vollmond.engine.mayor import rules
@@ -25,7 +24,7 @@ from vollmond.engine.mayor.rules import MayorResult
 from vollmond.engine.mayor.sim import play_game
 from vollmond.engine.mayor.state import MayorState
 from vollmond.engine.mayor.view import MayorView, project
-from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated
+from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated, codec_of
 
 
 def _bot(seat: int, rng: Any) -> MayorBot:

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from vollmond.engine.commandcodec import codec_of
 from vollmond.engine.core import Json, Rejection, Rng, Viewer
-from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated
+from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated, codec_of
 from vollmond.engine.standard import commands as cmds
 from vollmond.engine.standard import rules
 from vollmond.engine.standard.bots import RandomBot
