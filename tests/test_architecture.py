@@ -279,10 +279,9 @@ SEAM_DEBT: frozenset[tuple[str, str]] = frozenset(
         # The phone's game line speaks the standard rules' commands and roles (keys to
         # commands, role help); it moves behind the protocol with the phone session work.
         ("vollmond/phone/session/game.py", "vollmond.engine.standard"),
-        # The phone still reads accounts, games, seats and phone identities itself; these go
-        # through interfaces the server injects.
+        # The phone's sign-in still reads and writes phone identities, PINs and number links
+        # itself; they go through an identity service the server injects.
         ("vollmond/phone/session/ident.py", "vollmond.store"),
-        ("vollmond/phone/session/menu.py", "vollmond.store"),
     }
 )
 """Known imports across the seam, each with its reason: the list may only shrink. A new one

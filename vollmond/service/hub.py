@@ -43,6 +43,7 @@ from vollmond.store import (
     credit_balance,
     credit_change,
     find_game_by_invitation,
+    get_account,
     get_game,
     has_premium,
     karma_total,
@@ -60,6 +61,18 @@ from vollmond.store.seats import (
     seat_by_token,
 )
 from vollmond.worlds import world_ids
+
+__all__ = [
+    "INVITATION_ALPHABET",
+    "INVITATION_LENGTH",
+    "Founded",
+    "GameStatus",  # the store's, for the channels: they read games through the hub only
+    "Hub",
+    "Joined",
+    "LobbyError",
+    "TableInfo",
+    "new_invitation_code",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -457,6 +470,17 @@ class Hub:
                 "refund: round never started",
                 game_id=game.id,
             )
+
+    # -- what channels read (they do not open the store themselves) -------------------------
+    async def game(self, game_id: str) -> Game:
+        """The stored game; `GameNotFoundError` if there is none."""
+        return await get_game(self.sessions, game_id)
+
+    async def seats(self, game_id: str) -> list[Seat]:
+        return await list_seats(self.sessions, game_id)
+
+    async def account_name(self, account_id: int) -> str:
+        return (await get_account(self.sessions, account_id)).name
 
     # -- play ------------------------------------------------------------------------------
     async def seat_for(self, game_id: str, token: str) -> Seat | None:

@@ -27,10 +27,7 @@ from vollmond.phone.session.codes import (
 )
 from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
-from vollmond.service.hub import Hub, LobbyError, TableInfo
-from vollmond.store import get_account, get_game
-from vollmond.store.models import GameStatus
-from vollmond.store.seats import list_seats
+from vollmond.service.hub import GameStatus, Hub, LobbyError, TableInfo
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -67,7 +64,7 @@ class Announcer:
         self.s.identity_id = identity_id
         self.s.account_id = account_id
         if account_id is not None:
-            self.s.name = (await get_account(self.s.hub.sessions, account_id)).name
+            self.s.name = await self.s.hub.account_name(account_id)
         else:
             self.s.name = self.s.t("phone.ident.player_name", n=identity_id)
         key = "phone.ident.known" if known else "phone.ident.welcome"
@@ -83,7 +80,7 @@ class Announcer:
             for game_id, actor in list(hub.actors.items()):
                 if actor.state is None or actor.ruleset.is_over(actor.state):
                     continue
-                for seat in await list_seats(hub.sessions, game_id):
+                for seat in await hub.seats(game_id):
                     if seat.account_id == self.s.account_id and seat.house is not None:
                         return game_id, seat.house
         if self.s.identity_id is not None:
@@ -451,7 +448,7 @@ class Announcer:
             checks += 1
             if checks * self.s.lobby_poll_s >= 1.0:
                 checks = 0
-                game = await get_game(self.s.hub.sessions, game_id)
+                game = await self.s.hub.game(game_id)
                 if game.status in (GameStatus.ABORTED, GameStatus.FINISHED):
                     await self.s.run_exclusive(self._aborted)
                     return
