@@ -279,9 +279,6 @@ SEAM_DEBT: frozenset[tuple[str, str]] = frozenset(
         # The phone's game line speaks the standard rules' commands and roles (keys to
         # commands, role help); it moves behind the protocol with the phone session work.
         ("vollmond/phone/session/game.py", "vollmond.engine.standard"),
-        # The phone's sign-in still reads and writes phone identities, PINs and number links
-        # itself; they go through an identity service the server injects.
-        ("vollmond/phone/session/ident.py", "vollmond.store"),
     }
 )
 """Known imports across the seam, each with its reason: the list may only shrink. A new one

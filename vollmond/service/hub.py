@@ -24,6 +24,7 @@ from vollmond.engine.ruleset import (
 )
 from vollmond.service.actor import Accepted, Command, GameActor, ReplayDivergedError
 from vollmond.service.founding import founding_problem
+from vollmond.service.identity import PhoneIdentities
 from vollmond.service.logwriter import LogWriter
 from vollmond.service.policy import (
     PRIVATE_SEATS_GRANT,
@@ -164,6 +165,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
+        self.identities = PhoneIdentities(sessions)  # the telephone's sign-in
         self.log_writer = LogWriter(sessions)
 
     # -- start and stop --------------------------------------------------------------------
