@@ -23,8 +23,7 @@ import numpy as np
 import structlog
 
 from vollmond.engine.core import Event, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable, routing
+from vollmond.engine.ruleset import SPECTATORS, Listener, RoutingTable
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
@@ -114,12 +113,12 @@ class _Room:
     recorded rooms' mix to the recording's tap)."""
 
     def __init__(
-        self, actor: GameActor, state: GameState, notices: RecordingNotices | None = None
+        self, actor: GameActor, state: Any, notices: RecordingNotices | None = None
     ) -> None:
         self.actor = actor
         self.viewer = Viewer.spectator()
-        self.mixer = GameMixer(len(state.players))
-        self.mixer.set_routing(routing(state))
+        self.mixer = GameMixer(int(actor.options.players))
+        self.mixer.set_routing(actor.ruleset.routing(state))
         self.lines = 0
         self._state = state
         self._notices = notices
@@ -131,9 +130,9 @@ class _Room:
     def deliver(self, seq: int, event: Event) -> None:
         """Events are the session's business; the room only follows the state."""
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
         self._state = state
-        table = routing(state)
+        table = self.actor.ruleset.routing(state)
         self.mixer.set_routing(table)
         if self._recording is not None:
             self._record(table)
@@ -148,7 +147,7 @@ class _Room:
         if self._recording is None or tap is None:
             self.mixer.record(None)
             return
-        table = routing(self._state) if table is None else table
+        table = self.actor.ruleset.routing(self._state) if table is None else table
         gains = recorded_gains(table, self._recording.seats, self.mixer.seats)
         self.mixer.record(gains, tap)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from vollmond.engine.standard.routing import SPECTATORS, RoutingTable
+from vollmond.engine.ruleset import SPECTATORS, RoutingTable
 
 Float32Array = npt.NDArray[np.float32]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.moderation import PRIVATE, WEB, Area, Moderation
-from vollmond.phone.service import start_phone, stop_phone
-from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.deck_check import custom_deck_problem
 from vollmond.service.enforce import Enforcer, Person, denial_json
@@ -75,6 +75,25 @@ class BannedError(Exception):
 def _game_areas(world: str, private: bool) -> tuple[Area, ...]:
     """The areas founding or joining a round of `world` touches (docs/moderation.md)."""
     return (WEB, Area.in_world(world), *((PRIVATE,) if private else ()))
+
+
+async def _no_channel(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Channels:
+    """The channels besides the web (the telephone), plugged in by `vollmond.server`, so the
+    service never imports them. `start` runs after the hub has resumed its games (with the service's
+    moderation enforcer) and returns
+    a handle (None: no such channel); `stop` gets that handle back at shutdown. A handle with
+    a `uas` is the SIP server whose counters `/metrics` shows."""
+
+    start: Callable[[Hub, Settings, Enforcer], Awaitable[Any]] = _no_channel
+    stop: Callable[[Any], Awaitable[None]] = _no_channel
+
+
+WEB_ONLY = Channels()
 
 
 class Api:
@@ -247,15 +266,21 @@ class Api:
         if size is None:
             raise ApiError(400, "size_required", "size must be a whole number")
         try:
-            options = options_from_json(body.engine_json(size))
-        except (KeyError, TypeError, ValueError) as exc:
+            rules = self.hub.ruleset(body.ruleset)
+            options = rules.decode_options(body.engine_json(size))
+        except LobbyError as exc:
+            raise ApiError(400, exc.code, str(exc)) from exc
+        except OptionsDecodeError as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
         await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
-        deck_problem = custom_deck_problem(options, self.hub.policy)
+        # The custom-deck fairness check knows the standard rules only (SEAM_DEBT).
+        standard = rules.id == "standard"
+        deck_problem = custom_deck_problem(options, self.hub.policy) if standard else None
         if deck_problem is not None:
             raise ApiError(400, deck_problem, "this custom deck does not make a fair game")
         founded = await self.hub.found(
             options,
+            ruleset=rules.id,
             private=body.private,
             host_account_id=account_id,
             host_name=account.name if body.join else None,
@@ -397,7 +422,23 @@ async def start_recorder(app: Starlette, hub: Hub, settings: Settings) -> TableR
     return recorder
 
 
-def create_app(settings: Settings) -> Starlette:
+async def _start_channels(
+    app: Starlette,
+    channels: Channels,
+    hub: Hub,
+    settings: Settings,
+    enforcer: Enforcer,
+    metrics: Metrics,
+) -> Any:
+    """Start the channels besides the web (the telephone) and show its SIP counters."""
+    phone = await channels.start(hub, settings, enforcer)
+    app.state.phone = phone  # None when settings.sip_port is 0 or there is no telephone
+    metrics.watch_sip(phone.uas if phone is not None else None)
+    return phone
+
+
+def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlette:
+    """The web application; the whole program (with the telephone) is `vollmond.server`."""
     metrics = Metrics()
     state: dict[str, Any] = {}
 
@@ -416,9 +457,7 @@ def create_app(settings: Settings) -> Starlette:
             await hub.boot()
             recorder = await start_recorder(app, hub, settings)
             sweeper = LobbySweeper.started(hub, settings.web.empty_lobby_grace_s)
-            phone = await start_phone(hub, settings, enforcer=enforcer)
-            app.state.phone = phone  # None when settings.sip_port is 0
-            metrics.watch_sip(phone.uas if phone is not None else None)
+            phone = await _start_channels(app, channels, hub, settings, enforcer, metrics)
             state["ready"] = True
             log.info("service_ready", port=settings.port)
             try:
@@ -426,7 +465,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await sweeper.stop()
-                await stop_phone(phone)
+                await channels.stop(phone)
                 await recorder.close()
                 await _stop_moderation(app)
                 await hub.close()
