@@ -22,7 +22,7 @@ from benchmarks.jsonline import append_json_line
 from vollmond.engine.core import Rejection
 from vollmond.engine.standard import GameOptions, apply, new_game
 from vollmond.engine.standard.replay import rng_for
-from vollmond.sim import PlayedGame, play_game
+from vollmond.engine.standard.sim import PlayedGame, play_game
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from vollmond.engine.ruleset import ruleset_ids
 from vollmond.engine.standard.types import RoleId
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,3 +260,126 @@ def test_the_scan_finds_every_kind_of_violation(tmp_path: Path) -> None:
         (19, "matches role name 'hunter'"),
     ]
     assert str(found[0]).startswith("vollmond/engine/standard/_architecture_probe.py:2: ")
+
+
+# --- the rule-set seam and the layers (issue 14, DESIGN §7) ------------------------------
+#
+# Outside a rule set's own package, code speaks to rule sets only through the protocol and
+# registry in `vollmond/engine/ruleset.py` (which imports them by name, on first use). The
+# service does not reach into the telephone, and the telephone does not reach into the store:
+# `vollmond/server.py` assembles the program and hands each part what it needs.
+
+PACKAGE = ROOT / "vollmond"
+RULESET_IDS = ruleset_ids()
+LAYERS = (("vollmond/service/", "vollmond.phone"), ("vollmond/phone/", "vollmond.store"))
+"""(modules under this path, may not import this package)."""
+
+SEAM_DEBT: frozenset[tuple[str, str]] = frozenset(
+    {
+        # The phone's game line speaks the standard rules' commands and roles (keys to
+        # commands, role help); it moves behind the protocol with the phone session work.
+        ("vollmond/phone/session/game.py", "vollmond.engine.standard"),
+        # Came with main's work in parallel to the seam (merged in h/seammerge); each moves
+        # behind the protocol in its own step:
+        # the phone's founding steps build the standard rules' options (decks, call settings);
+        ("vollmond/phone/session/founding.py", "vollmond.engine.standard"),
+        # the custom-deck fairness check reads the standard rules' role specs (web founding
+        # runs it for standard rounds only);
+        ("vollmond/service/deck_check.py", "vollmond.engine.standard"),
+        # the recorder finds the concerned rooms with the standard rules' `room_of`.
+        ("vollmond/service/recorder.py", "vollmond.engine.standard"),
+    }
+)
+"""Known imports across the seam, each with its reason: the list may only shrink. A new one
+fails `test_no_module_crosses_the_seam`; a fixed one fails `test_the_seam_debt_is_current`
+until it is removed here."""
+
+
+def _home_ruleset(rel: str) -> str | None:
+    parts = rel.split("/")
+    if parts[:2] == ["vollmond", "engine"] and len(parts) > 3 and parts[2] in RULESET_IDS:
+        return parts[2]
+    return None
+
+
+def _imported_modules(path: Path, tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every module a file imports, also inside functions and `if TYPE_CHECKING:`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(path, node)
+            yield node.lineno, module
+            for alias in node.names:
+                yield node.lineno, f"{module}.{alias.name}"
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def seam_crossings(path: Path, tree: ast.AST) -> set[tuple[str, str, int]]:
+    """(file, forbidden package, line) for each import across the seam or a layer."""
+    rel = _rel(path)
+    home = _home_ruleset(rel)
+    found: set[tuple[str, str, int]] = set()
+    for line, module in _imported_modules(path, tree):
+        for ruleset in RULESET_IDS:
+            package = f"vollmond.engine.{ruleset}"
+            if ruleset != home and _within(module, package):
+                found.add((rel, package, line))
+        for prefix, package in LAYERS:
+            if rel.startswith(prefix) and _within(module, package):
+                found.add((rel, package, line))
+    return found
+
+
+def package_modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _all_crossings() -> set[tuple[str, str, int]]:
+    found: set[tuple[str, str, int]] = set()
+    for path in package_modules():
+        found |= seam_crossings(path, ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_no_module_crosses_the_seam() -> None:
+    new = sorted(c for c in _all_crossings() if (c[0], c[1]) not in SEAM_DEBT)
+    assert not new, "imports across the rule-set seam or a layer:\n" + "\n".join(
+        f"{rel}:{line}: imports {package}" for rel, package, line in new
+    )
+
+
+def test_the_seam_debt_is_current() -> None:
+    """Every entry of SEAM_DEBT still happens: a fixed crossing is struck off the list."""
+    still = {(rel, package) for rel, package, _ in _all_crossings()}
+    assert still >= SEAM_DEBT, f"no longer imported, remove from SEAM_DEBT: {SEAM_DEBT - still}"
+
+
+SEAM_PROBE = """
+from vollmond.engine.ruleset import get_ruleset
+from vollmond.engine.standard.types import Phase
+from vollmond.phone.service import start_phone
+import vollmond.engine.mayor.rules
+
+def late():
+    from vollmond.engine.classic import rules
+"""
+
+
+def test_the_seam_scan_finds_crossings() -> None:
+    """The check can fail: each kind of crossing is found where it is forbidden, and a rule
+    set's own package may import itself (but no other rule set)."""
+    tree = ast.parse(SEAM_PROBE)
+    service = seam_crossings(PACKAGE / "service" / "probe.py", tree)
+    assert sorted((p, line) for _, p, line in service) == [
+        ("vollmond.engine.classic", 8),
+        ("vollmond.engine.mayor", 5),
+        ("vollmond.engine.standard", 3),
+        ("vollmond.phone", 4),
+    ]
+    mayor = seam_crossings(ENGINE / "mayor" / "probe.py", tree)
+    assert sorted(p for _, p, _ in mayor) == ["vollmond.engine.classic", "vollmond.engine.standard"]

@@ -18,6 +18,7 @@ from vollmond.engine.core import Audience, Event, Json, Rejection
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.options import CallSettings, GameOptions
 from vollmond.engine.standard.replay import replay
+from vollmond.engine.standard.sim import play_game
 from vollmond.engine.standard.types import DeckId, RoleId
 from vollmond.i18n import (
     MissingMessageError,
@@ -34,7 +35,6 @@ from vollmond.i18n.render import (
     placeholders_for,
     template_placeholders,
 )
-from vollmond.sim import play_game
 from vollmond.worlds import LANGUAGES, ROLE_KEYS, UnknownLanguageError, World, get_world, world_ids
 
 _DEATHS: list[Json] = [{"seat": 5, "role": "seer"}, {"seat": 7, "role": "filler"}]

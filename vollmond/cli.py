@@ -13,9 +13,18 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from vollmond.engine.standard import DeckId, GameOptions
+from vollmond.engine.core import Json
+from vollmond.engine.ruleset import (
+    AnyRuleSet,
+    OptionsDecodeError,
+    SeatsBots,
+    Simulated,
+    UnknownRuleSetError,
+    get_ruleset,
+    ruleset_ids,
+)
 from vollmond.moderation import commands as moderation_commands
-from vollmond.sim import PlayedGame, pit, play_game, summarise
+from vollmond.sim import pit, summarise
 from vollmond.worlds import get_world, world_ids
 
 app = typer.Typer(help="Vollmond: Werewolf-family games by telephone and in the browser.")
@@ -33,13 +42,16 @@ def main() -> None:
 
 @app.command()
 def simulate(
-    world: Annotated[str, typer.Option(help="World id, e.g. werwolf, vampir, mafia.")] = "werwolf",
-    players: Annotated[int, typer.Option(min=4, max=60, help="Seats per game.")] = 12,
-    deck: Annotated[DeckId, typer.Option(help="Role deck.")] = DeckId.AUTO,
+    rules: Annotated[str, typer.Option(help=f"Rule set: {', '.join(ruleset_ids())}.")] = "standard",
+    world: Annotated[
+        str | None, typer.Option(help="World id of that rule set (default: its first).")
+    ] = None,
+    players: Annotated[int, typer.Option(min=1, max=60, help="Seats per game.")] = 12,
+    deck: Annotated[str | None, typer.Option(help="Role deck (default: the rule set's).")] = None,
     games: Annotated[int, typer.Option(min=1, help="How many games to play.")] = 100,
     seed: Annotated[int, typer.Option(help="Seed of the first game; game i uses seed+i.")] = 1,
-    unanimous: Annotated[bool, typer.Option(help="Option 'einstimmig'.")] = False,
-    instant_kill: Annotated[bool, typer.Option(help="Option 'Sofort-Mord'.")] = False,
+    unanimous: Annotated[bool, typer.Option(help="Option 'einstimmig' (standard).")] = False,
+    instant_kill: Annotated[bool, typer.Option(help="Option 'Sofort-Mord' (standard).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     pit_bots: Annotated[
         bool,
@@ -48,19 +60,32 @@ def simulate(
         ),
     ] = False,
 ) -> None:
-    """Play complete bot games and report win rates per side and games per second."""
-    if world not in world_ids():
-        raise typer.BadParameter(f"unknown world {world!r}; known: {', '.join(world_ids())}")
-    if deck is DeckId.CUSTOM:
+    """Play complete bot games and report win rates per side and games per second.
+
+    Every game is played by the rule set itself (`RuleSet.simulate`), so the same rules,
+    options and seeds always give the same figures."""
+    ruleset, world = _ruleset_and_world(rules, world)
+    if deck == "custom":
         raise typer.BadParameter("the custom deck is founded on the web, not simulated here")
-    options = GameOptions(
-        players=players, world=world, deck=deck, unanimous=unanimous, instant_kill=instant_kill
-    )
+    if not ruleset.min_players <= players <= ruleset.max_players:
+        bounds = f"{ruleset.min_players}..{ruleset.max_players}"
+        raise typer.BadParameter(f"{rules} games need {bounds} players")
+    wanted: dict[str, Json] = {"players": players, "world": world}
+    if deck is not None:
+        wanted["deck"] = deck
+    if unanimous:
+        wanted["unanimous"] = True
+    if instant_kill:
+        wanted["instant_kill"] = True
+    try:
+        options = ruleset.decode_options(wanted)
+    except OptionsDecodeError as exc:
+        raise typer.BadParameter(str(exc)) from exc
     if pit_bots:
-        _pit(options, games, seed, as_json=as_json)
+        _pit(ruleset, options, players, games, seed, as_json=as_json)
         return
     err = Console(stderr=True)
-    played: list[PlayedGame] = []
+    played: list[Simulated] = []
     started = time.perf_counter()
     with Progress(
         TextColumn("[bold]simulating"),
@@ -73,20 +98,22 @@ def simulate(
     ) as progress:
         task = progress.add_task("games", total=games)
         for i in range(games):
-            played.append(play_game(options, seed + i))
+            played.append(ruleset.simulate(options, seed + i))
             progress.advance(task)
     elapsed = time.perf_counter() - started
     report = summarise(played)
     per_second = report.games / elapsed if elapsed > 0 else 0.0
+    deck_id = str(ruleset.encode_options(options).get("deck", "-"))
     if as_json:
         out = {
+            "rules": ruleset.id,
             "world": world,
             "players": players,
-            "deck": deck.value,
+            "deck": deck_id,
             "seed": seed,
             "games": report.games,
             "wins": report.wins,
-            "win_rates": {k: v / report.games for k, v in report.wins.items()},
+            "win_rates": report.win_rates(),
             "average_rounds": report.rounds,
             "commands": report.commands,
             "games_per_second": per_second,
@@ -94,7 +121,8 @@ def simulate(
         sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
         return
     names = get_world(world).names_in("en")
-    table = Table(title=f"{report.games} games · {names.world} · {players} players · {deck.value}")
+    title = f"{report.games} games · {ruleset.id} · {names.world} · {players} players · {deck_id}"
+    table = Table(title=title)
     table.add_column("side")
     table.add_column("wins", justify="right")
     table.add_column("rate", justify="right")
@@ -108,12 +136,31 @@ def simulate(
     )
 
 
-def _pit(options: GameOptions, games: int, seed: int, *, as_json: bool) -> None:
-    report = pit(options, games, seed)
+def _ruleset_and_world(rules: str, world: str | None) -> tuple[AnyRuleSet, str]:
+    """The rule set named on the command line and one of its worlds (default: its first)."""
+    try:
+        ruleset = get_ruleset(rules)
+    except UnknownRuleSetError as exc:
+        known = ", ".join(ruleset_ids())
+        raise typer.BadParameter(f"unknown rule set {rules!r}; known: {known}") from exc
+    worlds = world_ids(ruleset.id)
+    world = world or worlds[0]
+    if world not in worlds:
+        raise typer.BadParameter(f"unknown {rules} world {world!r}; known: {', '.join(worlds)}")
+    return ruleset, world
+
+
+def _pit(
+    ruleset: AnyRuleSet, options: object, players: int, games: int, seed: int, *, as_json: bool
+) -> None:
+    if not isinstance(ruleset, SeatsBots) or not {"smart", "random"} <= set(ruleset.bots):
+        raise typer.BadParameter(f"the {ruleset.id} rules have no smart and random bots to pit")
+    report = pit(ruleset, options, players, games, seed)
     if as_json:
         out = {
             "games": report.games,
-            "players": options.players,
+            "rules": ruleset.id,
+            "players": players,
             "seed": seed,
             "smart": {"seats": report.smart_seats, "wins": report.smart_wins},
             "random": {"seats": report.random_seats, "wins": report.random_wins},
@@ -122,7 +169,7 @@ def _pit(options: GameOptions, games: int, seed: int, *, as_json: bool) -> None:
         }
         sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
         return
-    table = Table(title=f"{report.games} games · {options.players} players · smart against random")
+    table = Table(title=f"{report.games} games · {players} players · smart against random")
     table.add_column("bot")
     table.add_column("seats played", justify="right")
     table.add_column("won", justify="right")
@@ -154,14 +201,14 @@ def serve(
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
 
+    from vollmond.server import build_app  # noqa: PLC0415
     from vollmond.service.config import Settings  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
-    from vollmond.service.web.app import create_app  # noqa: PLC0415
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
     configure_logging()
     uvicorn.run(
-        create_app(settings),
+        build_app(settings),
         host=settings.host,
         port=settings.port,
         log_level="warning",

@@ -1,119 +1,18 @@
-"""Bot-only games for balance figures and load: `vollmond simulate`."""
+"""Bot-only games for balance figures and load: `vollmond simulate --rules NAME`.
+
+Speaks only to the `RuleSet` protocol: each rule set plays its own bot games
+(`RuleSet.simulate`, deterministic per seed); this module only counts who won.
+"""
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from vollmond.bots.random_bot import RandomBot, Temperament
-from vollmond.bots.smart_bot import SmartBot
-from vollmond.engine.core import AudienceKind, Rejection, Timer
-from vollmond.engine.standard.commands import Command, PhaseTimeout, TimerCommand
-from vollmond.engine.standard.options import GameOptions
-from vollmond.engine.standard.replay import rng_for
-from vollmond.engine.standard.rules import apply, new_game
-from vollmond.engine.standard.state import GameState
-from vollmond.engine.standard.types import Phase
-
-MAX_ROUNDS_PER_PHASE = 6
-
-
-@dataclass(slots=True)
-class PlayedGame:
-    """A finished bot game: enough to replay it and to count who won."""
-
-    options: GameOptions
-    seed: int
-    commands: list[Command] = field(default_factory=list)
-    state: GameState | None = None
-
-
-def play_game(
-    options: GameOptions,
-    seed: int,
-    *,
-    temperament: Temperament | None = None,
-    max_commands: int | None = None,
-    smart_seats: frozenset[int] = frozenset(),
-) -> PlayedGame:
-    """Play one game with a random bot in every seat, until it ends.
-
-    Bots act in a random order; a bot that wants nothing sleeps until an event addressed to
-    its seat arrives (a call, the witch's victim) or the phase changes. When every bot sleeps,
-    pending call and floor timers fire, then the phase timer, as the runtime's clock would.
-    Every bot gets `temperament` (the default one when None). With `max_commands`, play stops
-    at the first phase boundary after that many accepted commands, ended or not (tests use it
-    to bound a game that would never end). Seats in `smart_seats` are played by the smart
-    bot (vollmond.bots.smart_bot), the others by the random bot.
-    """
-    game = PlayedGame(options, seed)
-    result = new_game(options, rng_for(seed, 0))
-    state = result.state
-    pending: list[Timer[TimerCommand]] = list(result.timers)
-    bot_rng = random.Random(f"bots:{seed}")
-    bots: list[RandomBot | SmartBot] = [
-        SmartBot(seat, bot_rng, temperament)
-        if seat in smart_seats
-        else RandomBot(seat, bot_rng, temperament)
-        for seat in range(1, options.players + 1)
-    ]
-
-    awake: set[int] = set()
-
-    def send(command: Command) -> bool:
-        nonlocal state
-        outcome = apply(state, command, rng_for(seed, len(game.commands) + 1))
-        if isinstance(outcome, Rejection):
-            return False
-        game.commands.append(command)
-        state = outcome.state
-        pending.extend(outcome.timers)
-        for event in outcome.events:
-            if event.audience.kind is AudienceKind.SEATS:
-                awake.update(event.audience.seats)
-        return True
-
-    def moved(since: int) -> bool:
-        return state.phase_seq != since
-
-    while not _is_over(state) and (max_commands is None or len(game.commands) < max_commands):
-        phase_seq = state.phase_seq
-        awake.clear()
-        awake.update(range(1, options.players + 1))
-        for _ in range(MAX_ROUNDS_PER_PHASE):
-            if not awake:
-                break
-            for seat in bot_rng.sample(sorted(awake), len(awake)):
-                command = bots[seat - 1].choose(state)
-                if command is None or not send(command):
-                    awake.discard(seat)
-                if moved(phase_seq):
-                    break
-            if moved(phase_seq):
-                break
-        if not moved(phase_seq):
-            _fire_timers(pending, send, state.phase_seq)
-    game.state = state
-    return game
-
-
-def _is_over(state: GameState) -> bool:
-    return state.phase is Phase.OVER
-
-
-def _fire_timers(
-    pending: list[Timer[TimerCommand]], send: Callable[[Command], bool], phase_seq: int
-) -> None:
-    """Fire the shorter timers first (calls, floor), then this phase's timeout."""
-    others = sorted(
-        (t for t in pending if not isinstance(t.command, PhaseTimeout)), key=lambda t: t.delay_s
-    )
-    pending.clear()
-    for timer in others:
-        send(timer.command)
-    send(PhaseTimeout(phase_seq))
+from vollmond.engine.ruleset import SeatsBots, Simulated
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,23 +22,20 @@ class SimulationReport:
     rounds: float
     commands: int
 
+    def win_rates(self) -> dict[str, float]:
+        return {side: n / max(1, self.games) for side, n in self.wins.items()}
 
-def summarise(games: list[PlayedGame]) -> SimulationReport:
+
+def summarise(games: Iterable[Simulated]) -> SimulationReport:
+    """Wins per side (a game won by two sides counts for both), mean rounds, all commands."""
     wins: Counter[str] = Counter()
-    rounds = 0
-    commands = 0
+    rounds = commands = count = 0
     for game in games:
-        assert game.state is not None and game.state.outcome is not None
-        for side in game.state.outcome.sides:
-            wins[side.value] += 1
-        rounds += game.state.round
-        commands += len(game.commands)
-    return SimulationReport(
-        games=len(games),
-        wins=dict(sorted(wins.items())),
-        rounds=rounds / max(1, len(games)),
-        commands=commands,
-    )
+        wins.update(game.winners)
+        rounds += game.rounds
+        commands += game.commands
+        count += 1
+    return SimulationReport(count, dict(sorted(wins.items())), rounds / max(1, count), commands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,19 +57,19 @@ class PitReport:
         return self.random_wins / max(1, self.random_seats)
 
 
-def pit(options: GameOptions, games: int, seed: int) -> PitReport:
+def pit(ruleset: SeatsBots, options: Any, players: int, games: int, seed: int) -> PitReport:
     """Play `games` games in which a random half of the seats (drawn per game, so both kinds
-    play every role equally often) are smart bots; count each seat's win (its side won)."""
+    play every role equally often) are the rule set's "smart" bots and the rest its "random"
+    bots; count each seat's win (its side won)."""
     smart_seats = smart_wins = random_seats = random_wins = 0
     for i in range(games):
         draw = random.Random(f"pit:{seed + i}")
-        seats = range(1, options.players + 1)
-        smart = frozenset(draw.sample(list(seats), options.players // 2))
-        game = play_game(options, seed + i, smart_seats=smart)
-        assert game.state is not None and game.state.outcome is not None
-        winners = set(game.state.outcome.winners)
+        seats = range(1, players + 1)
+        smart = frozenset(draw.sample(list(seats), players // 2))
+        bots = {seat: "smart" if seat in smart else "random" for seat in seats}
+        game = ruleset.simulate_seated(options, seed + i, bots)
         for seat in seats:
-            won = seat in winners
+            won = seat in game.winners
             if seat in smart:
                 smart_seats += 1
                 smart_wins += won

@@ -8,20 +8,21 @@ from dataclasses import replace
 
 from typer.testing import CliRunner
 
-from vollmond.bots.smart_bot import SmartBot
 from vollmond.cli import app
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.queries import spec
 from vollmond.engine.standard.replay import rng_for
 from vollmond.engine.standard.rules import apply, new_game
+from vollmond.engine.standard.ruleset import StandardRuleSet
+from vollmond.engine.standard.smart_bot import SmartBot
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import Phase, Team
 from vollmond.sim import pit
 
 
 def test_the_smart_bot_beats_the_random_bot_over_500_games() -> None:
-    report = pit(GameOptions(players=8), 500, seed=1)
+    report = pit(StandardRuleSet(), GameOptions(players=8), 8, 500, seed=1)
     print(f"smart {report.smart_rate:.1%} of seats won, random {report.random_rate:.1%}")
     assert report.smart_seats == report.random_seats == 500 * 4
     assert report.smart_rate > report.random_rate + 0.02
@@ -78,3 +79,11 @@ def test_simulate_pits_the_bots_on_the_command_line() -> None:
     out = json.loads(result.output)
     assert out["smart"]["seats"] == out["random"]["seats"] == 80
     assert 0 <= out["smart_win_rate"] <= 1
+    assert out["rules"] == "standard"
+
+
+def test_pitting_rules_without_a_smart_bot_is_a_clear_error() -> None:
+    args = ["simulate", "--rules", "classic", "--pit", "--games", "2", "--players", "8"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "no smart and random bots to pit" in result.output

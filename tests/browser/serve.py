@@ -12,9 +12,9 @@ from pathlib import Path
 
 import uvicorn
 
+from vollmond.server import build_app
 from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
-from vollmond.service.web.app import create_app
 from vollmond.settings import WebSettings
 
 PHONE_NUMBER = "+49 30 5550100"
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> None:
     web = WebSettings(phone_number=PHONE_NUMBER, sip_address=SIP_ADDRESS)
     settings = Settings(port=port, data_dir=data_dir, policy=policy, web=web)
     uvicorn.run(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", ws_max_size=8192
+        build_app(settings), host="127.0.0.1", port=port, log_level="warning", ws_max_size=8192
     )
 
 

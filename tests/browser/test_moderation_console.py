@@ -27,8 +27,8 @@ from playwright.sync_api import Browser, expect
 from starlette.applications import Starlette
 
 from tests.service.wsplay import FAST_POLICY, FOUR_DECK, SLOW
+from vollmond.engine.standard.options import decode_options as options_from_json
 from vollmond.moderation import Caller, Moderation
-from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
 from vollmond.service.web.app import create_app

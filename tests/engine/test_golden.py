@@ -1,6 +1,6 @@
 """Golden per-player transcripts of three seeded bot games (DESIGN §5).
 
-For each game `vollmond.sim.play_game` plays with fixed options and seed; the transcript is,
+For each game `engine.standard.sim.play_game` plays with fixed options and seed; the transcript is,
 for every seat and for a spectator, the list of [code, params] of the events that viewer
 receives (`view.visible_events`), plus the outcome. The checked-in JSON files under
 tests/engine/golden/ must match exactly, so any change in what someone hears shows up here.
@@ -23,8 +23,8 @@ import pytest
 from tests.engine import golden_harness as golden
 from vollmond.engine.standard import DeckId, GameOptions, Phase
 from vollmond.engine.standard.replay import replay
+from vollmond.engine.standard.sim import play_game
 from vollmond.engine.standard.view import visible_events
-from vollmond.sim import play_game
 
 GOLDEN = Path(__file__).parent / "golden"
 

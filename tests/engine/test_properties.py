@@ -2,7 +2,7 @@
 
 Hypothesis founds games in every world, with every deck (auto, the six fixed decks, custom
 decks with random role counts), 4 to 40 players, einstimmig / Sofort-Mord / lovers on or off
-and calls off, by night or also by day, and lets `vollmond.sim.play_game` play them out with
+and calls off, by night or also by day, and lets `engine.standard.sim.play_game` play them out with
 bots of random temperament. For every game:
 
 - it ends (phase OVER, outcome set) within a bound of rounds and commands;
@@ -30,7 +30,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.engine.driver import states_along
-from vollmond.bots.random_bot import Temperament
 from vollmond.engine.core import AudienceKind, Event, Rejection, Viewer, ViewerKind
 from vollmond.engine.standard import (
     ActionKind,
@@ -59,6 +58,7 @@ from vollmond.engine.standard import (
     new_game,
     validate,
 )
+from vollmond.engine.standard.bots import Temperament
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.commands import Leave
 from vollmond.engine.standard.legal import legal_actions
@@ -66,10 +66,10 @@ from vollmond.engine.standard.options import MAX_CHAT_CHARS
 from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil, spec_of
 from vollmond.engine.standard.replay import replay, rng_for
 from vollmond.engine.standard.routing import SPECTATORS, routing
+from vollmond.engine.standard.sim import MAX_ROUNDS_PER_PHASE, play_game
 from vollmond.engine.standard.state import Player
 from vollmond.engine.standard.types import CallStatus, NightStep, Side, Trait
 from vollmond.engine.standard.view import view, visible_events
-from vollmond.sim import MAX_ROUNDS_PER_PHASE, play_game
 from vollmond.worlds import world_ids
 
 # --- founding options and bots -----------------------------------------------------------------

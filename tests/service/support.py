@@ -22,11 +22,11 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
+from vollmond.server import build_app
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
-from vollmond.service.web.app import create_app
 from vollmond.service.web.auth import CSRF_COOKIE
 
 PASSWORD = "correct horse battery staple"
@@ -70,7 +70,7 @@ async def running_service(
 ) -> AsyncIterator[Service]:
     """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards.
     `extra_routes` go first (tests that need a handler which fails on purpose)."""
-    app = create_app(settings)
+    app = build_app(settings)
     for route in extra_routes:
         app.router.routes.insert(0, route)
     port = free_port()

@@ -249,7 +249,7 @@ async def test_any_subscribed_channel_keeps_its_seat(
 
 
 def _state(actor: GameActor) -> GameState:
-    assert actor.state is not None
+    assert isinstance(actor.state, GameState)
     return actor.state
 
 

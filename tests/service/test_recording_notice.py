@@ -91,7 +91,7 @@ async def to_day(hub: Hub, game_id: str) -> int:
     while actor.state is not None and actor.state.phase is not Phase.DAY:
         await hub.submit(game_id, PhaseTimeout(actor.state.phase_seq))
     assert actor.state is not None
-    return actor.state.round
+    return int(actor.state.round)
 
 
 async def next_round(hub: Hub, game_id: str) -> None:

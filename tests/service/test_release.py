@@ -13,8 +13,8 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 
+from vollmond.engine.standard.options import decode_options as options_from_json
 from vollmond.service.actor import GameActor
-from vollmond.service.codec import options_from_json
 from vollmond.service.policy import DurationBounds, Policy
 
 from .support import ApiClient, Service, ServiceFactory, hello, ws_client

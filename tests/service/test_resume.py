@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.store.support import POSTGRES_URL
+from vollmond.engine.ruleset import get_ruleset
 from vollmond.engine.standard import GameOptions, Say, UseAbility
 from vollmond.engine.standard.options import Durations
 from vollmond.engine.standard.queries import night_room
@@ -36,6 +37,8 @@ from vollmond.store import (
 from vollmond.store.models import GameStatus
 
 SEED = 4711
+
+STANDARD = get_ruleset("standard")
 
 
 @pytest.fixture
@@ -69,7 +72,8 @@ async def _game(store: Sessions, options: GameOptions) -> str:
 
 def _phase(actor: GameActor) -> Phase:
     assert actor.state is not None
-    return actor.state.phase
+    phase: Phase = actor.state.phase
+    return phase
 
 
 def _rows(stored: list[Any]) -> list[tuple[int, str, Any, Any]]:
@@ -81,7 +85,7 @@ async def test_crash_between_command_and_event_append_is_repaired(
 ) -> None:
     options = GameOptions(players=8)
     game_id = await _game(store, options)
-    first = GameActor(game_id, options, SEED, store)
+    first = GameActor(game_id, STANDARD, options, SEED, store)
     await first.start()
     assert first.state is not None
     evil = sorted(night_room(first.state))
@@ -101,7 +105,7 @@ async def test_crash_between_command_and_event_append_is_repaired(
     await first.stop()
     assert _rows(await read_events(store, game_id)) == _rows(before_crash)
 
-    second = GameActor(game_id, options, SEED, store)
+    second = GameActor(game_id, STANDARD, options, SEED, store)
     await second.resume()
     repaired = await read_events(store, game_id)
     assert _rows(repaired[: len(before_crash)]) == _rows(before_crash)
@@ -115,7 +119,7 @@ async def test_crash_between_command_and_event_append_is_repaired(
     await second.stop()
 
     # A second restart finds a whole log: nothing appended, nothing twice.
-    third = GameActor(game_id, options, SEED, store)
+    third = GameActor(game_id, STANDARD, options, SEED, store)
     await third.resume()
     assert _rows(await read_events(store, game_id)) == _rows(repaired)
     assert third.next_event_seq == len(repaired) + 1
@@ -134,12 +138,12 @@ async def test_night_timer_keeps_its_absolute_deadline(
     options = GameOptions(players=6, durations=Durations(night_s=120.0))
     game_id = await _game(store, options)
     clock = Clock(1000.0)
-    first = GameActor(game_id, options, SEED, store, clock=clock)
+    first = GameActor(game_id, STANDARD, options, SEED, store, clock=clock)
     await first.start()
     await first.stop()
 
     clock.now = 1000.0 + down_s
-    second = GameActor(game_id, options, SEED, store, clock=clock)
+    second = GameActor(game_id, STANDARD, options, SEED, store, clock=clock)
     loop = asyncio.get_running_loop()
     resumed = loop.time()
     await second.resume()

@@ -13,8 +13,8 @@ import httpx
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from vollmond.engine.standard.ruleset import CODEC
 from vollmond.engine.standard.types import ActionKind
-from vollmond.service.codec import COMMAND_TYPES
 
 from .support import Service, WsClient, hello, ws_client
 from .wsplay import FOUR_DECK, SLOW, table
@@ -33,7 +33,7 @@ json_values = st.recursive(
 )
 small_ints = st.integers(min_value=-3, max_value=12) | json_scalars
 commands = st.fixed_dictionaries(
-    {"type": st.sampled_from([*COMMAND_TYPES, "Dance", ""]) | st.text(max_size=10)},
+    {"type": st.sampled_from([*CODEC.types, "Dance", ""]) | st.text(max_size=10)},
     optional={
         "actor": small_ints,
         "target": small_ints,

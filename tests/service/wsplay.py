@@ -10,7 +10,7 @@ import itertools
 import random
 from typing import Any
 
-from vollmond.service.codec import options_from_json
+from vollmond.engine.standard.options import decode_options as options_from_json
 from vollmond.service.policy import DurationBounds, Policy
 
 from .support import Service, WsClient

@@ -3,10 +3,13 @@
 A founder may fill the free seats of a lobby with bots (``Hub.fill_with_bots``). Each bot seat
 is a subscriber of the game's actor with its own player viewer — so presence counts it as
 present, and it is woken by exactly the events its seat may receive (a call, the witch's
-victim) — and decides with :class:`~vollmond.bots.smart_bot.SmartBot` from its seat's view.
+victim) — and decides with the rule set's own bot (`RuleSet.bots`: its "smart" bot, else its
+first) from its seat's view; this module knows no rule set.
 
 Bots act *within* the phase, never at once: a first decision at a random point between
-``patience`` of the phase's length (by default between 15 % and 60 %), then again a little
+``patience`` of the phase's length (by default between 15 % and 60 %; the length is the
+time left until the phase's timeout when the phase begins, as the actor scheduled it), then
+again a little
 later while it still has something to do, as a person would. Bot seats have no account, so
 they earn no karma; they are named "Bot N" and sit on the channel "bot", which every client
 shows.
@@ -19,12 +22,10 @@ import contextlib
 import logging
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from vollmond.bots.smart_bot import SmartBot
 from vollmond.engine.core import AudienceKind, Event, Rejection, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.types import Phase
+from vollmond.engine.ruleset import AnyRuleSet, Bot
 from vollmond.service.actor import GameActor, GameClosedError
 
 if TYPE_CHECKING:
@@ -43,19 +44,18 @@ def bot_name(n: int) -> str:
     return f"Bot {n}"
 
 
-def phase_seconds(state: GameState) -> float:
-    """The length of the current phase from the founding options."""
-    durations = state.options.durations
-    by_phase = {
-        Phase.NIGHT: durations.night_s,
-        Phase.MORNING: durations.morning_s,
-        Phase.DAY: durations.day_s,
-        Phase.VOTE: durations.vote_s,
-    }
-    seconds = by_phase.get(state.phase, durations.day_s)
-    if state.phase is Phase.NIGHT and state.night is not None and state.night.step.value == "steal":
-        seconds = durations.steal_s
-    return seconds
+DEFAULT_PHASE_S: Final = 60.0
+"""The phase length assumed when the phase has no timeout scheduled."""
+
+PREFERRED_BOT: Final = "smart"
+
+
+def table_bot(ruleset: AnyRuleSet, seat: int, rng: random.Random) -> Bot[Any, Any]:
+    """The rule set's bot for a seat at a real table: its "smart" one if it has one, else the
+    first it names (every rule set brings at least one)."""
+    bots = ruleset.bots
+    factory = bots.get(PREFERRED_BOT) or next(iter(bots.values()))
+    return factory(seat, rng)
 
 
 class BotSeat:
@@ -75,7 +75,8 @@ class BotSeat:
         self.viewer = Viewer.player(seat)
         self.rng = rng
         self.patience = patience
-        self.bot = SmartBot(seat, rng)
+        self.bot = table_bot(actor.ruleset, seat, rng)
+        self._phase_length = DEFAULT_PHASE_S
         self.acted_in_phase = 0
         self._phase_seq = -1
         self._timer: asyncio.TimerHandle | None = None
@@ -86,16 +87,16 @@ class BotSeat:
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
         """An event only for this seat (a call ringing, the witch's victim): look again soon."""
-        if event.audience.kind is AudienceKind.SEATS and self.seat in event.audience.seats:
-            state = self.actor.state
-            if state is not None:
-                self._schedule(self._delay(state, soon=True))
+        seats = event.audience.seats
+        if event.audience.kind is AudienceKind.SEATS and self.seat in seats and self.actor.state:
+            self._schedule(self._delay(soon=True))
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
-        if state.phase is Phase.OVER:
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
+        rules = self.actor.ruleset
+        if rules.is_over(state):
             self.stop()
             return
-        if state.phase_seq != self._phase_seq:
+        if rules.phase_seq(state) != self._phase_seq:
             self._new_phase(state)
 
     # -- pacing ----------------------------------------------------------------------------
@@ -111,15 +112,17 @@ class BotSeat:
             self._timer = None
         self.actor.unsubscribe(self)
 
-    def _new_phase(self, state: GameState) -> None:
+    def _new_phase(self, state: Any) -> None:
         loop = asyncio.get_running_loop()
-        self._phase_seq = state.phase_seq
+        self._phase_seq = self.actor.ruleset.phase_seq(state)
         self._phase_started = loop.time()
         self.acted_in_phase = 0
-        self._schedule(self._delay(state, soon=False))
+        due = self.actor.phase_deadline(self._phase_seq)
+        self._phase_length = DEFAULT_PHASE_S if due is None else max(0.0, due - self.actor.clock())
+        self._schedule(self._delay(soon=False))
 
-    def _delay(self, state: GameState, *, soon: bool) -> float:
-        length = phase_seconds(state)
+    def _delay(self, *, soon: bool) -> float:
+        length = self._phase_length
         low, high = self.patience
         if soon:
             low, high = low / 3, high / 3
@@ -138,13 +141,14 @@ class BotSeat:
         task.add_done_callback(self._tasks.discard)
 
     async def _act(self) -> None:
+        rules = self.actor.ruleset
         state = self.actor.state
-        if state is None or state.phase is Phase.OVER:
+        if state is None or rules.is_over(state):
             return
         command = self.bot.choose(state)
         if command is None:
             return
-        phase_seq = state.phase_seq
+        phase_seq = rules.phase_seq(state)
         # The phase may end while the command waits for the actor: its time counts from the
         # start of the phase it was chosen in, not of the next one.
         started = self._phase_started
@@ -158,10 +162,10 @@ class BotSeat:
             now = self.actor.state
             if (
                 now is not None
-                and now.phase_seq == phase_seq
+                and rules.phase_seq(now) == phase_seq
                 and self.acted_in_phase < MAX_ACTIONS_PER_PHASE
             ):
-                self._schedule(self._delay(now, soon=True))
+                self._schedule(self._delay(soon=True))
 
 
 def seat_bots(

@@ -18,9 +18,39 @@ import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from vollmond.engine.commandcodec import CommandCodec, CommandDecodeError, codec_of
 from vollmond.engine.core import Json, Rejection, Result, Rng, Viewer
+from vollmond.engine.kit.routing import RoomKind, WhereAmI, place_by_routes
+
+# The command codec is re-exported: rule sets build theirs with `codec_of`, consumers catch
+# its error, and both import only this module.
+__all__ = [
+    "SPECTATORS",
+    "AnyRuleSet",
+    "Bot",
+    "BotFactory",
+    "CommandCodec",
+    "CommandDecodeError",
+    "Listener",
+    "MessageSchema",
+    "MessageSpec",
+    "OptionsDecodeError",
+    "PlacesListeners",
+    "RoomKind",
+    "Route",
+    "RoutingTable",
+    "RuleSet",
+    "Simulated",
+    "TypedView",
+    "UnknownRuleSetError",
+    "WhereAmI",
+    "codec_of",
+    "get_ruleset",
+    "place_of",
+    "ruleset_ids",
+]
 
 StateT = TypeVar("StateT")
 CommandT = TypeVar("CommandT")
@@ -38,6 +68,27 @@ class UnknownRuleSetError(LookupError):
 
 class OptionsDecodeError(ValueError):
     """Founding options in JSON that do not describe options of this rule set."""
+
+
+SPECTATORS = "spectators"
+"""The routing table's listener for everybody watching (every rule set uses this key)."""
+
+Listener = int | str
+"""A seat (int) or `SPECTATORS`."""
+
+
+class Route(Protocol):
+    """One source a listener hears, and how loud (0.0 to 1.0)."""
+
+    @property
+    def source(self) -> int: ...
+
+    @property
+    def gain(self) -> float: ...
+
+
+RoutingTable = Mapping[Listener, tuple[Route, ...]]
+"""Who hears whom: what a rule set's `routing` returns and what the voice mixer plays."""
 
 
 class TypedView(Protocol):
@@ -74,6 +125,16 @@ class MessageSchema:
     rejections: Mapping[str, MessageSpec]
 
 
+@dataclass(frozen=True, slots=True)
+class Simulated:
+    """One whole bot game, as the balance figures need it (`vollmond simulate`)."""
+
+    winners: tuple[str, ...]
+    """The winning sides (more than one when, say, the lovers win with a team)."""
+    rounds: int
+    commands: int
+
+
 class Bot(Protocol[StateT_contra, CommandT_co]):
     """A player the machine plays; it decides from its own seat's legal commands only."""
 
@@ -89,6 +150,37 @@ class BotFactory(Protocol[StateT_contra, CommandT_co]):
     """Makes a bot for a seat; `rng` is the bot's own source of chance (a `random.Random`)."""
 
     def __call__(self, seat: int, rng: Any) -> Bot[StateT_contra, CommandT_co]: ...
+
+
+@runtime_checkable
+class PlacesListeners(Protocol):
+    """A rule set that names its rooms itself (a call, half listening, the night room); the
+    voice page shows the name. Others get `place_by_routes`, read from the listener's routes."""
+
+    def place(self, state: Any, listener: Listener) -> WhereAmI:
+        """The room `listener` is in, telling them nothing their own view does not."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SeatedGame:
+    """One bot game with a named bot per seat: which seats' sides won (`simulate --pit`)."""
+
+    winners: frozenset[int]
+    rounds: int
+    commands: int
+
+
+@runtime_checkable
+class SeatsBots(Protocol):
+    """A rule set that can seat different bots at one table, by their names in `bots`; the
+    pit of `vollmond simulate --pit` (one bot against another) needs it, the runtime does not,
+    so it is a protocol of its own rather than a duty of every rule set."""
+
+    def simulate_seated(self, options: Any, seed: int, bots: Mapping[int, str]) -> SeatedGame:
+        """One game with `bots[seat]` (a name in `RuleSet.bots`) playing each seat; seats
+        not named get the rule set's default bot. Deterministic per (options, seed, bots)."""
+        ...
 
 
 class RuleSet(Protocol[StateT, CommandT, TimerT, OptionsT, ViewT_co, RouteT_co]):
@@ -131,6 +223,61 @@ class RuleSet(Protocol[StateT, CommandT, TimerT, OptionsT, ViewT_co, RouteT_co])
 
     def is_over(self, state: StateT) -> bool: ...
 
+    # -- what the runtime needs to run, log and resume any rule set's game ------------------
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
+
+    def validate(self, state: StateT, command: CommandT) -> Rejection | None:
+        """Why `command` would be refused now, or None; changes nothing (a timer read back
+        from the log is rescheduled only if it is still valid)."""
+        ...
+
+    def rng_for(self, seed: int, index: int) -> Rng:
+        """The random stream of command `index` of a game dealt with `seed` (0 deals), so a
+        game replays exactly from its command log."""
+        ...
+
+    def encode_command(self, command: CommandT) -> dict[str, Json]: ...
+
+    def decode_command(self, data: object, *, players_only: bool = False) -> CommandT:
+        """The inverse of `encode_command`; raises `CommandDecodeError` on anything else.
+        `players_only` refuses the timer commands only the runtime may give."""
+        ...
+
+    def actor_of(self, command: CommandT) -> int | None:
+        """The seat that gives a player's command; None for a timer's."""
+        ...
+
+    def leave(self, seat: int) -> CommandT:
+        """The command by which `seat` leaves the game (presence, a hung-up phone)."""
+        ...
+
+    def phase_seq(self, state: StateT) -> int:
+        """Grows by one with every phase (or stage): a changed value means a new phase."""
+        ...
+
+    def phase_name(self, state: StateT) -> str:
+        """The current phase's name as the lobby and the clock show it ("over" when over)."""
+        ...
+
+    def timer_phase(self, timer: TimerT) -> int | None:
+        """The `phase_seq` a timer ends (its phase timeout), or None for other timers."""
+        ...
+
+    def night_walk(self, composition: Mapping[str, Json]) -> Sequence[str]:
+        """The role keys a narrator walks through in a night (by telephone), from the deck's
+        public composition only, dead holders included (timing must reveal nothing). Empty
+        when the rule set's night steps are stages of their own, announced by its events."""
+        ...
+
+    def simulate(self, options: OptionsT, seed: int) -> Simulated:
+        """One game with the rule set's own bot in every seat and its timers fired when no bot
+        acts; the same (options, seed) always plays the same game."""
+        ...
+
 
 AnyRuleSet = RuleSet[Any, Any, Any, Any, Any, Any]
 
@@ -155,3 +302,11 @@ def get_ruleset(ruleset_id: str) -> AnyRuleSet:
         raise UnknownRuleSetError(ruleset_id)
     ruleset: AnyRuleSet = importlib.import_module(module_name).RULESET
     return ruleset
+
+
+def place_of(ruleset: AnyRuleSet, state: Any, listener: Listener) -> WhereAmI:
+    """The room a listener is in, by the rule set's own names where it has them."""
+    if isinstance(ruleset, PlacesListeners):
+        return ruleset.place(state, listener)
+    night = ruleset.phase_name(state).startswith("night")
+    return place_by_routes(ruleset.routing(state), listener, night=night)

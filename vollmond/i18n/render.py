@@ -37,7 +37,6 @@ from typing import Final
 
 from vollmond.engine.core import Event, Json, Rejection
 from vollmond.engine.ruleset import UnknownRuleSetError, get_ruleset
-from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.worlds import (
     ROLE_KEYS,
     Language,
@@ -65,6 +64,8 @@ __all__ = [
 ]
 
 _CATALOG_PACKAGE: Final = "vollmond.i18n.catalog"
+STANDARD: Final = "standard"
+"""The rule set whose texts are the catalogue's top level (`event.*`, `reject.*`)."""
 _ARTICLES: Final = frozenset({"der", "die", "das", "the"})
 
 
@@ -671,53 +672,53 @@ _ACTIONS: Final = (
 
 _EVENTS: Final[Mapping[str, _Spec]] = MappingProxyType(
     {
-        Ev.GAME_STARTED: _spec(
+        "game_started": _spec(
             players=COUNT,
             deck=_Field(_deck),
             composition=_Field(_composition),
             options=_Field(_options, whole=True),
         ),
-        Ev.ROLES_DEALT: _spec(
+        "roles_dealt": _spec(
             lambda p: "lovers" if p.get("lovers") else "default",
             ["lovers"],
             roles=_Field(_role_map),
             lovers=SEATS,
         ),
-        Ev.ROLE_ASSIGNED: _spec(role=ROLE, role_help=ROLE_HELP),
-        Ev.TEAM_REVEALED: _spec(_team, ["alone"], members=SEATS),
-        Ev.PARTNER_REVEALED: _spec(*_by("kind", "twin", "lovers"), seats=SEATS),
-        Ev.PHASE_STARTED: _spec(
+        "role_assigned": _spec(role=ROLE, role_help=ROLE_HELP),
+        "team_revealed": _spec(_team, ["alone"], members=SEATS),
+        "partner_revealed": _spec(*_by("kind", "twin", "lovers"), seats=SEATS),
+        "phase_started": _spec(
             _phase_variant,
             ["night_steal", "night", "morning", "day", "vote"],
             phase=_Field(_catalogue_word("phase")),
             round=COUNT,
             seconds=DURATION,
         ),
-        Ev.ROLE_TAKEN: _spec(
+        "role_taken": _spec(
             _if_none("source", "nobody"), ["nobody"], role=ROLE, source=SEAT, role_help=ROLE_HELP
         ),
-        Ev.ROLE_STOLEN: _spec(role=ROLE),
-        Ev.TEAM_CHANGED: _spec(_team, ["alone"], members=SEATS),
-        Ev.ACTION_CONFIRMED: _spec(_action_variant, _ACTIONS, action=ACTION, target=SEAT),
-        Ev.EVIL_VOTE_CAST: _spec(voter=SEAT, target=SEAT, tally=TALLY),
-        Ev.EVIL_VOTES_COMPLETE: _spec(_if_none("victim", "nobody"), ["nobody"], victim=SEAT),
-        Ev.WITCH_VICTIM: _spec(_if_none("victim", "nobody"), ["nobody"], victim=SEAT),
-        Ev.CHECK_RESULT: _spec(_if_true("evil", "evil"), ["evil"], target=SEAT),
-        Ev.MEDIUM_RESULT: _spec(_if_true("evil", "evil"), ["evil"], target=SEAT),
-        Ev.MORNING_REPORT: _spec(
+        "role_stolen": _spec(role=ROLE),
+        "team_changed": _spec(_team, ["alone"], members=SEATS),
+        "action_confirmed": _spec(_action_variant, _ACTIONS, action=ACTION, target=SEAT),
+        "evil_vote_cast": _spec(voter=SEAT, target=SEAT, tally=TALLY),
+        "evil_votes_complete": _spec(_if_none("victim", "nobody"), ["nobody"], victim=SEAT),
+        "witch_victim": _spec(_if_none("victim", "nobody"), ["nobody"], victim=SEAT),
+        "check_result": _spec(_if_true("evil", "evil"), ["evil"], target=SEAT),
+        "medium_result": _spec(_if_true("evil", "evil"), ["evil"], target=SEAT),
+        "morning_report": _spec(
             lambda p: "default" if p.get("dead") else "nobody",
             ["nobody"],
             round=COUNT,
             dead=DEATHS,
         ),
-        Ev.SHOT_FIRED: _spec(target=SEAT, role=TARGET_ROLE, dead=DEATHS, also_dead=ALSO_DEAD),
-        Ev.INSTANT_KILL: _spec(target=SEAT, role=TARGET_ROLE, dead=DEATHS, also_dead=ALSO_DEAD),
-        Ev.NOMINATED: _spec(by=SEAT, nominee=SEAT),
-        Ev.NO_NOMINATIONS: _spec(round=COUNT),
-        Ev.VOTING_STARTED: _spec(_one_of("nominees"), ["one"], nominees=SEATS),
-        Ev.VOTE_CAST: _spec(voter=SEAT),
-        Ev.VOTE_TRANSFERRED: _spec(giver=SEAT, to=SEAT),
-        Ev.VOTE_RESULT: _spec(
+        "shot_fired": _spec(target=SEAT, role=TARGET_ROLE, dead=DEATHS, also_dead=ALSO_DEAD),
+        "instant_kill": _spec(target=SEAT, role=TARGET_ROLE, dead=DEATHS, also_dead=ALSO_DEAD),
+        "nominated": _spec(by=SEAT, nominee=SEAT),
+        "no_nominations": _spec(round=COUNT),
+        "voting_started": _spec(_one_of("nominees"), ["one"], nominees=SEATS),
+        "vote_cast": _spec(voter=SEAT),
+        "vote_transferred": _spec(giver=SEAT, to=SEAT),
+        "vote_result": _spec(
             _vote_variant,
             ["spared", "tie", "no_votes"],
             tally=TALLY,
@@ -727,26 +728,26 @@ _EVENTS: Final[Mapping[str, _Spec]] = MappingProxyType(
             dead=DEATHS,
             also_dead=ALSO_DEAD,
         ),
-        Ev.INTERJECTION: _spec(seat=SEAT, seconds=DURATION),
-        Ev.FLOOR_RELEASED: _spec(seat=SEAT),
-        Ev.CALL_OUTGOING: _spec(callee=SEAT),
-        Ev.CALL_INCOMING: _spec(caller=SEAT),
-        Ev.CALL_BUSY: _spec(callee=SEAT),
-        Ev.CALL_CONNECTED: _spec(caller=SEAT, callee=SEAT),
-        Ev.CALL_DECLINED: _spec(callee=SEAT),
-        Ev.CALL_MISSED: _spec(),
-        Ev.CALL_ENDED: _spec(*_by("reason", "hung_up", "max_duration", "phase_end", "death")),
-        Ev.CALL_MODE_CHANGED: _spec(
+        "interjection": _spec(seat=SEAT, seconds=DURATION),
+        "floor_released": _spec(seat=SEAT),
+        "call_outgoing": _spec(callee=SEAT),
+        "call_incoming": _spec(caller=SEAT),
+        "call_busy": _spec(callee=SEAT),
+        "call_connected": _spec(caller=SEAT, callee=SEAT),
+        "call_declined": _spec(callee=SEAT),
+        "call_missed": _spec(),
+        "call_ended": _spec(*_by("reason", "hung_up", "max_duration", "phase_end", "death")),
+        "call_mode_changed": _spec(
             *_by("mode", "stumm", "halb"), seat=SEAT, mode=_Field(_catalogue_word("call_mode"))
         ),
-        Ev.SEANCE_OPENED: _spec(dead=SEAT),
-        Ev.CHAT: _spec(
+        "seance_opened": _spec(dead=SEAT),
+        "chat": _spec(
             *_by("room", "night_room", "call"),
             seat=SEAT,
             text=_Field(_plain),
             room=_Field(_catalogue_word("room")),
         ),
-        "player_left": _spec(  # Ev.PLAYER_LEFT, by value: the code is new in the engine
+        "player_left": _spec(  # "player_left", by value: the code is new in the engine
             lambda p: "default" if p.get("dead") else "already_dead",
             ["already_dead"],
             seat=SEAT,
@@ -754,7 +755,7 @@ _EVENTS: Final[Mapping[str, _Spec]] = MappingProxyType(
             dead=DEATHS,
             also_dead=ALSO_DEAD,
         ),
-        Ev.GAME_OVER: _spec(
+        "game_over": _spec(
             _game_over_variant,
             ["draw"],
             outcome=_Field(_outcome, whole=True),
@@ -769,19 +770,18 @@ _EVENTS: Final[Mapping[str, _Spec]] = MappingProxyType(
 _TARGET: Final = _spec(target=SEAT)
 _REJECTIONS: Final[Mapping[str, _Spec]] = MappingProxyType(
     {
-        **{code.value: _spec() for code in Rej},
-        Rej.NO_SUCH_ABILITY: _spec(action=ACTION),
-        Rej.TARGET_UNKNOWN: _TARGET,
-        Rej.TARGET_DEAD: _TARGET,
-        Rej.TARGET_ALIVE: _TARGET,
-        Rej.TARGET_TEAMMATE: _TARGET,
-        Rej.REPEAT_TARGET: _TARGET,
-        Rej.NOT_NOMINATED: _TARGET,
-        Rej.ALREADY_NOMINATED: _TARGET,
-        Rej.TARGET_BUSY: _TARGET,
-        Rej.FLOOR_TAKEN: _spec(seat=SEAT),
-        Rej.CALL_LIMIT: _spec(limit=COUNT),
-        Rej.TEXT_TOO_LONG: _spec(limit=COUNT),
+        "no_such_ability": _spec(action=ACTION),
+        "target_unknown": _TARGET,
+        "target_dead": _TARGET,
+        "target_alive": _TARGET,
+        "target_teammate": _TARGET,
+        "repeat_target": _TARGET,
+        "not_nominated": _TARGET,
+        "already_nominated": _TARGET,
+        "target_busy": _TARGET,
+        "floor_taken": _spec(seat=SEAT),
+        "call_limit": _spec(limit=COUNT),
+        "text_too_long": _spec(limit=COUNT),
     }
 )
 """Every rejection code and its placeholders; VICTIM_UNKNOWN's ``target`` (0 for "none") is
@@ -928,17 +928,23 @@ def _render(section: str, code: str, params: Mapping[str, Json], lang: str, worl
     return _fill(template, _Values(ctx, key, {}, spec.fields))
 
 
-def render_event(event: Event, lang: str, world: World) -> str:
-    """The sentence for ``event`` in ``lang``, using ``world``'s names.
+def render_event(event: Event, lang: str, world: World, ruleset: str = STANDARD) -> str:
+    """The sentence for ``event`` of rule set ``ruleset`` in ``lang``, in ``world``'s names.
 
-    Events addressed to one player say "du"/"you". Raises :class:`MissingMessageError` only
-    for a code the catalogue lacks; bad or missing parameters fall back (see module doc).
+    The renderer is chosen by rule-set id: the standard rules have their own table of
+    formats above, every other rule set is rendered from its message schema. Events addressed
+    to one player say "du"/"you". Raises :class:`MissingMessageError` only for a code the
+    catalogue lacks; bad or missing parameters fall back (see module doc).
     """
+    if ruleset != STANDARD:
+        return render_ruleset_event(ruleset, event, lang, world)
     return _render("event", event.code, event.params, lang, world)
 
 
-def render_rejection(rejection: Rejection, lang: str, world: World) -> str:
+def render_rejection(rejection: Rejection, lang: str, world: World, ruleset: str = STANDARD) -> str:
     """Why a command was refused, said to the player who gave it."""
+    if ruleset != STANDARD:
+        return render_ruleset_rejection(ruleset, rejection, lang, world)
     return _render("reject", rejection.code, rejection.params, lang, world)
 
 

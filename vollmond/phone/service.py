@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import structlog
 
-from vollmond.engine.standard.routing import SPECTATORS, Listener
+from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason

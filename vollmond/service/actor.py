@@ -27,12 +27,7 @@ from vollmond.engine.core import (
     Viewer,
     ViewerKind,
 )
-from vollmond.engine.standard import GameOptions, GameState, apply, new_game, validate
-from vollmond.engine.standard.commands import Command, PhaseTimeout, PlayerCommand, TimerCommand
-from vollmond.engine.standard.replay import ReplayDivergedError, rng_for
-from vollmond.engine.standard.types import Phase
-from vollmond.engine.standard.view import view
-from vollmond.service.codec import decode_command, encode_command
+from vollmond.engine.ruleset import AnyRuleSet
 from vollmond.service.logwriter import LogAppend, LogWriter
 from vollmond.store import (
     NewEvent,
@@ -47,6 +42,10 @@ from vollmond.store import (
 log = structlog.get_logger(__name__)
 
 Clock = Callable[[], float]
+GameState = Any
+"""The state of the game's rule set: the actor only hands it to the rule set and channels."""
+Command = Any
+"""A command of the game's rule set, decoded by it (`RuleSet.decode_command`)."""
 
 
 class Subscriber(Protocol):
@@ -86,6 +85,10 @@ class Remembered:
     command: Any
 
 
+class ReplayDivergedError(RuntimeError):
+    """A logged command was refused on replay: the log or the rules changed."""
+
+
 class GameClosedError(RuntimeError):
     """The game's actor has stopped (the game ended, or the server is shutting down)."""
 
@@ -94,18 +97,21 @@ class ClientIdReusedError(ValueError):
     """A seat sent a different command under a client id it had already used."""
 
 
-def client_key(command: Command, cid: str) -> str:
+def client_key(ruleset: AnyRuleSet, command: Command, cid: str) -> str:
     """A client id scoped to the seat that sent it: seats choose their ids independently."""
-    if not isinstance(command, PlayerCommand):
+    seat = ruleset.actor_of(command)
+    if seat is None:
         raise TypeError("only players' commands carry client ids")
-    return f"{command.actor}:{cid}"
+    return f"{seat}:{cid}"
 
 
-def _entry(command: Command | None, timers: Sequence[Timer[TimerCommand]], now: float) -> Any:
+def _entry(
+    ruleset: AnyRuleSet, command: Command | None, timers: Sequence[Timer[Any]], now: float
+) -> Any:
     return {
-        "command": encode_command(command) if command is not None else None,
+        "command": ruleset.encode_command(command) if command is not None else None,
         "timers": [
-            {"due": now + timer.delay_s, "command": encode_command(timer.command)}
+            {"due": now + timer.delay_s, "command": ruleset.encode_command(timer.command)}
             for timer in timers
         ],
     }
@@ -119,7 +125,8 @@ class GameActor:
     def __init__(
         self,
         game_id: str,
-        options: GameOptions,
+        ruleset: AnyRuleSet,
+        options: Any,
         seed: int,
         sessions: Sessions,
         *,
@@ -127,6 +134,7 @@ class GameActor:
         writer: LogWriter | None = None,
     ) -> None:
         self.game_id = game_id
+        self.ruleset = ruleset
         self.writer = writer
         self.options = options
         self.seed = seed
@@ -157,9 +165,10 @@ class GameActor:
     # -- life cycle ------------------------------------------------------------------------
     async def start(self) -> None:
         """Deal and open night 1 of a new game."""
-        result = new_game(self.options, rng_for(self.seed, 0))
+        result = self.ruleset.new_game(self.options, self.ruleset.rng_for(self.seed, 0))
         now = self.clock()
-        await append_commands(self.sessions, self.game_id, 1, [_entry(None, result.timers, now)])
+        entry = _entry(self.ruleset, None, result.timers, now)
+        await append_commands(self.sessions, self.game_id, 1, [entry])
         await append_events(self.sessions, self.game_id, 1, [_event_row(e) for e in result.events])
         self.state = result.state
         self.next_event_seq = 1 + len(result.events)
@@ -181,7 +190,7 @@ class GameActor:
             )
             log.warning("event_log_repaired", game=self.game_id, events=len(missing))
         assert self.state is not None
-        live = [(due, cmd) for due, cmd in timers if validate(self.state, cmd) is None]
+        live = [(due, cmd) for due, cmd in timers if self.ruleset.validate(self.state, cmd) is None]
         self._schedule(live)
         self._launch()
 
@@ -195,23 +204,24 @@ class GameActor:
         self.finished.set()
         return True
 
-    async def _replay(self) -> tuple[list[Event], list[tuple[float, TimerCommand]]] | None:
+    async def _replay(self) -> tuple[list[Event], list[tuple[float, Any]]] | None:
         """Apply the command log to a fresh deal: sets the state, the counters and the client
         ids seen; returns every event and every timer the log ever set (None: empty log)."""
         entries = await read_commands(self.sessions, self.game_id)
         if not entries:
             return None
-        result = new_game(self.options, rng_for(self.seed, 0))
+        rules = self.ruleset
+        result = rules.new_game(self.options, rules.rng_for(self.seed, 0))
         state = result.state
         events: list[Event] = list(result.events)
-        timers: list[tuple[float, TimerCommand]] = []
+        timers: list[tuple[float, Any]] = []
         for index, entry in enumerate(entries):
             data = entry.command
             assert isinstance(data, dict)
             raw = data.get("command")
             if raw is not None:
-                command = decode_command(raw)
-                outcome = apply(state, command, rng_for(self.seed, index))
+                command = rules.decode_command(raw)
+                outcome = rules.apply(state, command, rules.rng_for(self.seed, index))
                 if isinstance(outcome, Rejection):
                     raise ReplayDivergedError(f"log of {self.game_id} diverges at {entry.seq}")
                 if entry.cid is not None:
@@ -219,8 +229,7 @@ class GameActor:
                 state = outcome.state
                 events.extend(outcome.events)
             for timer in data.get("timers", []):
-                decoded = decode_command(timer["command"])
-                timers.append((float(timer["due"]), decoded))  # type: ignore[arg-type]
+                timers.append((float(timer["due"]), rules.decode_command(timer["command"])))
         self.commands_applied = len(entries) - 1
         self.state = state
         self.next_event_seq = len(events) + 1
@@ -228,7 +237,7 @@ class GameActor:
 
     def _launch(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"game:{self.game_id}")
-        if self.state is not None and self.state.phase is Phase.OVER:
+        if self.state is not None and self.ruleset.is_over(self.state):
             self.finished.set()
 
     async def stop(self) -> None:
@@ -254,7 +263,7 @@ class GameActor:
         again — also by a finished game's archive. Raises ClientIdReusedError if the id was
         used for another command.
         """
-        key = client_key(command, cid) if cid is not None else None
+        key = client_key(self.ruleset, command, cid) if cid is not None else None
         if key is not None:
             known = self._recall(key, command)
             if known is not None:
@@ -269,7 +278,7 @@ class GameActor:
         remembered = self._cids.get(key)
         if remembered is None:
             return None
-        if remembered.command != encode_command(command):
+        if remembered.command != self.ruleset.encode_command(command):
             raise ClientIdReusedError(key)
         return Accepted(remembered.first_seq, (), repeated=True)
 
@@ -300,7 +309,8 @@ class GameActor:
         state = self.state
         assert state is not None
         index = self.commands_applied + 1
-        outcome = apply(state, command, rng_for(self.seed, index))
+        rules = self.ruleset
+        outcome = rules.apply(state, command, rules.rng_for(self.seed, index))
         if isinstance(outcome, Rejection):
             return outcome
         now = self.clock()
@@ -310,7 +320,7 @@ class GameActor:
                 LogAppend(
                     self.game_id,
                     index + 1,
-                    _entry(command, outcome.timers, now),
+                    _entry(rules, command, outcome.timers, now),
                     first,
                     [_event_row(e) for e in outcome.events],
                     cid=key,
@@ -321,7 +331,7 @@ class GameActor:
                 self.sessions,
                 self.game_id,
                 index + 1,
-                [_entry(command, outcome.timers, now)],
+                [_entry(rules, command, outcome.timers, now)],
                 cids=[key],
             )
             await append_events(
@@ -330,31 +340,32 @@ class GameActor:
         self.commands_applied = index
         self.next_event_seq = first + len(outcome.events)
         if key is not None:
-            self._cids[key] = Remembered(first, encode_command(command))
+            self._cids[key] = Remembered(first, rules.encode_command(command))
         self.state = outcome.state
         self._schedule([(now + t.delay_s, t.command) for t in outcome.timers])
         self._fan_out(
-            first, outcome.events, phase_changed=state.phase_seq != outcome.state.phase_seq
+            first,
+            outcome.events,
+            phase_changed=rules.phase_seq(state) != rules.phase_seq(outcome.state),
         )
-        if outcome.state.phase is Phase.OVER:
+        if rules.is_over(outcome.state):
             self.finished.set()
         return Accepted(first, outcome.events)
 
     # -- timers ----------------------------------------------------------------------------
-    def _schedule(self, timers: Iterable[tuple[float, TimerCommand]]) -> None:
+    def _schedule(self, timers: Iterable[tuple[float, Any]]) -> None:
         loop = asyncio.get_running_loop()
         now = self.clock()
         for due, command in sorted(timers, key=lambda t: t[0]):
-            if isinstance(command, PhaseTimeout):
-                self._phase_due = {
-                    seq: at for seq, at in self._phase_due.items() if seq > command.phase_seq
-                }
-                self._phase_due[command.phase_seq] = due
+            ends = self.ruleset.timer_phase(command)
+            if ends is not None:
+                self._phase_due = {seq: at for seq, at in self._phase_due.items() if seq > ends}
+                self._phase_due[ends] = due
             self._next_timer += 1
             key = self._next_timer
             self._timers[key] = loop.call_later(max(0.0, due - now), self._fire, key, command)
 
-    def _fire(self, key: int, command: TimerCommand) -> None:
+    def _fire(self, key: int, command: Any) -> None:
         self._timers.pop(key, None)
         if self._closed:
             return
@@ -362,7 +373,7 @@ class GameActor:
         self._firing.add(task)
         task.add_done_callback(self._firing.discard)
 
-    async def _fire_async(self, command: TimerCommand) -> None:
+    async def _fire_async(self, command: Any) -> None:
         with contextlib.suppress(GameClosedError):
             await self.submit(command)
 
@@ -405,7 +416,7 @@ class GameActor:
 
     def view_for(self, viewer: Viewer) -> dict[str, Any]:
         assert self.state is not None
-        return dict(view(self.state, viewer))
+        return dict(self.ruleset.view(self.state, viewer).to_json())
 
     async def history_for(self, viewer: Viewer, after_seq: int = 0) -> list[tuple[int, Event]]:
         """Events the viewer may see since `after_seq`, read from the log (for reconnects)."""

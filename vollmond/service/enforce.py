@@ -11,9 +11,10 @@ one :class:`~vollmond.moderation.Moderation`:
 - :meth:`Enforcer.raise_alarm` is the phone's ``*9#``/``*9RNN#`` and the web button.
 - :meth:`Enforcer.run` polls the store for new warnings, mutes and kicks (from the console in
   this process or from ``vollmond admin`` in another) and for games an admin aborted, and
-  applies them: a warning is told to the player's connections, a kick submits ``Leave`` for the
-  seat through its actor (role revealed, like leaving by oneself), an aborted game's actor is
-  stopped. Polling, not a callback, because the command line is another process.
+  applies them: a warning is told to the player's connections, a kick submits the rule set's
+  ``leave`` for the seat through its actor (role revealed, like leaving by oneself), an
+  aborted game's actor is stopped. Polling, not a callback, because the command line is
+  another process.
 - :meth:`Enforcer.muted_now` answers the phone mixer from a per-person cache, never from the
   database (it is asked every 20 ms per line).
 """
@@ -31,8 +32,6 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy import func, select
 
-from vollmond.engine.standard import Leave
-from vollmond.engine.standard.types import Phase
 from vollmond.i18n import text
 from vollmond.moderation import (
     PRIVATE,
@@ -403,7 +402,7 @@ class Enforcer:
             if not actor.state.has_seat(house) or not actor.state.player(house).alive:
                 continue
             with contextlib.suppress(GameClosedError):
-                await actor.submit(Leave(house))
+                await actor.submit(actor.ruleset.leave(house))
             log.info("seat_kicked", game=game_id, house=house)
 
     async def _abort_games(self) -> None:
@@ -412,7 +411,7 @@ class Enforcer:
         running = [
             game_id
             for game_id, actor in self.hub.actors.items()
-            if actor.state is not None and actor.state.phase is not Phase.OVER
+            if actor.state is not None and not actor.ruleset.is_over(actor.state)
         ]
         if not running:
             return

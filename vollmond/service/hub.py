@@ -8,20 +8,23 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
 from vollmond.engine.core import Rejection
-from vollmond.engine.standard import Command, GameOptions, Leave
-from vollmond.engine.standard.options import MIN_PLAYERS
-from vollmond.engine.standard.replay import ReplayDivergedError
-from vollmond.engine.standard.types import DeckId, Phase
-from vollmond.service.actor import Accepted, GameActor
-from vollmond.service.codec import CommandDecodeError, options_from_json
+from vollmond.engine.ruleset import (
+    AnyRuleSet,
+    CommandDecodeError,
+    OptionsDecodeError,
+    UnknownRuleSetError,
+    get_ruleset,
+)
+from vollmond.service.actor import Accepted, Command, GameActor, ReplayDivergedError
 from vollmond.service.founding import founding_problem
+from vollmond.service.identity import PhoneIdentities
 from vollmond.service.logwriter import LogWriter
 from vollmond.service.notices import RecordingNotices
 from vollmond.service.policy import (
@@ -42,6 +45,7 @@ from vollmond.store import (
     credit_balance,
     credit_change,
     find_game_by_invitation,
+    get_account,
     get_game,
     has_premium,
     karma_total,
@@ -59,6 +63,18 @@ from vollmond.store.seats import (
     seat_by_token,
 )
 from vollmond.worlds import world_ids
+
+__all__ = [
+    "INVITATION_ALPHABET",
+    "INVITATION_LENGTH",
+    "Founded",
+    "GameStatus",  # the store's, for the channels: they read games through the hub only
+    "Hub",
+    "Joined",
+    "LobbyError",
+    "TableInfo",
+    "new_invitation_code",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -101,6 +117,7 @@ class TableInfo:
         return {
             "id": self.game.id,
             "world": self.game.world,
+            "ruleset": self.game.ruleset,
             "status": self.game.status.value,
             "private": self.game.private,
             "size": self.size,
@@ -149,6 +166,7 @@ class Hub:
         self._lock = asyncio.Lock()
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
+        self.identities = PhoneIdentities(sessions)  # the telephone's sign-in
         self.log_writer = LogWriter(sessions)
         # Whether a table is being recorded (O2/O4), for every channel to read and follow.
         self.notices = RecordingNotices()
@@ -160,19 +178,30 @@ class Hub:
             actor = await self._actor_for(game)
             try:
                 await actor.resume()
-            except (ReplayDivergedError, CommandDecodeError):
+            except (ReplayDivergedError, CommandDecodeError, OptionsDecodeError):
                 # One unreadable log must not keep every other table from coming back.
                 log.exception("game_resume_failed", game=game.id)
                 await actor.stop()
                 continue
             self._adopt(actor)
-            log.info("game_resumed", game=game.id, phase=actor.state and actor.state.phase.value)
+            log.info("game_resumed", game=game.id, phase=self._phase(actor))
 
     async def _actor_for(self, game: Game) -> GameActor:
         # The table is dealt for the seats taken at the start, not the founded size.
         seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
-        options = replace(self.engine_options(game), players=seated)
-        return GameActor(game.id, options, game.seed, self.sessions, writer=self.log_writer)
+        return self._new_actor(game, seated)
+
+    def _new_actor(self, game: Game, players: int) -> GameActor:
+        """The game's actor, its rules taken from the registry by the game's rule-set column."""
+        ruleset = get_ruleset(game.ruleset)
+        options = ruleset.decode_options({**game.options["engine"], "players": players})
+        return GameActor(
+            game.id, ruleset, options, game.seed, self.sessions, writer=self.log_writer
+        )
+
+    @staticmethod
+    def _phase(actor: GameActor) -> str | None:
+        return actor.ruleset.phase_name(actor.state) if actor.state is not None else None
 
     async def close(self) -> None:
         for task in self._watchers:
@@ -224,7 +253,7 @@ class Hub:
         return sum(
             1
             for actor in self.actors.values()
-            if actor.state is not None and actor.state.phase is not Phase.OVER
+            if actor.state is not None and not actor.ruleset.is_over(actor.state)
         )
 
     async def readable(self, game_id: str) -> GameActor | None:
@@ -254,31 +283,49 @@ class Hub:
 
     # -- founding --------------------------------------------------------------------------
     @staticmethod
-    def engine_options(game: Game) -> GameOptions:
-        return options_from_json(game.options["engine"])
+    def engine_options(game: Game) -> Any:
+        """The game's founding options, decoded by its own rule set."""
+        return get_ruleset(game.ruleset).decode_options(game.options["engine"])
+
+    @staticmethod
+    def ruleset(ruleset_id: str) -> AnyRuleSet:
+        """The rule set a founding request names; `LobbyError("unknown_ruleset")` if none."""
+        try:
+            return get_ruleset(ruleset_id)
+        except UnknownRuleSetError as exc:
+            raise LobbyError("unknown_ruleset") from exc
 
     async def found(
         self,
-        options: GameOptions,
+        options: Any,
         *,
         private: bool,
         host_account_id: int | None,
         host_name: str | None = None,
         channel: str = "web",
+        ruleset: str = "standard",
     ) -> Founded:
-        """W3/P1/P2: check the founding options against the operators' bounds, charge credit
-        for a large private round, store the game and seat the host."""
-        if options.world not in world_ids():
+        """W3/P1/P2: check the founding options (of rule set `ruleset`) against the operators'
+        bounds, charge credit for a large private round, store the game and seat the host."""
+        rules = self.ruleset(ruleset)
+        data = rules.encode_options(options)
+        if data.get("world") not in world_ids(rules.id):
             raise LobbyError("unknown_world")
-        if not self.policy.min_players <= options.players <= self.policy.max_players:
+        players = data.get("players")
+        assert isinstance(players, int)
+        if (
+            not max(self.policy.min_players, rules.min_players)
+            <= players
+            <= min(self.policy.max_players, rules.max_players)
+        ):
             raise LobbyError("size_out_of_range")
-        if options.deck is DeckId.CUSTOM and channel != "web":
+        if data.get("deck") == "custom" and channel != "web":
             raise LobbyError("custom_deck_web_only")
-        problem = founding_problem(self.policy, options)
+        problem = founding_problem(self.policy, data)
         if problem is not None:
             raise LobbyError(problem)
         async with self._lock:  # one founder's standing is checked and charged at a time
-            game, code = await self._create(options, private, host_account_id)
+            game, code = await self._create(rules.id, data, private, host_account_id)
         seat = token = None
         if host_name is not None:
             joined = await self.join(
@@ -288,21 +335,23 @@ class Hub:
         return Founded(game, code, seat, token)
 
     async def _create(
-        self, options: GameOptions, private: bool, host_account_id: int | None
+        self, ruleset: str, data: dict[str, Any], private: bool, host_account_id: int | None
     ) -> tuple[Game, str | None]:
         charge = 0
+        players = int(data["players"])
         if private:
             standing = await self.standing(host_account_id)
             try:
-                unlock = unlock_private_size(self.policy, options.players, standing)
+                unlock = unlock_private_size(self.policy, players, standing)
             except SizeNotAllowedError as exc:
                 raise LobbyError("private_size_locked", str(exc)) from exc
             charge = unlock.charge
         code = new_invitation_code() if private else None
         game = await create_game(
             self.sessions,
-            world=options.world,
-            options={"engine": dict(options.to_json()), "size": options.players, "charge": charge},
+            world=str(data["world"]),
+            ruleset=ruleset,
+            options={"engine": data, "size": players, "charge": charge},
             seed=secrets.randbelow(SEED_MAX),
             invitation_code=code,
             invitation_key=self.invitation_key,
@@ -314,7 +363,7 @@ class Hub:
                     self.sessions,
                     host_account_id,
                     -charge,
-                    f"large private round ({options.players} seats)",
+                    f"large private round ({players} seats)",
                     game_id=game.id,
                 )
             except InsufficientCreditError as exc:  # spent meanwhile, e.g. on another node
@@ -342,9 +391,9 @@ class Hub:
         game = await get_game(self.sessions, game_id)
         seats = await list_seats(self.sessions, game_id)
         actor = self.actors.get(game_id)
-        phase = actor.state.phase.value if actor is not None and actor.state else None
+        phase = self._phase(actor) if actor is not None else None
         if phase is None and game.status is GameStatus.FINISHED:
-            phase = Phase.OVER.value  # released from memory; its log tells the rest
+            phase = "over"  # released from memory; its log tells the rest
         return TableInfo(game, int(game.options.get("size", len(seats))), seats, phase)
 
     async def public_tables(self, world: str | None = None) -> list[TableInfo]:
@@ -423,7 +472,7 @@ class Hub:
             return
         actor = self.actors.get(game_id)
         if actor is not None and seat.house is not None:
-            await actor.submit(Leave(seat.house))
+            await actor.submit(actor.ruleset.leave(seat.house))
 
     async def start(self, game_id: str, *, by_account_id: int | None) -> GameActor:
         """The host starts the game, or it starts when the table is full."""
@@ -437,11 +486,10 @@ class Hub:
             if by_account_id is not None and game.host_account_id != by_account_id:
                 raise LobbyError("only_host_starts")
             seats = await number_houses(self.sessions, game_id)
-            if len(seats) < MIN_PLAYERS:
+            if len(seats) < get_ruleset(game.ruleset).min_players:
                 raise LobbyError("too_few_players")
-            options = replace(self.engine_options(game), players=len(seats))
+            actor = self._new_actor(game, len(seats))
             await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
-        actor = GameActor(game_id, options, game.seed, self.sessions, writer=self.log_writer)
         await actor.start()
         self._adopt(actor)
         log.info("game_started", game=game_id, players=len(seats))
@@ -464,6 +512,17 @@ class Hub:
                 game_id=game.id,
             )
 
+    # -- what channels read (they do not open the store themselves) -------------------------
+    async def game(self, game_id: str) -> Game:
+        """The stored game; `GameNotFoundError` if there is none."""
+        return await get_game(self.sessions, game_id)
+
+    async def seats(self, game_id: str) -> list[Seat]:
+        return await list_seats(self.sessions, game_id)
+
+    async def account_name(self, account_id: int) -> str:
+        return (await get_account(self.sessions, account_id)).name
+
     # -- play ------------------------------------------------------------------------------
     async def seat_for(self, game_id: str, token: str) -> Seat | None:
         return await seat_by_token(self.sessions, game_id, token)
@@ -474,6 +533,6 @@ class Hub:
             raise LobbyError("not_running")
         return await actor.submit(command)
 
-    def running_phase(self, game_id: str) -> Phase | None:
+    def running_phase(self, game_id: str) -> str | None:
         actor = self.actors.get(game_id)
-        return actor.state.phase if actor is not None and actor.state is not None else None
+        return self._phase(actor) if actor is not None else None

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from vollmond.phone.sip.guard import DropReason, SipStats
+
+class SipStats(Protocol):
+    """What ``/metrics`` shows of a SIP server at one moment (``vollmond.phone.sip.guard``'s
+    value fits; the service does not import the telephone)."""
+
+    @property
+    def active_calls(self) -> int: ...
+
+    @property
+    def dropped(self) -> Mapping[str, int]:
+        """Datagrams not taken, by reason (every reason the server knows, zeros included)."""
+        ...
 
 
 class SipStatsSource(Protocol):
@@ -19,27 +30,25 @@ class SipStatsSource(Protocol):
 
 
 class _SipCollector(Collector):
-    """Reads the SIP server's counters at scrape time (zeros while there is no telephone), so
-    the server itself needs no Prometheus types."""
+    """Reads the SIP server's counters at scrape time (no calls and no drops while there is no
+    telephone), so the server itself needs no Prometheus types."""
 
     def __init__(self) -> None:
         self.source: SipStatsSource | None = None
 
     def collect(self) -> Iterator[Metric]:
-        stats = (
-            self.source.sip_stats()
-            if self.source is not None
-            else SipStats(0, {reason.value: 0 for reason in DropReason})
-        )
+        stats = self.source.sip_stats() if self.source is not None else None
         yield GaugeMetricFamily(
-            "vollmond_sip_calls_active", "SIP calls not yet ended", value=stats.active_calls
+            "vollmond_sip_calls_active",
+            "SIP calls not yet ended",
+            value=stats.active_calls if stats is not None else 0,
         )
         dropped = CounterMetricFamily(
             "vollmond_sip_dropped",
             "SIP and RTP datagrams not taken, by reason (docs/security.md)",
             labels=["reason"],
         )
-        for reason, count in sorted(stats.dropped.items()):
+        for reason, count in sorted(stats.dropped.items() if stats is not None else ()):
             dropped.add_metric([reason], count)
         yield dropped
 

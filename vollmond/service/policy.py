@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS
+MIN_PLAYERS = 4
+MAX_PLAYERS = 60
+"""The operators' table sizes by default (the widest any rule set deals); each rule set's own
+bounds (`RuleSet.min_players`, `max_players`) apply as well when a round is founded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,11 +28,11 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
 from vollmond.engine.core import Event, Rejection, Viewer
-from vollmond.engine.standard import GameState, Leave, validate
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.policy import Policy
 from vollmond.store import Sessions, karma_change, karma_history
@@ -106,12 +106,12 @@ class GamePresence:
     def deliver(self, seq: int, event: Event) -> None:
         """Events are not needed here; phase changes arrive through `state_changed`."""
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
         if not phase_changed:
             return
         now = self.clock()
         for seat, presence in self.seats.items():
-            if presence.away_since is None or not state.player(seat).alive:
+            if presence.away_since is None or not self._may_leave(state, seat):
                 continue
             if now - presence.away_since < self.policy.grace_s:
                 continue
@@ -129,14 +129,19 @@ class GamePresence:
         except Exception:  # a failed removal must be logged, not lost in a task
             log.exception("idle_removal_failed", game=self.actor.game_id, seat=seat)
 
+    def _may_leave(self, state: Any, seat: int) -> bool:
+        """Whether `seat` still plays (any rule set lets exactly its living players leave)."""
+        rules = self.actor.ruleset
+        return rules.validate(state, rules.leave(seat)) is None
+
     async def remove(self, seat: int) -> bool:
         """Remove an idle player with `Leave`, then take karma once; False if nothing was done
         (the player came back, died, or the game ended meanwhile)."""
         state = self.actor.state
-        if state is None or self.connected(seat) or validate(state, Leave(seat)) is not None:
+        if state is None or self.connected(seat) or not self._may_leave(state, seat):
             return False
         try:
-            outcome = await self.actor.submit(Leave(seat))
+            outcome = await self.actor.submit(self.actor.ruleset.leave(seat))
         except GameClosedError:
             return False
         if isinstance(outcome, Rejection):

@@ -37,6 +37,8 @@ class Game:
     host_account_id: int | None
     created_at: datetime
     finished_at: datetime | None
+    ruleset: str = "standard"
+    """The registry id of the rules this game is played by (`vollmond.engine.ruleset`)."""
 
 
 def _game(row: GameRow) -> Game:
@@ -50,6 +52,7 @@ def _game(row: GameRow) -> Game:
         host_account_id=row.host_account_id,
         created_at=row.created_at,
         finished_at=row.finished_at,
+        ruleset=row.ruleset,
     )
 
 
@@ -64,6 +67,7 @@ async def create_game(
     world: str,
     options: dict[str, Any],
     seed: int,
+    ruleset: str = "standard",
     invitation_code: str | None = None,
     invitation_key: bytes | None = None,
     host_account_id: int | None = None,
@@ -83,6 +87,7 @@ async def create_game(
     row = GameRow(
         id=game_id or new_game_id(),
         world=world,
+        ruleset=ruleset,
         options=options,
         seed=seed,
         status=status,

@@ -1,6 +1,6 @@
 """Voice rooms: per game, per 20 ms tick, every listener's mix is one matrix product.
 
-The engine's routing table (:func:`vollmond.engine.standard.routing.routing`) says who hears
+The rule set's routing table (`RuleSet.routing`, :mod:`vollmond.engine.ruleset`) says who hears
 whom at what gain; this module only multiplies. Rows of the gain matrix ``G`` are listeners
 (house 1..n, then the spectators), columns are sources (house 1..n)::
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable
 import numpy as np
 import numpy.typing as npt
 
-from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable
+from vollmond.engine.ruleset import SPECTATORS, Listener, RoutingTable
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 
 Float32Array = npt.NDArray[np.float32]
@@ -45,8 +45,10 @@ def gain_matrix(table: RoutingTable, seats: int) -> Float32Array:
     """The dense gain matrix of a routing table: rows are houses 1..``seats`` then the
     spectators, columns houses 1..``seats``.
 
-    >>> from vollmond.engine.standard.routing import Route
-    >>> gain_matrix({1: (Route(2, 1.0),), 2: (), "spectators": (Route(1, 0.25),)}, 2).tolist()
+    >>> from types import SimpleNamespace as Route
+    >>> to_1, to_spectators = Route(source=2, gain=1.0), Route(source=1, gain=0.25)
+    >>> table = {1: (to_1,), 2: (), "spectators": (to_spectators,)}
+    >>> gain_matrix(table, 2).tolist()
     [[0.0, 1.0], [0.0, 0.0], [0.25, 0.0]]
     """
     g = np.zeros((seats + 1, seats), dtype=np.float32)

@@ -6,7 +6,7 @@ them. That is one more row of the mixer's gain matrix, derived from the same rou
 so secrecy holds as it does for listeners: a private call between two other players is in no
 concerned seat's row and is therefore never recorded.
 
->>> from vollmond.engine.standard.routing import Route
+>>> from vollmond.engine.kit.routing import Route
 >>> table = {1: (Route(2, 1.0),), 2: (Route(1, 1.0),), 3: (Route(4, 1.0),), 4: (Route(3, 1.0),),
 ...          "spectators": ()}
 >>> recorded_gains(table, frozenset({1}), 4).tolist()  # 1 and 2 talk; 3 and 4 are not taken
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from vollmond.engine.standard.routing import SPECTATORS, RoutingTable
+from vollmond.engine.ruleset import SPECTATORS, RoutingTable
 
 Float32Array = npt.NDArray[np.float32]
 

@@ -18,24 +18,26 @@ the same game are mixed by the same matrix, and secrecy stays the routing table'
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from vollmond.engine.core import Event, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.properties import bonds_known, night_room
-from vollmond.engine.standard.routing import SPECTATORS, Listener, RoutingTable, routing
-from vollmond.engine.standard.types import CallMode, CallStatus, Phase
+from vollmond.engine.ruleset import AnyRuleSet, Listener, RoutingTable, WhereAmI, place_of
 from vollmond.voice.mixer import FrameSink, GameMixer
 from vollmond.voice.recorded import recorded_gains
 
 
 class GameSource(Protocol):
-    """What a room needs of a game's actor (``vollmond.service.actor.GameActor``)."""
+    """What a room needs of a game's actor (``vollmond.service.actor.GameActor``): its rule
+    set makes the routing table, whatever rules the game follows."""
 
     @property
-    def state(self) -> GameState | None: ...
+    def state(self) -> Any: ...
+
+    @property
+    def ruleset(self) -> AnyRuleSet: ...
+
+    @property
+    def options(self) -> Any: ...
 
     def subscribe(self, subscriber: Room) -> None: ...
 
@@ -78,13 +80,13 @@ class Room:
     recorded rooms' mix to the recording's tap)."""
 
     def __init__(
-        self, actor: GameSource, state: GameState, notices: Notices | None = None, game_id: str = ""
+        self, actor: GameSource, state: Any, notices: Notices | None = None, game_id: str = ""
     ) -> None:
         self.actor = actor
         self.viewer = Viewer.spectator()
         self.state = state
-        self.mixer = GameMixer(len(state.players))
-        self.mixer.set_routing(routing(state))
+        self.mixer = GameMixer(int(actor.options.players))
+        self.mixer.set_routing(self._routing(state))
         self.lines = 0
         self.game_id = game_id
         self._notices = notices
@@ -93,12 +95,20 @@ class Room:
         if notices is not None:
             self._notice(notices.current(game_id))
 
+    def place(self, listener: Listener) -> WhereAmI:
+        """The room `listener` is in now, as the voice page names it."""
+        return place_of(self.actor.ruleset, self.state, listener)
+
+    def _routing(self, state: Any) -> RoutingTable:
+        table: RoutingTable = self.actor.ruleset.routing(state)
+        return table
+
     def deliver(self, seq: int, event: Event) -> None:
         """Events are the lines' business; the room only follows the state."""
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
         self.state = state
-        table = routing(state)
+        table = self._routing(state)
         self.mixer.set_routing(table)
         if self._recording is not None:
             self._record(table)
@@ -112,7 +122,7 @@ class Room:
         if self._recording is None or tap is None:
             self.mixer.record(None)
             return
-        table = routing(self.state) if table is None else table
+        table = self._routing(self.state) if table is None else table
         gains = recorded_gains(table, self._recording.seats, self.mixer.seats)
         self.mixer.record(gains, tap)
 
@@ -178,41 +188,3 @@ class VoiceRooms:
             room.close()
         self.rooms.clear()
         self._lines.clear()
-
-
-class RoomKind(StrEnum):
-    """Where a listener's voice is, as the page names it ("Marktplatz", "Wolfsraum", ...)."""
-
-    MARKET = "market"
-    NIGHT_ROOM = "night_room"
-    CALL = "call"
-    HALB = "halb"
-    SILENT = "silent"
-
-
-@dataclass(frozen=True, slots=True)
-class WhereAmI:
-    """The room a listener is in; ``other`` is the house at the other end of a call."""
-
-    kind: RoomKind
-    other: int | None = None
-
-
-def where(state: GameState, listener: Listener) -> WhereAmI:
-    """The room of a listener, read from the state the routing table is made of.
-
-    Says only what the listener's own view says: a villager at night is "silent", never told
-    that a night room exists; a wolf is told he is in the night room.
-    """
-    by_day = state.phase is not Phase.NIGHT
-    if listener == SPECTATORS or not isinstance(listener, int):
-        return WhereAmI(RoomKind.MARKET if by_day else RoomKind.SILENT)
-    for call in state.calls:
-        if call.status is CallStatus.ACTIVE and listener in (call.caller, call.callee):
-            halb = by_day and call.mode_of(listener) is CallMode.HALB
-            return WhereAmI(RoomKind.HALB if halb else RoomKind.CALL, call.other(listener))
-    if by_day:
-        return WhereAmI(RoomKind.MARKET)
-    if bonds_known(state) and listener in night_room(state):
-        return WhereAmI(RoomKind.NIGHT_ROOM)
-    return WhereAmI(RoomKind.SILENT)

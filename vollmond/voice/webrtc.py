@@ -38,10 +38,10 @@ from aiortc.mediastreams import MediaStreamError
 from aiortc.rtcconfiguration import RTCIceTransportPolicy
 from aiortc.sdp import candidate_from_sdp
 
-from vollmond.engine.standard.routing import SPECTATORS, Listener
+from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.settings.voice import VoiceSettings
 from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
-from vollmond.voice.rooms import VoiceRooms, where
+from vollmond.voice.rooms import VoiceRooms
 
 log = structlog.get_logger(__name__)
 
@@ -290,7 +290,7 @@ class BrowserPeer:
         self._ticks += 1
         if self._ticks % STATUS_TICKS:
             return
-        place = where(room.state, self.line.listener)
+        place = room.place(self.line.listener)
         status: dict[str, Any] = {
             "room": place.kind.value,
             "other": place.other,

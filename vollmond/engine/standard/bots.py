@@ -1,7 +1,7 @@
 """The standard rule set's bot: random legal actions, usable for every role and phase.
 
-(`vollmond.bots.random_bot` re-exports this module for the simulator and bots at a table;
-a rule set brings its own bots.)
+A rule set brings its own bots (`RuleSet.bots`); channels and the simulator reach this one only
+through the protocol.
 
 It decides from the legal candidates of its own seat only, so it never learns more than its
 seat may know. It picks a kind of action first, then a valid target, so it does not have to

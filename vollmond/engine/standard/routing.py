@@ -11,8 +11,10 @@ from vollmond.engine.kit.routing import (
     FULL,
     SPECTATORS,
     Listener,
+    RoomKind,
     Route,
     RoutingTable,
+    WhereAmI,
     draft,
     freeze,
 )
@@ -71,3 +73,23 @@ __all__ = [
     "RoutingTable",
     "routing",
 ]
+
+
+def place(state: GameState, listener: Listener) -> WhereAmI:
+    """The room of a listener, read from the state the routing table is made of.
+
+    Says only what the listener's own view says: a villager at night is "silent", never told
+    that a night room exists; a wolf is told he is in the night room.
+    """
+    by_day = state.phase is not Phase.NIGHT
+    if listener == SPECTATORS or not isinstance(listener, int):
+        return WhereAmI(RoomKind.MARKET if by_day else RoomKind.SILENT)
+    for call in state.calls:
+        if call.status is CallStatus.ACTIVE and listener in (call.caller, call.callee):
+            halb = by_day and call.mode_of(listener) is CallMode.HALB
+            return WhereAmI(RoomKind.HALB if halb else RoomKind.CALL, call.other(listener))
+    if by_day:
+        return WhereAmI(RoomKind.MARKET)
+    if bonds_known(state) and listener in night_room(state):
+        return WhereAmI(RoomKind.NIGHT_ROOM)
+    return WhereAmI(RoomKind.SILENT)

@@ -3,7 +3,7 @@
 The line subscribes to the game's actor with the caller's viewer (a seat, or a spectator).
 Everything it says comes from events delivered to that viewer or from ``view(state, viewer)``
 (own role, own legal actions, public seats) plus the deck's public composition (the night walk,
-:mod:`.narration`); it never reads another seat's secrets. Keys become engine commands and go
+``RuleSet.night_walk``); it never reads another seat's secrets. Keys become engine commands and go
 through ``Hub.submit``; a refusal is spoken with the engine's reason and the valid choices.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.core import Event, Rejection, Viewer
+from vollmond.engine.ruleset import CommandDecodeError
 from vollmond.engine.standard import (
     AnswerCall,
     Command,
@@ -32,11 +33,9 @@ from vollmond.engine.standard.types import ActionKind, Phase, RoleId
 from vollmond.i18n import render_event, render_rejection, role_explanation
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Info, Single, Star, Token
-from vollmond.phone.session.narration import night_steps
 from vollmond.phone.session.prompts import Priority, tones
 from vollmond.phone.session.recording import RecordingNoticeLine
 from vollmond.service.actor import GameActor, GameClosedError
-from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.hub import LobbyError
 from vollmond.worlds import get_world
 
@@ -241,7 +240,7 @@ class GameLine:
         """The caller's own night instructions, if their role has a step tonight."""
         me = self._me()
         my_role = me.get("role") if me is not None and self._alive else None
-        if my_role not in night_steps(self.composition):
+        if my_role not in self.actor.ruleset.night_walk(self.composition):
             return []
         lines = self._ability_lines(night=True)
         if not lines:
@@ -251,14 +250,15 @@ class GameLine:
     def _ring_cycles(self, cycle_s: float) -> int:
         """Ring as long as the game lets a call ring (a public founding option); an answer,
         a refusal or the end of the ringing stops the tone earlier."""
-        return max(1, round(self.actor.options.calls.ring_s / cycle_s))
+        ring_s: float = self.actor.options.calls.ring_s
+        return max(1, round(ring_s / cycle_s))
 
     def _night_walk(self) -> None:
         """After the caller's own instructions (urgent, :meth:`_night_turn`), every night role
         of the deck in a fixed order, dead or alive (timing reveals nothing), one short line
         each. The walk is the same on every line; a key cuts it short on this line only."""
         names = load_catalogue(self.s.lang)
-        steps = night_steps(self.composition)
+        steps = self.actor.ruleset.night_walk(self.composition)
         if self._alive:
             others = self._other_lines()
             if others:
@@ -320,7 +320,7 @@ class GameLine:
         out: list[Command] = []
         for raw in me.get("legal", []):
             with contextlib.suppress(CommandDecodeError):
-                out.append(decode_command(raw, allowed=PLAYER_COMMAND_TYPES))
+                out.append(self.actor.ruleset.decode_command(raw, players_only=True))
         return out
 
     def _call(self) -> dict[str, Any] | None:

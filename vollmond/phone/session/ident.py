@@ -3,9 +3,10 @@
 A caller number is never proof (caller IDs are spoofed at will), so it only pre-fills the
 phone ID of the identity whose number was verified, and the PIN is asked. A call from a trusted
 proxy that asserts a number verified through such a proxy signs in at once. Every PIN attempt
-goes through :func:`vollmond.store.check_pin` (lockout per identity, limit per source); the
-per-call limit is kept here. Key 4 confirms a number: the caller types the one-time code the
-browser showed, from the number being linked (:mod:`vollmond.store.phone_numbers`).
+goes through the hub's identity service (`vollmond.service.identity`, over the store's
+`check_pin`: lockout per identity, limit per source); the per-call limit is kept here. Key 4
+confirms a number: the caller types the one-time code the browser showed, from the number
+being linked (:mod:`vollmond.store.phone_numbers`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from vollmond.phone.session.keys import Entry, Single, Token
-from vollmond.store.errors import InvalidPinError
-from vollmond.store.phone import (
-    PinOutcome,
-    check_pin,
-    create_phone_identity,
-    identify_asserted,
-    identify_caller,
-)
-from vollmond.store.phone_numbers import VerifyOutcome, verify_number
-from vollmond.store.types import utcnow
+from vollmond.service.identity import InvalidPinError, PinOutcome, VerifyOutcome
 
 if TYPE_CHECKING:
     from vollmond.phone.session.menu import Announcer
@@ -55,13 +47,13 @@ class Identification:
 
     # -- the start of a call ---------------------------------------------------------------
     async def start(self) -> None:
-        caller, sessions = self.s.caller, self.s.hub.sessions
+        caller, identities = self.s.caller, self.s.hub.identities
         if caller.asserted_number is not None:
-            identity = await identify_asserted(sessions, caller.asserted_number)
+            identity = await identities.asserted(caller.asserted_number)
             if identity is not None:
                 await self.a.signed_in(identity.id, identity.account_id, known=True)
                 return
-        known = await identify_caller(sessions, caller.best_number)
+        known = await identities.claimed(caller.best_number)
         if known is not None and known.has_pin:
             self._prefilled_id = self._pin_id = known.id
             self.state = "prefilled"
@@ -144,8 +136,7 @@ class Identification:
 
     async def _check(self, choice: str | None) -> None:
         t = self.s.t
-        checked = await check_pin(
-            self.s.hub.sessions,
+        checked = await self.s.hub.identities.check_pin(
             self._pin_id or 0,
             choice or "",
             source=self.s.caller.pin_source,
@@ -180,7 +171,7 @@ class Identification:
         """Whole minutes until `until`, rounded up (a caller is never told "0 minutes")."""
         if until is None:
             return 1
-        return max(1, math.ceil((until - utcnow()).total_seconds() / 60))
+        return max(1, math.ceil((until - self.s.hub.identities.now()).total_seconds() / 60))
 
     async def _new_pin_entered(self, choice: str | None) -> None:
         t = self.s.t
@@ -198,9 +189,7 @@ class Identification:
             self.s.say(t("phone.ident.pin_mismatch"), t("phone.ident.new_pin"))
             return
         try:
-            identity = await create_phone_identity(
-                self.s.hub.sessions, pin=self._new_pin, settings=self.settings
-            )
+            identity = await self.s.hub.identities.create(self._new_pin, self.settings)
         except InvalidPinError:
             self.state = "new_pin"
             self.s.say(t("phone.ident.pin_invalid"), t("phone.ident.new_pin"))
@@ -214,8 +203,7 @@ class Identification:
             self.to_choices()
             return
         caller = self.s.caller
-        verified = await verify_number(
-            self.s.hub.sessions,
+        verified = await self.s.hub.identities.verify_number(
             caller.best_number,
             choice or "",
             asserted=caller.asserted_number is not None,

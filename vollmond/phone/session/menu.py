@@ -18,9 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from vollmond.engine.standard import GameOptions
-from vollmond.engine.standard.options import MIN_PLAYERS
-from vollmond.engine.standard.types import Phase
+from vollmond.engine.ruleset import get_ruleset
 from vollmond.moderation import ALL, Area
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
@@ -35,15 +33,16 @@ from vollmond.phone.session.prefs import expert_for
 from vollmond.phone.session.prompts import Priority
 from vollmond.phone.session.seatcodes import WRONG_PER_CALL, seat_codes
 from vollmond.service.enforce import denial_text
-from vollmond.service.hub import Hub, LobbyError, TableInfo
+from vollmond.service.hub import GameStatus, Hub, LobbyError, TableInfo
 from vollmond.service.policy import SizeNotAllowedError, unlock_private_size
-from vollmond.store import get_account, get_game
-from vollmond.store.models import GameStatus
-from vollmond.store.seats import list_seats
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
+
+PHONE_RULES = get_ruleset("standard")
+"""The rule set a round founded by phone is played by (the phone menu founds standard rounds;
+its keys for the other rule sets are the phone session's to add)."""
 
 
 class Announcer:
@@ -76,7 +75,7 @@ class Announcer:
         self.s.identity_id = identity_id
         self.s.account_id = account_id
         if account_id is not None:
-            self.s.name = (await get_account(self.s.hub.sessions, account_id)).name
+            self.s.name = await self.s.hub.account_name(account_id)
         else:
             self.s.name = self.s.t("phone.ident.player_name", n=identity_id)
         if await self.refused(ALL):
@@ -117,17 +116,17 @@ class Announcer:
         hub = self.s.hub
         if self.s.account_id is not None:
             for game_id, actor in list(hub.actors.items()):
-                if actor.state is None or actor.state.phase is Phase.OVER:
+                if actor.state is None or actor.ruleset.is_over(actor.state):
                     continue
-                for seat in await list_seats(hub.sessions, game_id):
+                for seat in await hub.seats(game_id):
                     if seat.account_id == self.s.account_id and seat.house is not None:
                         return game_id, seat.house
         if self.s.identity_id is not None:
             held = _seated_identities(hub).get(self.s.identity_id)
             running = hub.actors.get(held[0]) if held is not None else None
             state = running.state if running is not None else None
-            if held is not None and state is not None and state.phase is not Phase.OVER:
-                return held
+            if held is not None and running is not None and state is not None:
+                return None if running.ruleset.is_over(state) else held
         return None
 
     def remember_seat(self, game_id: str, house: int) -> None:
@@ -449,7 +448,7 @@ class Announcer:
         self.state = "setup"
         self.setup.begin(size, self.world)
 
-    async def found(self, options: GameOptions) -> None:
+    async def found(self, options: Any) -> None:
         """Found the round the caller put together (FoundingSteps) and take its first seat."""
         size = options.players
         if await self.refused(world=options.world, private=self.private):
@@ -458,6 +457,7 @@ class Announcer:
         try:
             founded = await self.s.hub.found(
                 options,
+                ruleset=PHONE_RULES.id,
                 private=self.private,
                 host_account_id=self.s.account_id,
                 host_name=self.s.name,
@@ -534,7 +534,7 @@ class Announcer:
             self.open_menu()
             return
         held = codes.find(choice)
-        game = await get_game(self.s.hub.sessions, held.game_id) if held is not None else None
+        game = await self.s.hub.game(held.game_id) if held is not None else None
         if held is None or game is None or game.status not in OPEN:
             self._seat_code_wrong += 1
             codes.count_wrong(source)
@@ -594,7 +594,9 @@ class Announcer:
         suffix = "_long" if long else ""
         lines = [self.s.t(f"phone.menu.lobby_keys{suffix}")]
         if self.founder:
-            lines.append(self.s.t(f"phone.menu.lobby_host_keys{suffix}", min=MIN_PLAYERS))
+            lines.append(
+                self.s.t(f"phone.menu.lobby_host_keys{suffix}", min=PHONE_RULES.min_players)
+            )
         return lines
 
     async def _wait_for_start(self) -> None:
@@ -610,7 +612,7 @@ class Announcer:
             checks += 1
             if checks * self.s.lobby_poll_s >= 1.0:
                 checks = 0
-                game = await get_game(self.s.hub.sessions, game_id)
+                game = await self.s.hub.game(game_id)
                 if game.status in (GameStatus.ABORTED, GameStatus.FINISHED):
                     await self.s.run_exclusive(self._aborted)
                     return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.moderation import PRIVATE, WEB, Area, Moderation
-from vollmond.phone.service import PhoneService, start_phone, stop_phone
-from vollmond.service.codec import options_from_json
 from vollmond.service.config import Settings
 from vollmond.service.deck_check import custom_deck_problem
 from vollmond.service.enforce import Enforcer, Person, denial_json
@@ -77,6 +77,25 @@ class BannedError(Exception):
 def _game_areas(world: str, private: bool) -> tuple[Area, ...]:
     """The areas founding or joining a round of `world` touches (docs/moderation.md)."""
     return (WEB, Area.in_world(world), *((PRIVATE,) if private else ()))
+
+
+async def _no_channel(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Channels:
+    """The channels besides the web (the telephone), plugged in by `vollmond.server`, so the
+    service never imports them. `start` runs after the hub has resumed its games (with the
+    service's moderation enforcer and the voice rooms every channel mixes in) and returns
+    a handle (None: no such channel); `stop` gets that handle back at shutdown. A handle with
+    a `uas` is the SIP server whose counters `/metrics` shows."""
+
+    start: Callable[[Hub, Settings, Enforcer, VoiceRooms], Awaitable[Any]] = _no_channel
+    stop: Callable[[Any], Awaitable[None]] = _no_channel
+
+
+WEB_ONLY = Channels()
 
 
 class Api:
@@ -249,15 +268,21 @@ class Api:
         if size is None:
             raise ApiError(400, "size_required", "size must be a whole number")
         try:
-            options = options_from_json(body.engine_json(size))
-        except (KeyError, TypeError, ValueError) as exc:
+            rules = self.hub.ruleset(body.ruleset)
+            options = rules.decode_options(body.engine_json(size))
+        except LobbyError as exc:
+            raise ApiError(400, exc.code, str(exc)) from exc
+        except OptionsDecodeError as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
         await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
-        deck_problem = custom_deck_problem(options, self.hub.policy)
+        # The custom-deck fairness check knows the standard rules only (SEAM_DEBT).
+        standard = rules.id == "standard"
+        deck_problem = custom_deck_problem(options, self.hub.policy) if standard else None
         if deck_problem is not None:
             raise ApiError(400, deck_problem, "this custom deck does not make a fair game")
         founded = await self.hub.found(
             options,
+            ruleset=rules.id,
             private=body.private,
             host_account_id=account_id,
             host_name=account.name if body.join else None,
@@ -399,26 +424,33 @@ async def start_recorder(app: Starlette, hub: Hub, settings: Settings) -> TableR
     return recorder
 
 
-async def _start_voice(
-    app: Starlette, hub: Hub, settings: Settings, enforcer: Enforcer
-) -> tuple[VoiceRooms, BrowserVoice, PhoneService | None]:
-    """One mixer per game for the telephone's lines and the browser's peers alike; the rooms
-    follow the tables' recording notices, the telephone keeps the moderation mute."""
+async def _start_channels(
+    app: Starlette,
+    channels: Channels,
+    hub: Hub,
+    settings: Settings,
+    enforcer: Enforcer,
+    metrics: Metrics,
+) -> tuple[VoiceRooms, Any]:
+    """The voice rooms (one mixer per game for every channel's lines: telephone calls and
+    browser peers alike, following the tables' recording notices), the browser's voice, and
+    the channels besides the web (the telephone), whose SIP counters `/metrics` shows."""
     rooms = VoiceRooms(hub, hub.notices)
-    voice = BrowserVoice(rooms, settings.voice)
-    app.state.voice = voice  # for the sockets, in-process tests and the benchmark
-    phone = await start_phone(hub, settings, enforcer=enforcer, rooms=rooms)
-    app.state.phone = phone  # None when settings.sip_port is 0
-    return rooms, voice, phone
+    app.state.voice = BrowserVoice(rooms, settings.voice)  # the sockets, tests, benchmark
+    phone = await channels.start(hub, settings, enforcer, rooms)
+    app.state.phone = phone  # None when settings.sip_port is 0 or there is no telephone
+    metrics.watch_sip(phone.uas if phone is not None else None)
+    return rooms, phone
 
 
-async def _stop_voice(voice: BrowserVoice, phone: PhoneService | None, rooms: VoiceRooms) -> None:
-    await voice.close()
-    await stop_phone(phone)
+async def _stop_channels(app: Starlette, channels: Channels, phone: Any, rooms: VoiceRooms) -> None:
+    await app.state.voice.close()
+    await channels.stop(phone)
     rooms.close()
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlette:
+    """The web application; the whole program (with the telephone) is `vollmond.server`."""
     metrics = Metrics()
     state: dict[str, Any] = {}
 
@@ -437,8 +469,7 @@ def create_app(settings: Settings) -> Starlette:
             await hub.boot()
             recorder = await start_recorder(app, hub, settings)
             sweeper = LobbySweeper.started(hub, settings.web.empty_lobby_grace_s)
-            rooms, voice, phone = await _start_voice(app, hub, settings, enforcer)
-            metrics.watch_sip(phone.uas if phone is not None else None)
+            rooms, phone = await _start_channels(app, channels, hub, settings, enforcer, metrics)
             state["ready"] = True
             log.info("service_ready", port=settings.port)
             try:
@@ -446,7 +477,7 @@ def create_app(settings: Settings) -> Starlette:
             finally:
                 state["ready"] = False
                 await sweeper.stop()
-                await _stop_voice(voice, phone, rooms)
+                await _stop_channels(app, channels, phone, rooms)
                 await recorder.close()
                 await _stop_moderation(app)
                 await hub.close()

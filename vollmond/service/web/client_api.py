@@ -133,11 +133,12 @@ class ClientApi:
         actor = self.hub.actors.get(game_id)
         if actor is None or actor.state is None:
             return _error(404, "not_running")
-        state = actor.state
-        due = actor.phase_deadline(state.phase_seq)
+        rules, state = actor.ruleset, actor.state
+        phase_seq = rules.phase_seq(state)
+        due = actor.phase_deadline(phase_seq)
         remaining = None if due is None else max(0.0, due - actor.clock())
         return JSONResponse(
-            {"phase": state.phase.value, "phase_seq": state.phase_seq, "remaining": remaining}
+            {"phase": rules.phase_name(state), "phase_seq": phase_seq, "remaining": remaining}
         )
 
     async def _seat(self, game_id: str, token: str | None) -> int | None:
@@ -168,7 +169,7 @@ class ClientApi:
                 "seq": seq,
                 "code": event.code,
                 "params": dict(event.params),
-                "text": render_event(event, lang, world),
+                "text": render_event(event, lang, world, actor.ruleset.id),
             }
             for seq, event in await actor.history_for(viewer, 0)
         ]

@@ -17,11 +17,10 @@ from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
 from vollmond.engine.core import Event, Rejection, Viewer
-from vollmond.engine.standard import GameState
+from vollmond.engine.ruleset import CommandDecodeError
 from vollmond.i18n import render_event, render_rejection, text
 from vollmond.moderation import WEB
 from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedError
-from vollmond.service.codec import PLAYER_COMMAND_TYPES, CommandDecodeError, decode_command
 from vollmond.service.enforce import Enforcer, Person, denial_json, notice_text
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
@@ -58,7 +57,7 @@ EVENT_CACHE_SIZE = 256
 _event_messages: dict[tuple[int, int, str], tuple[Event, str]] = {}
 
 
-def event_message(seq: int, event: Event, lang: str, world: World) -> str:
+def event_message(seq: int, event: Event, lang: str, world: World, ruleset: str) -> str:
     """The encoded `event` message (all of an event's subscribers play in one world)."""
     key = (id(event), seq, lang)
     hit = _event_messages.get(key)
@@ -70,7 +69,7 @@ def event_message(seq: int, event: Event, lang: str, world: World) -> str:
             "seq": seq,
             "code": event.code,
             "params": dict(event.params),
-            "text": render_event(event, lang, world),
+            "text": render_event(event, lang, world, ruleset),
         }
     )
     if len(_event_messages) >= EVENT_CACHE_SIZE:
@@ -115,13 +114,13 @@ class Connection:
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
-        assert self.world is not None
+        assert self.world is not None and self.actor is not None
         if seq <= self._last_seq:
             return  # already sent from the log while catching up: never twice
         self._last_seq = seq
-        self._put_text(event_message(seq, event, self.lang, self.world))
+        self._put_text(event_message(seq, event, self.lang, self.world, self.actor.ruleset.id))
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
         self._view_dirty.set()
 
     def _put(self, message: dict[str, Any]) -> None:
@@ -492,7 +491,7 @@ class Connection:
         if payload.get("type") == "Say" and await self._refuse_muted(message):
             return
         try:
-            command = decode_command(payload, allowed=PLAYER_COMMAND_TYPES)
+            command = self.actor.ruleset.decode_command(payload, players_only=True)
         except CommandDecodeError as exc:
             self.error("bad_command", str(exc), message.id)
             return
@@ -507,7 +506,7 @@ class Connection:
             return
         self.metrics.commands.inc()
         if isinstance(outcome, Rejection):
-            text = render_rejection(outcome, self.lang, self.world)
+            text = render_rejection(outcome, self.lang, self.world, self.actor.ruleset.id)
             self.error(outcome.code, text, message.id, message.cid)
             self._view_dirty.set()
             return

@@ -2,7 +2,8 @@
 
 Unknown fields are refused, integers are bounded and strings carry no NUL, so nothing a client
 sends reaches the hub, the engine or a query in a shape the code did not expect. Founding
-options keep the wire format of `GameOptions.to_json` (docs/protocol.md).
+options keep the wire format of the rule set's `encode_options` (docs/protocol.md); `ruleset`
+names the rule set (default standard), which decodes and checks the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from msgspec import UNSET, UnsetType
 from vollmond.service.web.edge import INT_BOUND, BoundedInt, Long, Seconds, Short
 
 MAX_CUSTOM_ROLES = 64
+MAX_DURATIONS = 16
 
 
 class Credentials(msgspec.Struct, forbid_unknown_fields=True):
@@ -41,15 +43,6 @@ class OperatorRequest(msgspec.Struct, forbid_unknown_fields=True):
     player: BoundedInt | None = None
 
 
-class DurationsBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    steal_s: Seconds | UnsetType = UNSET
-    night_s: Seconds | UnsetType = UNSET
-    morning_s: Seconds | UnsetType = UNSET
-    day_s: Seconds | UnsetType = UNSET
-    vote_s: Seconds | UnsetType = UNSET
-    floor_s: Seconds | UnsetType = UNSET
-
-
 class CallsBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     enabled: bool | UnsetType = UNSET
     max_duration_s: Seconds | UnsetType = UNSET
@@ -66,6 +59,7 @@ class FoundingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     size: Any = None
     private: bool = False
     join: bool = True
+    ruleset: Short = "standard"
     world: Short | UnsetType = UNSET
     deck: Short | UnsetType = UNSET
     custom_roles: (
@@ -75,8 +69,13 @@ class FoundingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     lovers: bool | None = None
     unanimous: bool | UnsetType = UNSET
     instant_kill: bool | UnsetType = UNSET
-    # null means "the defaults", like leaving the field out.
-    durations: DurationsBody | UnsetType | None = UNSET
+    captain: bool | UnsetType = UNSET  # classic
+    nazis: BoundedInt | UnsetType | None = UNSET  # mayor
+    # null means "the defaults", like leaving the field out. The names of the durations are
+    # the rule set's own (a standard `night_s`, a classic `night_step_s`); it refuses others.
+    durations: (
+        Annotated[dict[Short, Seconds], msgspec.Meta(max_length=MAX_DURATIONS)] | UnsetType | None
+    ) = UNSET
     calls: CallsBody | UnsetType | None = UNSET
     stalemate_rounds: BoundedInt | UnsetType = UNSET
 
@@ -88,9 +87,9 @@ class FoundingBody(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
         return size
 
     def engine_json(self, players: int) -> dict[str, Any]:
-        """The options in the JSON form `options_from_json` reads."""
+        """The options in the JSON form the rule set's `decode_options` reads."""
         out: dict[str, Any] = msgspec.to_builtins(self)
-        for key in ("size", "private", "join"):
+        for key in ("size", "private", "join", "ruleset"):
             out.pop(key, None)
         for key in ("durations", "calls"):
             if out.get(key) is None:

@@ -49,6 +49,7 @@ class GameRow(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     world: Mapped[str] = mapped_column(String(64))
+    ruleset: Mapped[str] = mapped_column(String(32), server_default="standard")
     options: Mapped[dict[str, Any]] = mapped_column(JSONColumn)
     seed: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[GameStatus] = mapped_column(GAME_STATUS_ENUM, index=True)

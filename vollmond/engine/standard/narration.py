@@ -4,7 +4,9 @@ The engine runs a night as one phase in which every role acts when it likes; a t
 caller, though, expects a narrator ("the seer wakes ..."). The steps come from the deck's
 *public* composition (the game_started event), in a fixed order, never from the living roles:
 a table whose seer died hears exactly the same walk, with the same words and so the same
-duration, as a table whose seer lives — timing reveals nothing.
+duration, as a table whose seer lives — timing reveals nothing. Which roles act at night, and
+in which order they are walked, is rule knowledge, so it lives here and the telephone asks for
+it through the protocol (`RuleSet.night_walk`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from vollmond.engine.standard.queries import spec
-from vollmond.engine.standard.types import Phase, RoleId, Trait
+from vollmond.engine.standard.types import NightStep, Phase, RoleId, Trait
 
 NIGHT_ORDER: Final[tuple[str, ...]] = (
     "doctor",
@@ -30,24 +32,26 @@ NIGHT_ORDER: Final[tuple[str, ...]] = (
 
 
 def acts_at_night(role_key: str) -> bool:
+    """Whether the role acts in a night's main step (a step of its own, like the steal, is
+    announced by the engine and not walked)."""
     role = spec(RoleId(role_key))
     if role.has(Trait.LEARNS_BANISHED):
         return True
-    return any(Phase.NIGHT in ability.phases for ability in role.abilities)
+    return any(
+        Phase.NIGHT in ability.phases and NightStep.MAIN in ability.night_steps
+        for ability in role.abilities
+    )
 
 
 def night_steps(composition: Mapping[str, object]) -> list[str]:
     """The role keys walked in a main night step, from the deck's public composition.
 
     The vagabond's steal has its own step (the engine's steal step in night 1), so it is not
-    walked here. Roles the fixed order does not know yet come last, in key order.
+    walked here (`acts_at_night`). Roles the fixed order does not know yet come last, in key
+    order.
     """
     known = {role.value for role in RoleId}
     present = {key for key, count in composition.items() if count and key in known}
     steps = [key for key in NIGHT_ORDER if key in present]
-    extra = sorted(
-        key
-        for key in present
-        if key not in NIGHT_ORDER and key != "vagabond" and acts_at_night(key)
-    )
+    extra = sorted(key for key in present if key not in NIGHT_ORDER and acts_at_night(key))
     return steps + extra

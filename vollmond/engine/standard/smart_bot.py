@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from vollmond.bots.random_bot import RandomBot, Temperament
 from vollmond.engine.core import Viewer
+from vollmond.engine.standard.bots import RandomBot, Temperament
 from vollmond.engine.standard.commands import (
     AnswerCall,
     Command,

@@ -1,1 +1,0 @@
-"""Bots that fill seats: they see only their own view's legal actions, like any player."""
