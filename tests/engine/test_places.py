@@ -13,7 +13,7 @@ from vollmond.engine.classic.options import ClassicOptions
 from vollmond.engine.classic.properties import wolves_room
 from vollmond.engine.classic.replay import simulate as classic_game
 from vollmond.engine.core import Rejection
-from vollmond.engine.kit.routing import Route, place_by_routes
+from vollmond.engine.kit.routing import Route, RoutingTable, place_by_routes
 from vollmond.engine.ruleset import (
     AnyRuleSet,
     PlacesListeners,
@@ -84,7 +84,12 @@ def test_classic_places_are_read_from_the_routes(seed: int) -> None:
 
 
 def test_routes_alone_place_a_listener() -> None:
-    table = {1: (Route(2, 1.0),), 2: (Route(1, 1.0),), 3: (), 4: (Route(4, 1.0), Route(1, 0.0))}
+    table: RoutingTable = {
+        1: (Route(2, 1.0),),
+        2: (Route(1, 1.0),),
+        3: (),
+        4: (Route(4, 1.0), Route(1, 0.0)),
+    }
     assert place_by_routes(table, 1, night=True) == WhereAmI(RoomKind.NIGHT_ROOM)
     assert place_by_routes(table, 1, night=False) == WhereAmI(RoomKind.MARKET)
     assert place_by_routes(table, 3, night=False) == WhereAmI(RoomKind.SILENT)
