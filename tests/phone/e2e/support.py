@@ -125,6 +125,7 @@ class Phone:
             "baresip",
             "-f",
             str(home),
+            cwd=home,  # the recordings' folder is relative to it (write_config_file)
             stdin=asyncio.subprocess.DEVNULL,
             stdout=log,
             stderr=asyncio.subprocess.STDOUT,
