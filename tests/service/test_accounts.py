@@ -171,3 +171,29 @@ async def test_me_shows_premium_credit_and_karma(
     await karma_change(sessions, account["id"], 7, "stayed to the end")
     me = (await client.get("/api/me")).json()["account"]
     assert (me["premium"], me["credit"], me["karma"]) == (True, 120, 7)
+
+
+@pytest.mark.rule("P3", "P5")
+async def test_a_player_sees_their_karma_history_and_unlock(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    client = api()
+    account = await client.signup("Kara")
+    page = (await client.get("/api/me/karma")).json()
+    assert page == {"karma": 0, "unlock_until": None, "history": []}
+    sessions = service.hub.sessions
+    threshold = service.hub.policy.karma.threshold
+    await karma_change(sessions, account["id"], 8, "game_won", game_id=None)
+    await karma_change(sessions, account["id"], threshold, "game_stayed")
+    page = (await client.get("/api/me/karma")).json()
+    assert page["karma"] == threshold + 8
+    assert [(e["amount"], e["reason"]) for e in page["history"]] == [
+        (threshold, "game_stayed"),
+        (8, "game_won"),
+    ]
+    unlock = datetime.fromisoformat(page["unlock_until"])
+    days = service.hub.karma.rules.unlock_days
+    assert timedelta(days=days - 1) < unlock - datetime.now(UTC) <= timedelta(days=days)
+    me = (await client.get("/api/me")).json()["account"]
+    assert me["karma_unlock_until"] == page["unlock_until"]
+    assert (await api().get("/api/me/karma")).status_code == 401  # nobody else's

@@ -42,6 +42,8 @@ __all__ = [
     "Route",
     "RoutingTable",
     "RuleSet",
+    "ScoresSeats",
+    "SeatResult",
     "Simulated",
     "TypedView",
     "UnknownRuleSetError",
@@ -159,6 +161,30 @@ class PlacesListeners(Protocol):
 
     def place(self, state: Any, listener: Listener) -> WhereAmI:
         """The room `listener` is in, telling them nothing their own view does not."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """What one seat did in a finished game: what karma is earned for (P3)."""
+
+    won: bool
+    survived: bool
+    special_role: bool
+    votes: int
+    """Votes the seat cast on the day's banishments (not the night's)."""
+    left: bool
+    """The seat left the running game (its own `leave` command)."""
+
+
+@runtime_checkable
+class ScoresSeats(Protocol):
+    """A rule set that can say, for its finished game, what each seat did. Karma needs it,
+    the runtime does not; a rule set without it earns its players no karma from games."""
+
+    def seat_results(self, state: Any, commands: Sequence[Any]) -> Mapping[int, SeatResult]:
+        """Each seat's result, from the final state and the game's accepted commands (the
+        log, in order, timers included)."""
         ...
 
 

@@ -161,6 +161,8 @@ PHONE_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
         "players",
         "deck",
         "keys",
+        "amount",
+        "date",
     }
 )
 """What the telephone prompts (``phone.*``, filled by vollmond/phone/session through

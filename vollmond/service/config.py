@@ -13,6 +13,7 @@ import structlog
 
 from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, SipSettings, WebSettings
+from vollmond.settings.karma import KarmaSettings
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
 from vollmond.settings.voice import VoiceSettings
@@ -35,6 +36,7 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "identity": IdentitySettings,
     "moderation": ModerationSettings,
     "voice": VoiceSettings,
+    "karma": KarmaSettings,
 }
 
 
@@ -54,6 +56,7 @@ class Settings:
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     moderation: ModerationSettings = field(default_factory=ModerationSettings)
     voice: VoiceSettings = field(default_factory=VoiceSettings)
+    karma: KarmaSettings = field(default_factory=KarmaSettings)
 
     @staticmethod
     def from_env(config: Path | None = None, **overrides: object) -> Settings:

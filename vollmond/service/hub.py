@@ -25,6 +25,7 @@ from vollmond.engine.ruleset import (
 from vollmond.service.actor import Accepted, Command, GameActor, ReplayDivergedError
 from vollmond.service.founding import founding_problem
 from vollmond.service.identity import PhoneIdentities
+from vollmond.service.karma import KarmaBooks
 from vollmond.service.logwriter import LogWriter
 from vollmond.service.notices import RecordingNotices
 from vollmond.service.policy import (
@@ -35,10 +36,12 @@ from vollmond.service.policy import (
     unlock_private_size,
 )
 from vollmond.service.presence import Presence
+from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Game,
     GameNotFoundError,
     InsufficientCreditError,
+    KarmaEntry,
     Sessions,
     active_grants,
     create_game,
@@ -48,6 +51,7 @@ from vollmond.store import (
     get_account,
     get_game,
     has_premium,
+    karma_history,
     karma_total,
     list_games,
     set_game_status,
@@ -152,6 +156,7 @@ class Hub:
         policy: Policy | None = None,
         *,
         invitation_key: bytes | None = None,
+        karma: KarmaSettings | None = None,
     ) -> None:
         """`invitation_key` (store.hashing.invitation_key of the service secret) keys the
         invitation codes' HMACs; without one (tools, tests) a random key serves, and codes of
@@ -170,6 +175,8 @@ class Hub:
         self.log_writer = LogWriter(sessions)
         # Whether a table is being recorded (O2/O4), for every channel to read and follow.
         self.notices = RecordingNotices()
+        # Karma for finished games and the unlock above the threshold (P3-P5).
+        self.karma = KarmaBooks(sessions, karma or KarmaSettings(), self.policy)
 
     # -- start and stop --------------------------------------------------------------------
     async def boot(self) -> None:
@@ -223,12 +230,22 @@ class Hub:
     async def _watch(self, actor: GameActor) -> None:
         await actor.finished.wait()
         await self.presence.forget(actor.game_id)
+        await self._book_karma(actor)
         await set_game_status(self.sessions, actor.game_id, GameStatus.FINISHED)
         log.info("game_finished", game=actor.game_id)
         # A short linger: sockets still catching up, a spectator arriving for the end and the
         # after-game chat reach the live actor; then its memory goes back (issue 8).
         await asyncio.sleep(self.policy.finished_linger_s)
         await self.release(actor)
+
+    async def _book_karma(self, actor: GameActor) -> None:
+        """Book the game's karma before it is marked finished, so a crash in between is
+        booked when the game is resumed (booking is once per game); a failure is logged and
+        the game still finishes."""
+        try:
+            await self.karma.book_game(actor.game_id, actor.ruleset, actor.state)
+        except Exception:
+            log.exception("karma_booking_failed", game=actor.game_id)
 
     async def release(self, actor: GameActor) -> None:
         """Stop a finished game's actor and forget it; its logs stay in the store."""
@@ -379,12 +396,17 @@ class Hub:
         return Standing(
             premium=await has_premium(self.sessions, account_id, _now()),
             karma=await karma_total(self.sessions, account_id),
+            karma_unlock_until=await self.karma.unlock_if_due(account_id),
             credit=await credit_balance(self.sessions, account_id),
             granted_size=max(
                 (g.value if g.value is not None else self.policy.premium.max_size for g in grants),
                 default=0,
             ),
         )
+
+    async def karma_history(self, account_id: int, limit: int) -> list[KarmaEntry]:
+        """An account's newest karma changes, newest first (for channels without the store)."""
+        return await karma_history(self.sessions, account_id, limit=limit)
 
     # -- lobby -----------------------------------------------------------------------------
     async def table(self, game_id: str) -> TableInfo:

@@ -6,6 +6,7 @@ Founders choose within these bounds. Values come from configuration, never from 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 MIN_PLAYERS = 4
 MAX_PLAYERS = 60
@@ -87,6 +88,12 @@ class Standing:
     credit: int
     # The largest private round a personal grant (`PRIVATE_SEATS_GRANT`) allows; 0 without one.
     granted_size: int = 0
+    # P5: until when karma unlocks larger private rounds (service/karma.py); None: it does not.
+    karma_unlock_until: datetime | None = None
+
+    @property
+    def karma_unlocked(self) -> bool:
+        return self.karma_unlock_until is not None
 
 
 class SizeNotAllowedError(ValueError):
@@ -115,11 +122,7 @@ def unlock_private_size(policy: Policy, size: int, standing: Standing) -> Unlock
         return Unlock("grant")
     if policy.premium.enabled and standing.premium and size <= policy.premium.max_size:
         return Unlock("premium")
-    if (
-        policy.karma.enabled
-        and standing.karma >= policy.karma.threshold
-        and size <= policy.karma.max_size
-    ):
+    if policy.karma.enabled and standing.karma_unlocked and size <= policy.karma.max_size:
         return Unlock("karma")
     if (
         policy.credit.enabled
@@ -133,7 +136,7 @@ def unlock_private_size(policy: Policy, size: int, standing: Standing) -> Unlock
             path.max_size
             for path, ok in (
                 (policy.premium, standing.premium),
-                (policy.karma, standing.karma >= policy.karma.threshold),
+                (policy.karma, standing.karma_unlocked),
                 (policy.credit, standing.credit >= policy.credit.cost),
             )
             if path.enabled and ok

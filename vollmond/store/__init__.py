@@ -70,7 +70,15 @@ from vollmond.store.games import (
     new_game_id,
     set_game_status,
 )
-from vollmond.store.karma import KarmaEntry, karma_change, karma_history, karma_total
+from vollmond.store.karma import (
+    KarmaEntry,
+    game_booked,
+    karma_change,
+    karma_history,
+    karma_since,
+    karma_total,
+    tables_played,
+)
 from vollmond.store.migrate import migrate, open_store
 from vollmond.store.models import GameStatus, Role
 from vollmond.store.phone import (
@@ -146,6 +154,7 @@ __all__ = [
     "credit_history",
     "find_account",
     "find_game_by_invitation",
+    "game_booked",
     "get_account",
     "get_game",
     "get_phone_identity",
@@ -154,6 +163,7 @@ __all__ = [
     "identify_caller",
     "karma_change",
     "karma_history",
+    "karma_since",
     "karma_total",
     "link_identity",
     "list_games",
@@ -174,6 +184,7 @@ __all__ = [
     "set_game_status",
     "set_pin",
     "set_role",
+    "tables_played",
     "verify_number",
     "verify_password",
     "verify_pin",

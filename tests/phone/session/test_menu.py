@@ -9,7 +9,13 @@ from vollmond.i18n import text
 from vollmond.phone.session.codes import invitation_from_phone, phone_code
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
-from vollmond.store import create_account, create_phone_identity, identify_caller, set_account_pin
+from vollmond.store import (
+    create_account,
+    create_phone_identity,
+    identify_caller,
+    karma_change,
+    set_account_pin,
+)
 from vollmond.worlds import get_world
 
 from .support import call_in, heard, press, said, verified_number, wait_until
@@ -250,3 +256,37 @@ async def test_an_english_line_speaks_english(hub: Hub) -> None:
     assert said(session)[0] == text("phone.greeting", "en", english)
     assert heard(session, "Pick a world: 1 Werewolf; 2 Vampire")
     await session.close()
+
+
+@pytest.mark.rule("P3", "P5")
+async def test_hash_3_in_the_announcer_reads_karma_its_reasons_and_the_unlock(hub: Hub) -> None:
+    account = await create_account(hub.sessions, "Karla", "correct horse battery staple")
+    await set_account_pin(hub.sessions, account.id, "5551")
+    await verified_number(hub, account.id, "+49 30 556")
+    await karma_change(hub.sessions, account.id, 10, "game_won")
+    await karma_change(hub.sessions, account.id, hub.policy.karma.threshold, "game_stayed")
+    await karma_change(hub.sessions, account.id, -5, "moderation: warning")
+    session = await call_in(hub, "+4930556")
+    await press(session, "5551#")
+    await press(session, "#3")
+    total = hub.policy.karma.threshold + 5
+    items = "; ".join(
+        [
+            t("phone.menu.karma_item", amount="-5", reason=t("karma.reason.other")),
+            t(
+                "phone.menu.karma_item",
+                amount=f"+{total - 5}",
+                reason=t("karma.reason.game_stayed"),
+            ),
+            t("phone.menu.karma_item", amount="+10", reason=t("karma.reason.game_won")),
+        ]
+    )
+    assert heard(session, t("phone.menu.karma_total", n=total))
+    assert heard(session, t("phone.menu.karma_recent", list=items))
+    assert heard(session, "bis zum")  # the unlock, with its day
+    await session.close()
+    guest = await call_in(hub)
+    await press(guest, "2")
+    await press(guest, "#3")
+    assert heard(guest, t("phone.menu.karma_guest"))
+    await guest.close()

@@ -16,6 +16,7 @@ from vollmond.engine.ruleset import (
     MessageSchema,
     RuleSet,
     SeatedGame,
+    SeatResult,
     Simulated,
     codec_of,
 )
@@ -28,6 +29,7 @@ from vollmond.engine.standard.messages import SCHEMA
 from vollmond.engine.standard.narration import night_steps
 from vollmond.engine.standard.options import MAX_PLAYERS, MIN_PLAYERS, GameOptions, decode_options
 from vollmond.engine.standard.replay import rng_for
+from vollmond.engine.standard.results import seat_results
 from vollmond.engine.standard.routing import Listener, Route, place
 from vollmond.engine.standard.routing import routing as route_table
 from vollmond.engine.standard.rules import StdResult
@@ -143,6 +145,11 @@ class StandardRuleSet:
 
     def night_walk(self, composition: Mapping[str, Json]) -> Sequence[str]:
         return night_steps(composition)
+
+    def seat_results(
+        self, state: GameState, commands: Sequence[Command]
+    ) -> Mapping[int, SeatResult]:
+        return seat_results(state, commands)
 
     def simulate(self, options: GameOptions, seed: int) -> Simulated:
         game = play_game(options, seed)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.ruleset import get_ruleset
+from vollmond.i18n.render import MissingMessageError
 from vollmond.moderation import ALL, Area
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
@@ -39,6 +40,9 @@ from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
+
+KARMA_READ_OUT: Final = 3
+"""How many of the latest karma changes `#3` reads out in the announcer."""
 
 PHONE_RULES = get_ruleset("standard")
 """The rule set a round founded by phone is played by (the phone menu founds standard rounds;
@@ -206,6 +210,9 @@ class Announcer:
             return
         if isinstance(token, Info) and token.digit == "3" and self.state == "lobby":
             await self._lobby_status()
+            return
+        if isinstance(token, Info) and token.digit == "3" and self.state == "menu":
+            await self._karma_status()
             return
         choice = _digits(token)
         if choice is None:
@@ -409,6 +416,34 @@ class Announcer:
             return
         self.s.say(self.s.t("phone.menu.watching", name=self._world_name()))
         await self._enter(actor.game_id, None)
+
+    # karma
+    async def _karma_status(self) -> None:
+        """`#3` in the announcer: the caller's karma, its latest changes with their reasons,
+        and how long karma unlocks larger private rounds (P3, P5)."""
+        s = self.s
+        if s.account_id is None:
+            s.say(s.t("phone.menu.karma_guest"))
+            return
+        standing = await s.hub.standing(s.account_id)
+        lines = [s.t("phone.menu.karma_total", n=standing.karma)]
+        recent = await s.hub.karma_history(s.account_id, KARMA_READ_OUT)
+        if recent:
+            items = [
+                s.t("phone.menu.karma_item", amount=f"{e.amount:+d}", reason=self._reason(e.reason))
+                for e in recent
+            ]
+            lines.append(s.t("phone.menu.karma_recent", list="; ".join(items)))
+        if standing.karma_unlock_until is not None:
+            date = f"{standing.karma_unlock_until:%d.%m.%Y}"
+            lines.append(s.t("phone.menu.karma_unlock", date=date))
+        s.say(*lines)
+
+    def _reason(self, code: str) -> str:
+        try:
+            return self.s.t(f"karma.reason.{code}")
+        except MissingMessageError:  # a booking by hand (moderation, `vollmond admin grant`)
+            return self.s.t("karma.reason.other")
 
     # founding
     async def _ask_size(self) -> None:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from vollmond.store import (
     WeakPasswordError,
     create_account,
     get_account,
+    karma_history,
     open_store,
     verify_password,
 )
@@ -97,6 +99,13 @@ class Channels:
 
 WEB_ONLY = Channels()
 
+KARMA_HISTORY_SHOWN = 50
+"""How many of the newest karma changes a player's page lists."""
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
 
 class Api:
     """The JSON endpoints; state lives in the hub and the store, never here."""
@@ -119,6 +128,7 @@ class Api:
         r = self._guard
         return [
             Route("/api/me", r(self.me, csrf=False)),
+            Route("/api/me/karma", r(self.my_karma, csrf=False)),
             Route("/api/worlds", r(self.worlds, csrf=False)),
             Route("/api/signup", r(self.signup), methods=["POST"]),
             Route("/api/login", r(self.login), methods=["POST"]),
@@ -190,7 +200,30 @@ class Api:
                     "premium": standing.premium,
                     "credit": standing.credit,
                     "karma": standing.karma,
+                    "karma_unlock_until": _iso(standing.karma_unlock_until),
                 }
+            }
+        )
+
+    async def my_karma(self, request: Request) -> Response:
+        """The signed-in player's own karma: total, the running unlock and the newest
+        changes with their reason codes (the page names them from its catalogue)."""
+        account_id = await self._account_id(request)
+        standing = await self.hub.standing(account_id)
+        history = await karma_history(self.hub.sessions, account_id, limit=KARMA_HISTORY_SHOWN)
+        return JSONResponse(
+            {
+                "karma": standing.karma,
+                "unlock_until": _iso(standing.karma_unlock_until),
+                "history": [
+                    {
+                        "amount": entry.amount,
+                        "reason": entry.reason,
+                        "game_id": entry.game_id,
+                        "at": entry.created_at.isoformat(),
+                    }
+                    for entry in history
+                ],
             }
         )
 
@@ -459,7 +492,12 @@ def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlett
         async with open_store(
             settings.database(), schema=settings.database_schema
         ) as store_sessions:
-            hub = Hub(store_sessions, settings.policy, invitation_key=invitation_key(secret))
+            hub = Hub(
+                store_sessions,
+                settings.policy,
+                invitation_key=invitation_key(secret),
+                karma=settings.karma,
+            )
             cookie_sessions.store = store_sessions
             app.state.hub = hub  # for the handlers below, in-process tests and tools
             api, client_api = _mount_apis(app, hub, cookie_sessions, metrics, settings, limits)

@@ -1,0 +1,160 @@
+"""Karma for finished games (P3, P4) and the time-limited unlock above the threshold (P5).
+
+The rule set says what each seat did (`ScoresSeats.seat_results`); `vollmond.community.karma`
+turns that into points under the anti-farming rules; this module gathers the facts from the
+store (seats, the command log, the ledger) and books the lines. A game is booked once: the
+hub books before it marks a game finished, and a game resumed after a crash in between finds
+its lines already there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+
+from vollmond.community.karma import (
+    GAME_REASONS,
+    Award,
+    GameFacts,
+    award,
+    earned_today,
+    same_group,
+)
+from vollmond.engine.ruleset import AnyRuleSet, ScoresSeats
+from vollmond.service.policy import Policy
+from vollmond.settings.karma import KarmaSettings
+from vollmond.store import (
+    Sessions,
+    active_grants,
+    add_grant,
+    game_booked,
+    get_game,
+    karma_change,
+    karma_since,
+    karma_total,
+    read_commands,
+    tables_played,
+)
+from vollmond.store.seats import list_seats
+
+log = structlog.get_logger(__name__)
+
+KARMA_UNLOCK_GRANT = "karma_unlock"
+"""The grant (store.add_grant) a player holds while karma unlocks larger private rounds (P5)."""
+BOT_CHANNEL = "bot"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Booked:
+    """What one finished game booked: each account's award."""
+
+    awards: Mapping[int, Award]
+
+
+class KarmaBooks:
+    """Books finished games and opens unlocks; every time comes from `clock`."""
+
+    def __init__(
+        self,
+        sessions: Sessions,
+        rules: KarmaSettings,
+        policy: Policy,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.sessions = sessions
+        self.rules = rules
+        self.policy = policy
+        self.clock = clock
+
+    async def book_game(self, game_id: str, ruleset: AnyRuleSet, state: Any) -> Booked:
+        """Book every human account's karma for this finished game, once."""
+        if not isinstance(ruleset, ScoresSeats) or not ruleset.is_over(state):
+            return Booked({})
+        if await game_booked(self.sessions, game_id, GAME_REASONS):
+            return Booked({})
+        results = ruleset.seat_results(state, await self._commands(game_id, ruleset))
+        game = await get_game(self.sessions, game_id)
+        seated = [s for s in await list_seats(self.sessions, game_id) if s.house is not None]
+        humans = [s for s in seated if s.channel != BOT_CHANNEL]
+        accounts: dict[int, int] = {
+            s.house: s.account_id
+            for s in humans
+            if s.house is not None and s.account_id is not None
+        }
+        now = self.clock()
+        window = now - timedelta(days=self.rules.repeat_window_days)
+        earlier = await tables_played(self.sessions, accounts.values(), window, besides=game_id)
+        repeats = same_group(
+            frozenset(accounts.values()), earlier, self.rules.repeat_overlap_percent
+        )
+        awards: dict[int, Award] = {}
+        for house, account_id in accounts.items():
+            result = results.get(house)
+            if result is None:
+                continue
+            facts = GameFacts(
+                humans=len(humans),
+                private=game.private,
+                same_group_games=repeats,
+                earned_today=earned_today(
+                    await karma_since(self.sessions, account_id, _midnight(now), GAME_REASONS)
+                ),
+            )
+            awarded = award(result, facts, self.rules)
+            for reason, amount in awarded.lines:
+                await karma_change(
+                    self.sessions, account_id, amount, reason.value, game_id=game_id, now=now
+                )
+            awards[account_id] = awarded
+            await self.unlock_if_due(account_id)
+        log.info("karma_booked", game=game_id, accounts=len(awards), repeats=repeats)
+        return Booked(awards)
+
+    async def _commands(self, game_id: str, ruleset: AnyRuleSet) -> list[Any]:
+        commands = []
+        for entry in await read_commands(self.sessions, game_id):
+            data = entry.command
+            raw = data.get("command") if isinstance(data, dict) else None
+            if raw is not None:
+                commands.append(ruleset.decode_command(raw))
+        return commands
+
+    async def unlock_if_due(self, account_id: int) -> datetime | None:
+        """P5: karma at or above the threshold opens larger private rounds for
+        `unlock_days` days (a grant with that expiry); returns the running unlock's expiry.
+        While one runs, nothing new is granted: it ends on its day, and karma above the
+        threshold then (after a game, or when founding) opens the next."""
+        path = self.policy.karma
+        if not path.enabled:
+            return None
+        now = self.clock()
+        running = await active_grants(self.sessions, account_id, now, KARMA_UNLOCK_GRANT)
+        if running:
+            return max(g.expires_at for g in running if g.expires_at is not None)
+        if await karma_total(self.sessions, account_id) < path.threshold:
+            return None
+        until = now + timedelta(days=self.rules.unlock_days)
+        await add_grant(
+            self.sessions,
+            account_id,
+            KARMA_UNLOCK_GRANT,
+            reason="karma above the threshold",
+            value=path.max_size,
+            expires_at=until,
+            now=now,
+        )
+        log.info("karma_unlock_opened", account=account_id, until=until.isoformat())
+        return until
+
+
+def _midnight(now: datetime) -> datetime:
+    """The start of `now`'s day in UTC: the daily cap's day."""
+    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
