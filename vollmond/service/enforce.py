@@ -45,7 +45,7 @@ from vollmond.moderation import (
     SanctionKind,
     Subject,
 )
-from vollmond.moderation.alarms import Alarm
+from vollmond.moderation.alarms import Alarm, AlarmStatus, list_alarms
 from vollmond.moderation.authority import load_staff
 from vollmond.moderation.errors import SubjectNotFoundError
 from vollmond.moderation.sanctions import _sanction
@@ -253,6 +253,16 @@ class Enforcer:
             except SubjectNotFoundError:
                 return False
         return staff.authority.moderate
+
+    async def may_listen(self, account_id: int | None, game_id: str) -> bool:
+        """Whether `account_id` may listen to `game_id` from the console: staff holding (having
+        taken, not yet resolved) an alarm of that game. They hear what a spectator hears."""
+        if not await self.is_staff(account_id):
+            return False
+        held = await list_alarms(
+            self.moderation.sessions, statuses=(AlarmStatus.TAKEN,), game_id=game_id
+        )
+        return any(alarm.taken_by == account_id for alarm in held)
 
     def duty_notice(self, alarm: Alarm, lang: str) -> str:
         """The short spoken notice a moderator on the phone hears when an alarm arrives."""

@@ -370,6 +370,15 @@ class Connection:
                 return
             self.seat = house
             self.viewer = Viewer.player(house)
+        elif hello.operator:
+            # A moderator listening in from the console (O1): the operator view and the
+            # spectators' mix, only while they hold an alarm of this game.
+            # The session cookie decides, so a page of another site is refused (as `account`).
+            enforcer = self.enforcer if same_origin(self.ws) else None
+            if enforcer is None or not await enforcer.may_listen(account_id, hello.game):
+                self.error("not_listening", "only a moderator holding an alarm of this game")
+                return
+            self.viewer = Viewer.operator()
         elif not hello.spectate:
             self.error("token_or_spectate", "send a seat token, or spectate")
             return
