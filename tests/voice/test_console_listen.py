@@ -122,7 +122,7 @@ async def test_the_console_hears_the_market_by_day_and_no_night_room(service: Se
         for client in clients:
             await listen_on(client)
         # At night the evil speak in their night room: the accomplice hears it, the console not.
-        await wait_until(lambda: level_at(accomplice.recording()[-800:], TONE) > HEARD, 10)
+        await wait_until(lambda: level_at(accomplice.recording()[-800:], TONE) > HEARD, 20)
         night = await listen(console)
         assert service.hub.actors[game].state.phase is Phase.NIGHT  # type: ignore[union-attr]
         assert len(night) >= LISTEN_S * 8000
@@ -130,7 +130,7 @@ async def test_the_console_hears_the_market_by_day_and_no_night_room(service: Se
 
         await to_day(service, game)
         # By day the same voice is on the market place, and the console hears it.
-        await wait_until(lambda: level_at(console.recording()[-800:], TONE) > HEARD, 10)
+        await wait_until(lambda: level_at(console.recording()[-800:], TONE) > HEARD, 20)
         assert level_at(await listen(console), TONE) > HEARD
     finally:
         for client in clients:
@@ -162,7 +162,7 @@ async def test_the_console_page_listens_in_chromium(service: Service, chromium: 
         voice = page.locator("#voice")
         await expect(voice).to_have_attribute("data-state", "connected", timeout=RESUME_MS)
         await expect(voice).to_have_attribute("data-mic", "none")  # listen-only
-        await wait_until(lambda: level_at(accomplice.recording()[-800:], TONE) > HEARD, 10)
+        await wait_until(lambda: level_at(accomplice.recording()[-800:], TONE) > HEARD, 20)
         await asyncio.sleep(LISTEN_S)
         assert await inbound_energy(page) < 1e-4  # nothing of the night room reaches the page
         await to_day(service, game)
