@@ -21,6 +21,8 @@ from vollmond.engine.standard import GameOptions
 from vollmond.moderation import ALL, Area, Moderation, SanctionKind, Subject
 from vollmond.moderation.alarms import list_alarms
 from vollmond.phone.session import PhoneSession
+from vollmond.phone.session.prompts import Priority
+from vollmond.phone.session.prompts.queue import Spoken
 from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
@@ -182,3 +184,43 @@ async def test_a_kicked_caller_hears_why_and_leaves_with_the_role_revealed(
     left = [e for _, e in public if e.code == "player_left"]
     assert left and role in str(left[-1].params["dead"])  # told to everyone, role included
     await session.close()
+
+
+def duty_notices(session: PhoneSession, since: int) -> list[Spoken]:
+    spoken = session.transcript[since:]
+    return [s for s in spoken if s.text and s.text.startswith("Für die Moderation:")]
+
+
+@pytest.mark.rule("O1")
+async def test_a_moderator_on_the_phone_hears_a_new_alarm_a_player_does_not(
+    sessions: Sessions, hub: Hub, enforcer: Enforcer, people: People
+) -> None:
+    staff = await phone_identity(
+        sessions, number="+4930555010", pin=PIN, account_id=people.moderator
+    )
+    plain = await phone_identity(sessions, number="+4930555011", pin=PIN, account_id=people.alice)
+    moderator = await caller(hub, enforcer, staff)  # waits in the announcer menu
+    player = await caller(hub, enforcer, plain)
+    await wait_until(lambda: moderator.on_duty)
+    assert not player.on_duty
+    game_id, reporter, _ = await _in_game(sessions, hub, enforcer, "+4930555012")
+    since = {s: len(s.transcript) for s in (moderator, player)}
+
+    await press(reporter, "*9105#")
+    await wait_until(lambda: bool(duty_notices(moderator, since[moderator])))
+    (notice,) = duty_notices(moderator, since[moderator])
+    assert notice.text is not None and "Grund 1, wegen Haus 5" in notice.text
+    assert notice.priority is Priority.URGENT  # ahead of any backlog, not skipped by a key
+
+    # Taking it is the console's business, not announced; the next new alarm is.
+    (alarm,) = await list_alarms(sessions, game_id=game_id)
+    await enforcer.moderation.take(alarm.id, by=people.moderator)
+    await press(reporter, "*9#")
+    await wait_until(lambda: len(duty_notices(moderator, since[moderator])) == 2)
+    assert duty_notices(moderator, since[moderator])[1].text == (
+        "Für die Moderation: ein neuer Ruf wartet in der Konsole."
+    )
+    assert not duty_notices(player, since[player])
+    for session in (moderator, player, reporter):
+        await session.close()
+    assert enforcer.moderation.feed.subscribers == 0  # the call's end ends the duty

@@ -124,18 +124,29 @@ async def open_voice(
     tone: float | None = None,
     *,
     codec: str | None = None,
+    cookie: str | None = None,
+    operator: bool = False,
 ) -> VoiceClient:
     """Hello (seat token, or spectate when ``token`` is None), then offer voice; returns once
-    the service answered and ICE is connected. ``codec`` ("PCMU") limits the offer to one."""
-    ws = await connect(ws_url, max_size=2**20)
+    the service answered and ICE is connected. ``codec`` ("PCMU") limits the offer to one.
+    ``operator``: the moderators' console listening in (with the staff account's ``cookie``),
+    receive-only as the console's page offers it."""
+    headers = {"Cookie": cookie} if cookie else None
+    ws = await connect(ws_url, max_size=2**20, additional_headers=headers)
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     mic = ToneTrack(tone)
     client = VoiceClient(ws, pc, mic)
     hello: dict[str, Any] = {"type": "hello", "game": game}
-    hello.update({"token": token} if token else {"spectate": True})
+    if operator:
+        hello["operator"] = True
+    else:
+        hello.update({"token": token} if token else {"spectate": True})
     await client.send(hello)
     await client.expect("welcome")
-    transceiver = pc.addTransceiver(mic, direction="sendrecv")
+    if operator:
+        transceiver = pc.addTransceiver("audio", direction="recvonly")
+    else:
+        transceiver = pc.addTransceiver(mic, direction="sendrecv")
     if codec is not None:
         from aiortc.rtcrtpsender import RTCRtpSender  # noqa: PLC0415
 

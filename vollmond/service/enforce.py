@@ -45,6 +45,9 @@ from vollmond.moderation import (
     SanctionKind,
     Subject,
 )
+from vollmond.moderation.alarms import Alarm, AlarmStatus, list_alarms
+from vollmond.moderation.authority import load_staff
+from vollmond.moderation.errors import SubjectNotFoundError
 from vollmond.moderation.sanctions import _sanction
 from vollmond.moderation.subjects import linked_subjects
 from vollmond.service.actor import GameClosedError
@@ -237,6 +240,35 @@ class Enforcer:
             message = _t("alarm_raised", lang)
         log.warning("operator_alarm", game=game_id, seat=house, reason=reason, accused=accused)
         return AlarmResult(True, message)
+
+    # -- moderators on the phone (O1) ----------------------------------------------------------
+    async def is_staff(self, account_id: int | None) -> bool:
+        """Whether `account_id` may moderate now (moderator or admin; read from the database
+        each time, so a demotion takes effect at the next alarm)."""
+        if account_id is None:
+            return False
+        async with self.moderation.sessions() as session:
+            try:
+                staff = await load_staff(session, account_id, self.settings)
+            except SubjectNotFoundError:
+                return False
+        return staff.authority.moderate
+
+    async def may_listen(self, account_id: int | None, game_id: str) -> bool:
+        """Whether `account_id` may listen to `game_id` from the console: staff holding (having
+        taken, not yet resolved) an alarm of that game. They hear what a spectator hears."""
+        if not await self.is_staff(account_id):
+            return False
+        held = await list_alarms(
+            self.moderation.sessions, statuses=(AlarmStatus.TAKEN,), game_id=game_id
+        )
+        return any(alarm.taken_by == account_id for alarm in held)
+
+    def duty_notice(self, alarm: Alarm, lang: str) -> str:
+        """The short spoken notice a moderator on the phone hears when an alarm arrives."""
+        if alarm.reason is not None and alarm.accused_house is not None:
+            return _t("staff_alarm_about", lang, reason=alarm.reason, house=alarm.accused_house)
+        return _t("staff_alarm", lang)
 
     # -- listeners -----------------------------------------------------------------------------
     def watch(self, listener: Listener, game_id: str, house: int | None, person: Person) -> None:

@@ -37,6 +37,9 @@ class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
     spectate: bool = False
     # Take the signed-in account's seat (session cookie) instead of a seat token (issue 12).
     account: bool = False
+    # A moderator holding an alarm of this game listens in from the console (issue 9, O1):
+    # the operator view and the spectators' voice mix; needs the signed-in staff account.
+    operator: bool = False
     lang: Literal["de", "en"] = "de"
     after: Seq = 0
 

@@ -60,6 +60,9 @@ CODECS = ("audio/opus", "audio/PCMU", "audio/PCMA")
 
 #: Told the peer's status for the page: {"room": ..., "other": ..., "speaking": [...]}.
 StatusCallback = Callable[[dict[str, Any]], None]
+#: Asked for every 20 ms of the browser's voice: is its speaker muted by a moderator now (O5)?
+#: Must answer from memory (the service's enforcer keeps a per-person cache).
+MutedCheck = Callable[[], bool]
 
 
 class VoiceError(Exception):
@@ -185,17 +188,23 @@ class BrowserPeer:
     """One browser's voice line: a peer connection bound to one listener of one game."""
 
     def __init__(
-        self, voice: BrowserVoice, line: LineId, on_status: StatusCallback | None = None
+        self,
+        voice: BrowserVoice,
+        line: LineId,
+        on_status: StatusCallback | None = None,
+        muted: MutedCheck | None = None,
     ) -> None:
         self.voice = voice
         self.line = line
         self.on_status = on_status
+        self.muted = muted
         self.pc = RTCPeerConnection(voice.configuration())
         self.track = MixTrack()
         self.pc.addTrack(self.track)
         self.closed = False
         self.frames_in = 0
         self.frames_out = 0
+        self.frames_muted = 0  # frames of a muted speaker, kept out of the rooms
         self._ticks = 0
         self._heard: set[int] = set()
         self._last_status: dict[str, Any] | None = None
@@ -260,7 +269,11 @@ class BrowserPeer:
             self._spawn(self._receive(track))
 
     async def _receive(self, track: MediaStreamTrack) -> None:
-        """The browser's voice into the mixer as this seat's source (spectators feed none)."""
+        """The browser's voice into the mixer as this seat's source (spectators feed none).
+
+        A speaker muted by a moderator (O5) is still decoded, so the line stays in step, but
+        no frame of theirs enters the mixer: nobody hears it, no recording holds it. The
+        check is asked per frame, so the voice returns on the frame the mute ends."""
         down = Downsampler()
         while not self.closed:
             try:
@@ -272,7 +285,9 @@ class BrowserPeer:
             room = self.voice.rooms.room_of(self)
             for samples in down.feed(frame):
                 self.frames_in += 1
-                if room is not None:
+                if self.muted is not None and self.muted():
+                    self.frames_muted += 1
+                elif room is not None:
                     room.mixer.push(self.line.seat, samples)
 
     # -- audio out -------------------------------------------------------------------------
@@ -431,14 +446,19 @@ class BrowserVoice:
         return "\r\n".join(lines)
 
     async def open(
-        self, line: LineId, offer_sdp: str, on_status: StatusCallback | None = None
+        self,
+        line: LineId,
+        offer_sdp: str,
+        on_status: StatusCallback | None = None,
+        muted: MutedCheck | None = None,
     ) -> tuple[BrowserPeer, str]:
-        """A new peer for ``line`` answering ``offer_sdp``."""
+        """A new peer for ``line`` answering ``offer_sdp``; ``muted`` keeps a moderator's mute
+        (its speaker's voice stays out of the rooms while it answers True)."""
         if not self.settings.enabled:
             raise VoiceError("voice_disabled", "browser voice is switched off on this service")
         if len(self.peers) >= self.settings.max_peers:
             raise VoiceError("voice_full", "too many voice connections on this service")
-        peer = BrowserPeer(self, line, on_status)
+        peer = BrowserPeer(self, line, on_status, muted)
         self.peers[peer] = None
         try:
             sdp = await peer.answer(offer_sdp)

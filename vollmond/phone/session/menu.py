@@ -27,6 +27,7 @@ from vollmond.phone.session.codes import (
     phone_code,
     spoken_groups,
 )
+from vollmond.phone.session.duty import go_on_duty
 from vollmond.phone.session.founding import FoundingSteps
 from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
@@ -85,6 +86,7 @@ class Announcer:
         if await self.refused(ALL):
             self.s.hangup_requested.set()
             return
+        await go_on_duty(self.s)  # a moderator hears new alarms for the rest of the call
         self.rejoin = await self._find_running_seat()
         self.s.expert = expert_for(self.s.hub, identity_id)
         if self.rejoin is not None:  # "Tippe 4 für dein Spiel" before anything else

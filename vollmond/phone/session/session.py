@@ -105,6 +105,7 @@ class PhoneSession:
         self.name = ""
         self.expert = False  # *7#: only the essentials (docs/phone-keys.md)
         self.operator_calls: list[OperatorCall] = []
+        self.on_duty = False  # a moderator following the alarm feed (.duty)
         self.hangup_requested = asyncio.Event()
         self.announcer = Announcer(self)
         self.mode: Mode = self.announcer

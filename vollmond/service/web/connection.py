@@ -322,11 +322,23 @@ class Connection:
                 await self.peer.close()  # a new offer replaces the socket's old voice
                 self.peer = None
             line = LineId(self.actor.game_id, listener_of(self.seat), self.seat)
-            self.peer, sdp = await self.voice.open(line, message.sdp, self._voice_status)
+            self.peer, sdp = await self.voice.open(
+                line, message.sdp, self._voice_status, await self._mute_check()
+            )
         except VoiceError as exc:
             self.error(exc.code, web_text(exc.code, self.lang, self.world))
             return
         self._put({"type": "voice_answer", "sdp": sdp})
+
+    async def _mute_check(self) -> Callable[[], bool] | None:
+        """The peer's per-frame mute check (O5), as the telephone's: the enforcer's cache,
+        read once now so that a person muted before they turn on the voice is silent from
+        the first frame (a mute imposed later refreshes the cache before it is told)."""
+        enforcer, person = self.enforcer, self.person
+        if enforcer is None or not person or self.seat is None:
+            return None
+        await enforcer.mute_of(person)
+        return lambda: enforcer.muted_now(person)
 
     def _voice_status(self, status: dict[str, Any]) -> None:
         self._put({"type": "voice_status", **status})
@@ -358,6 +370,15 @@ class Connection:
                 return
             self.seat = house
             self.viewer = Viewer.player(house)
+        elif hello.operator:
+            # A moderator listening in from the console (O1): the operator view and the
+            # spectators' mix, only while they hold an alarm of this game.
+            # The session cookie decides, so a page of another site is refused (as `account`).
+            enforcer = self.enforcer if same_origin(self.ws) else None
+            if enforcer is None or not await enforcer.may_listen(account_id, hello.game):
+                self.error("not_listening", "only a moderator holding an alarm of this game")
+                return
+            self.viewer = Viewer.operator()
         elif not hello.spectate:
             self.error("token_or_spectate", "send a seat token, or spectate")
             return

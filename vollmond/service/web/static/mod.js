@@ -4,6 +4,7 @@
 
 import { api, h, replaceChildren } from "./util.js";
 import { errorText, initialLang, lang, mt, setLang } from "./mod_i18n.js";
+import { createVoice } from "./voice.js";
 
 const main = document.getElementById("mod-main");
 const nav = document.getElementById("mod-nav");
@@ -196,8 +197,57 @@ async function renderGame(gameId) {
           p.account ? h("button", { type: "button", class: "ghost", onclick: () => openSanction({ account: p.account, game_id: g.id }) }, mt("sanction")) : ""];
       }))));
   }
+  const held = data.alarms.some((a) => a.status === "taken" && a.taken_by === state.me.id);
+  if (view && held) parts.push(listenSection(g.id));
   if (data.alarms.length) parts.push(h("h2", {}, mt("tab_queue")), h("ul", { class: "mod-list" }, data.alarms.map(alarmCard)));
   replaceChildren(main, ...parts);
+}
+
+// -- listening in (O1): the market place as a spectator hears it ------------------------------
+// The game's own socket with `hello {operator: true}` (the server checks that this account
+// holds a taken alarm of the game) and the game page's browser voice, listen-only: no
+// microphone is asked for, the server sends the spectators' mix (nothing secret at night).
+let listening = null;
+
+function stopListening() {
+  if (!listening) return;
+  listening.voice.destroy();
+  listening.ws.onclose = null;
+  listening.ws.close();
+  listening = null;
+}
+window.addEventListener("hashchange", stopListening);
+
+function listenSection(gameId) {
+  const box = h("div", { id: "listen-box" });
+  const error = h("p", { id: "listen-error", "aria-live": "assertive" });
+  const button = h("button", { type: "button", class: "primary", id: "listen-start", onclick: () => {
+    stopListening();
+    button.hidden = true;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+    const voice = createVoice({ seatsList: null, nightRoomName: () => "", isPlayer: () => false });
+    listening = { ws, voice };
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", game: gameId, operator: true, lang: lang() }));
+    ws.onmessage = async (msg) => {
+      const data = JSON.parse(msg.data);
+      if (data.type === "welcome") {
+        replaceChildren(box, voice.element);
+        await voice.attach(ws, data);
+        if (voice.element.dataset.state === "off") voice.element.querySelector("#voice-join")?.click();
+      } else if (data.type === "error" && !listening?.welcomed) {
+        showError(error, { code: data.code, message: data.message });
+        stopListening();
+        button.hidden = false;
+      } else {
+        voice.onMessage(data);
+      }
+      if (data.type === "welcome" && listening) listening.welcomed = true;
+    };
+    ws.onclose = () => { if (listening?.ws === ws) { voice.detach(); button.hidden = false; } };
+  } }, mt("listen"));
+  return h("section", { class: "mod-card", id: "listen", "aria-labelledby": "listen-h" },
+    h("h2", { id: "listen-h" }, mt("listen_h")), h("p", { class: "muted" }, mt("listen_hint")), button, box, error);
 }
 
 // -- sanctions -----------------------------------------------------------------------------
