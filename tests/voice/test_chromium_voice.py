@@ -23,6 +23,9 @@ from tests.phone.e2e.conftest import PhoneRig, SeatSession
 from tests.phone.e2e.support import level_at, phones, tone
 from tests.voice.client import listen_on, open_voice
 from tests.voice.test_browser_voice import SILENT, dial_all, hang_up_all, seated_tokens, to_day
+from vollmond.engine.core import Rejection
+from vollmond.engine.standard import CallSettings, GameOptions
+from vollmond.engine.standard.commands import AnswerCall, PlaceCall
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import Phase
 
@@ -177,3 +180,50 @@ async def test_a_reloaded_page_resumes_voice_and_hears_no_secret(
         for wolf in wolves:
             await wolf.close()
         await page.context.close()
+
+
+@pytest.mark.rule("X5", "C2", "C3")
+async def test_the_page_plays_ringing_and_busy_tones_as_the_telephone(
+    rig: PhoneRig, chromium: Browser
+) -> None:
+    """The caller's page plays the Freiton while the callee's page rings (the double ring);
+    a refusal ends both; calling a busy house plays the Besetztton, which ends by itself."""
+    hub = rig.hub
+    options = GameOptions(players=6, calls=CallSettings(by_day=True))
+    founded = await hub.found(options, private=False, host_account_id=None, host_name="p1")
+    game = founded.game.id
+    assert founded.token is not None
+    tokens = [founded.token]
+    for i in range(2, 7):
+        tokens.append((await hub.join(game, account_id=None, name=f"p{i}")).token)
+    await to_day(rig, game)
+    caller = await seated_page(chromium, rig.service.base_url, game, tokens[0])
+    callee = await seated_page(chromium, rig.service.base_url, game, tokens[1])
+    try:
+        for page in (caller, callee):
+            await expect(page.locator("#call-tone")).to_have_attribute("data-tone", "")
+
+        async def submit(command: object) -> None:
+            outcome = await hub.submit(game, command)  # type: ignore[arg-type]
+            assert not isinstance(outcome, Rejection), outcome
+
+        for command in (PlaceCall(3, 4), AnswerCall(4, accept=True)):  # house 4 is busy
+            await submit(command)
+        await submit(PlaceCall(1, 2))
+        await expect(caller.locator("#call-tone")).to_have_attribute("data-tone", "ringing")
+        await expect(callee.locator("#call-tone")).to_have_attribute("data-tone", "incoming_ring")
+        for page in (caller, callee):  # WebAudio is really playing
+            await expect(page.locator("#call-tone")).to_have_attribute("data-audio", "running")
+        await submit(AnswerCall(2, accept=False))
+        for page in (caller, callee):
+            await expect(page.locator("#call-tone")).to_have_attribute("data-tone", "")
+        await submit(PlaceCall(1, 4))
+        await expect(caller.locator("#call-tone")).to_have_attribute("data-tone", "busy")
+        await expect(callee.locator("#call-tone")).to_have_attribute("data-tone", "")
+        # Four cadences (3.84 s), then silence, as on the telephone.
+        await expect(caller.locator("#call-tone")).to_have_attribute(
+            "data-tone", "", timeout=15_000
+        )
+    finally:
+        await caller.context.close()
+        await callee.context.close()
