@@ -204,7 +204,7 @@ async def test_the_page_plays_ringing_and_busy_tones_as_the_telephone(
             await expect(page.locator("#call-tone")).to_have_attribute("data-tone", "")
 
         async def submit(command: object) -> None:
-            outcome = await hub.submit(game, command)  # type: ignore[arg-type]
+            outcome = await hub.submit(game, command)
             assert not isinstance(outcome, Rejection), outcome
 
         for command in (PlaceCall(3, 4), AnswerCall(4, accept=True)):  # house 4 is busy
