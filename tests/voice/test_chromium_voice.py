@@ -255,12 +255,12 @@ async def test_at_night_an_evil_chromium_microphone_reaches_only_the_other_evil(
         )
         await expect(page.locator("#voice-room")).to_have_attribute("data-room", "night_room")
         marks = {name: client.mark() for name, client in listeners.items()}
-        partner = listeners["partner"]
+        wolf = listeners["partner"]
         # Await the tone at the partner (Chromium's start-up and audio processing vary).
-        await wait_until(lambda: level_at(partner.since(marks["partner"]), 1000.0) > 300, 15)
+        await wait_until(lambda: level_at(wolf.since(marks["partner"]), 1000.0) > 300, 15)
         await asyncio.sleep(2.0)  # and the villager listens on a while longer
         heard = {name: client.since(marks[name]) for name, client in listeners.items()}
-        statuses = [f for f in partner.frames if f["type"] == "voice_status"]
+        statuses = [f for f in wolf.frames if f["type"] == "voice_status"]
     finally:
         for client in listeners.values():
             await client.close()
