@@ -10,22 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import wave
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import numpy as np
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.phone.e2e.conftest import PhoneRig, SeatSession
 from tests.phone.e2e.support import level_at, phones, rms, tone, wait_until
 from tests.voice.client import listen_on, open_voice
 from tests.voice.test_browser_voice import SILENT, dial_all, hang_up_all, seated_tokens, to_day
-from vollmond.engine.core import Rejection
-from vollmond.engine.standard import CallSettings, GameOptions
-from vollmond.engine.standard.commands import AnswerCall, PlaceCall
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import Phase
 
@@ -36,37 +28,6 @@ MIC_RATE = 48000
 BROWSER_HEARD = 300.0  # silence stays below SILENT (60)
 RESUME_MS = 20_000
 """A generous bound on a reload (page load, socket, WebRTC set-up) under the whole suite."""
-
-
-def tone_wav(path: Path, freq: float, seconds: float) -> Path:
-    n = np.arange(int(seconds * MIC_RATE))
-    samples = (8000 * np.sin(2 * np.pi * freq * n / MIC_RATE)).astype("<i2")
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(MIC_RATE)
-        out.writeframes(samples.tobytes())
-    return path
-
-
-@pytest.fixture
-async def chromium(tmp_path: Path) -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium", pytrace=False)
-    mic = tone_wav(tmp_path / "mic.wav", 1000.0, 20.0)
-    args = [
-        *CHROMIUM_ARGS,
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={mic}",
-        "--autoplay-policy=no-user-gesture-required",
-    ]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=args)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def seated_page(browser: Browser, base: str, game: str, token: str) -> Page:
@@ -180,53 +141,6 @@ async def test_a_reloaded_page_resumes_voice_and_hears_no_secret(
         for wolf in wolves:
             await wolf.close()
         await page.context.close()
-
-
-@pytest.mark.rule("X5", "C2", "C3")
-async def test_the_page_plays_ringing_and_busy_tones_as_the_telephone(
-    rig: PhoneRig, chromium: Browser
-) -> None:
-    """The caller's page plays the Freiton while the callee's page rings (the double ring);
-    a refusal ends both; calling a busy house plays the Besetztton, which ends by itself."""
-    hub = rig.hub
-    options = GameOptions(players=6, calls=CallSettings(by_day=True))
-    founded = await hub.found(options, private=False, host_account_id=None, host_name="p1")
-    game = founded.game.id
-    assert founded.token is not None
-    tokens = [founded.token]
-    for i in range(2, 7):
-        tokens.append((await hub.join(game, account_id=None, name=f"p{i}")).token)
-    await to_day(rig, game)
-    caller = await seated_page(chromium, rig.service.base_url, game, tokens[0])
-    callee = await seated_page(chromium, rig.service.base_url, game, tokens[1])
-    try:
-        for page in (caller, callee):
-            await expect(page.locator("#call-tone")).to_have_attribute("data-tone", "")
-
-        async def submit(command: object) -> None:
-            outcome = await hub.submit(game, command)
-            assert not isinstance(outcome, Rejection), outcome
-
-        for command in (PlaceCall(3, 4), AnswerCall(4, accept=True)):  # house 4 is busy
-            await submit(command)
-        await submit(PlaceCall(1, 2))
-        await expect(caller.locator("#call-tone")).to_have_attribute("data-tone", "ringing")
-        await expect(callee.locator("#call-tone")).to_have_attribute("data-tone", "incoming_ring")
-        for page in (caller, callee):  # WebAudio is really playing
-            await expect(page.locator("#call-tone")).to_have_attribute("data-audio", "running")
-        await submit(AnswerCall(2, accept=False))
-        for page in (caller, callee):
-            await expect(page.locator("#call-tone")).to_have_attribute("data-tone", "")
-        await submit(PlaceCall(1, 4))
-        await expect(caller.locator("#call-tone")).to_have_attribute("data-tone", "busy")
-        await expect(callee.locator("#call-tone")).to_have_attribute("data-tone", "")
-        # Four cadences (3.84 s), then silence, as on the telephone.
-        await expect(caller.locator("#call-tone")).to_have_attribute(
-            "data-tone", "", timeout=15_000
-        )
-    finally:
-        await caller.context.close()
-        await callee.context.close()
 
 
 @pytest.mark.rule("N1", "X5", "X6")

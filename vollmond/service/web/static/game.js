@@ -421,6 +421,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         // The log since `after` follows; the view that answers this sync comes after it, so
         // until then events are history: shown, but not announced or rung again.
         g.catchingUp = true;
+        root.dataset.live = "false";
         g.ws.send(JSON.stringify({ type: "sync" }));
         resendPending(); // same cid: the server answers, it does not apply them twice
         setConn(t("connected"), "up");
@@ -434,6 +435,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         break;
       case "view":
         g.catchingUp = false;
+        root.dataset.live = "true"; // news from now on is announced and rung (tests wait for it)
         setView(msg.view);
         break;
       case "event":
@@ -1000,7 +1002,6 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const call = me?.call;
     const parts = [h("h2", { id: "call-h" }, t("call"))];
     el.call.classList.toggle("ringing", Boolean(call && call.status === "ringing" && call.incoming));
-    if (call?.status !== "ringing") tones.stop("ringing", "incoming_ring"); // e.g. the phone answered
     if (call) {
       const who = houseLabel(call.with);
       let status;
