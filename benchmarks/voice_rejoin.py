@@ -140,8 +140,12 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-async def rejoin_times(page: Any, poll_s: float, limit_s: float) -> tuple[float, float]:
-    """Reload the page; seconds until its voice is connected, and until the market is heard."""
+async def rejoin_times(
+    page: Any, poll_s: float, limit_s: float
+) -> tuple[float, float, dict[str, float]]:
+    """Reload the page; seconds until its voice is connected, and until the market is heard;
+    and the page's own marks (seconds since the new document began: welcome, offer, answer,
+    connected), to tell the page's loading from the voice's set-up."""
     began = time.perf_counter()
     await page.reload(wait_until="commit")
     connected = heard = math.nan
@@ -155,7 +159,8 @@ async def rejoin_times(page: Any, poll_s: float, limit_s: float) -> tuple[float,
                 heard = now
                 break
         await asyncio.sleep(poll_s)
-    return connected, heard
+    marks: dict[str, float] = await page.evaluate("() => window.vollmondVoiceTimes || {}")
+    return connected, heard, {k: v / 1000 for k, v in marks.items()}
 
 
 async def drive(args: argparse.Namespace) -> dict[str, Any]:
@@ -164,6 +169,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     if not CHROMIUM.exists():
         raise SystemExit(f"{CHROMIUM} is missing: apt-get install chromium")
     port = free_tcp_port()
+    marks: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="voice_rejoin_") as tmp:
         log = Path(tmp) / "server.log"
         server = await asyncio.create_subprocess_exec(
@@ -177,7 +183,9 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
         )
         try:
             seat = await seat_of(server, Path(tmp), log)
-            connected, heard = await reloads(args, f"http://{HOST}:{port}", seat, async_playwright)
+            connected, heard = await reloads(
+                args, f"http://{HOST}:{port}", seat, async_playwright, marks
+            )
         finally:
             if server.returncode is None:
                 server.send_signal(signal.SIGTERM)
@@ -195,6 +203,12 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
         "connected_s": summary(ok_c),
         "heard_s": summary(ok_h),
         "missed": len(heard) - len(ok_h),
+        # In the page, seconds since the new document began: when the socket's welcome came,
+        # and from the welcome to the voice connected (offer, answer, ICE and DTLS).
+        "page_welcome_s": summary([m["welcome"] for m in marks if "welcome" in m]),
+        "welcome_to_connected_s": summary(
+            [m["connected"] - m["welcome"] for m in marks if {"welcome", "connected"} <= m.keys()]
+        ),
         "within_target": sum(1 for t in ok_h if t <= TARGET_S),
         "raw_connected_s": [round(t, 3) for t in connected],
         "raw_heard_s": [round(t, 3) for t in heard],
@@ -213,7 +227,11 @@ def summary(values: list[float]) -> dict[str, float | None]:
 
 
 async def reloads(
-    args: argparse.Namespace, base: str, seat: dict[str, str], playwright: Any
+    args: argparse.Namespace,
+    base: str,
+    seat: dict[str, str],
+    playwright: Any,
+    marks: list[dict[str, float]],
 ) -> tuple[list[float], list[float]]:
     async with playwright() as pw:
         browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -229,10 +247,14 @@ async def reloads(
             connected: list[float] = []
             heard: list[float] = []
             for _ in range(args.reloads):
-                c, h = await rejoin_times(page, args.poll_ms / 1000, args.limit)
+                c, h, m = await rejoin_times(page, args.poll_ms / 1000, args.limit)
                 connected.append(c)
                 heard.append(h)
-                print(f"reload: connected {c:.3f} s, market heard {h:.3f} s", file=sys.stderr)
+                marks.append(m)
+                steps = ", ".join(f"{k} {v:.3f}" for k, v in m.items())
+                print(
+                    f"reload: connected {c:.3f} s, heard {h:.3f} s (page: {steps})", file=sys.stderr
+                )
             return connected, heard
         finally:
             await browser.close()
@@ -247,6 +269,8 @@ def report(result: dict[str, Any]) -> str:
     for key, label in (
         ("connected_s", "reload → voice connected"),
         ("heard_s", "reload → market heard"),
+        ("page_welcome_s", "  page start → welcome"),
+        ("welcome_to_connected_s", "  welcome → connected"),
     ):
         s = result[key]
         cells = "".join(
