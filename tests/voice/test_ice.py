@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import connect
 
 from tests.service.support import running_service
 from tests.voice.client import open_voice
 from tests.voice.test_signalling import game_with_tokens
 from vollmond.service.config import Settings, read_config
+from vollmond.settings.toml import ConfigError
 from vollmond.settings.voice import VoiceSettings
 
 SECRET = "a-shared-secret-for-coturn"
@@ -99,3 +101,22 @@ def _toml(tmp_path: Path, stun: dict[str, Any]) -> Path:
         f"urls = {json.dumps(stun['urls'])}\n"
     )
     return path
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        'turn_urls = ["turn:t.example.org"]',  # without its secret
+        'turn_secret = "s"',  # without a server
+        'turn_urls = ["stun:t.example.org"]\nturn_secret = "s"',  # not a TURN URL
+        "port_min = 40000",  # half a range
+        "port_min = 500\nport_max = 600",  # below 1024
+        "port_min = 41000\nport_max = 40000",  # upside down
+        'turn_urls = ["turn:t.example.org"]\nturn_secret = "s"\nturn_ttl_s = 0',
+    ],
+)
+def test_the_operator_file_refuses_a_broken_ice_setting(tmp_path: Path, table: str) -> None:
+    path = tmp_path / "vollmond.toml"
+    path.write_text(f"[voice]\n{table}\n")
+    with pytest.raises(ConfigError):
+        read_config(path)
