@@ -6,11 +6,15 @@ peers are aiortc clients (tests/voice/client.py) signalled over the real WebSock
 
 from __future__ import annotations
 
+import wave
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+from playwright.async_api import Browser, async_playwright
 
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.needs import need
 from tests.phone.e2e.conftest import PhoneRig, Switchboard
 from tests.service.support import running_service
@@ -40,3 +44,37 @@ async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
             yield PhoneRig(service, phone, board, tmp_path)
         finally:
             await phone.close()
+
+
+MIC_RATE = 48000
+
+
+def tone_wav(path: Path, freq: float, seconds: float) -> Path:
+    n = np.arange(int(seconds * MIC_RATE))
+    samples = (8000 * np.sin(2 * np.pi * freq * n / MIC_RATE)).astype("<i2")
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(MIC_RATE)
+        out.writeframes(samples.tobytes())
+    return path
+
+
+@pytest.fixture
+async def chromium(tmp_path: Path) -> AsyncIterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium", pytrace=False)
+    mic = tone_wav(tmp_path / "mic.wav", 1000.0, 20.0)
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={mic}",
+        "--autoplay-policy=no-user-gesture-required",
+    ]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        try:
+            yield browser
+        finally:
+            await browser.close()

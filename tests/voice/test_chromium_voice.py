@@ -10,17 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import wave
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import numpy as np
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.phone.e2e.conftest import PhoneRig, SeatSession
-from tests.phone.e2e.support import level_at, phones, tone
+from tests.phone.e2e.support import level_at, phones, rms, tone, wait_until
 from tests.voice.client import listen_on, open_voice
 from tests.voice.test_browser_voice import SILENT, dial_all, hang_up_all, seated_tokens, to_day
 from vollmond.engine.standard.queries import night_room
@@ -33,37 +28,6 @@ MIC_RATE = 48000
 BROWSER_HEARD = 300.0  # silence stays below SILENT (60)
 RESUME_MS = 20_000
 """A generous bound on a reload (page load, socket, WebRTC set-up) under the whole suite."""
-
-
-def tone_wav(path: Path, freq: float, seconds: float) -> Path:
-    n = np.arange(int(seconds * MIC_RATE))
-    samples = (8000 * np.sin(2 * np.pi * freq * n / MIC_RATE)).astype("<i2")
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(MIC_RATE)
-        out.writeframes(samples.tobytes())
-    return path
-
-
-@pytest.fixture
-async def chromium(tmp_path: Path) -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium", pytrace=False)
-    mic = tone_wav(tmp_path / "mic.wav", 1000.0, 20.0)
-    args = [
-        *CHROMIUM_ARGS,
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={mic}",
-        "--autoplay-policy=no-user-gesture-required",
-    ]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=args)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def seated_page(browser: Browser, base: str, game: str, token: str) -> Page:
@@ -177,3 +141,47 @@ async def test_a_reloaded_page_resumes_voice_and_hears_no_secret(
         for wolf in wolves:
             await wolf.close()
         await page.context.close()
+
+
+@pytest.mark.rule("N1", "X5", "X6")
+async def test_at_night_an_evil_chromium_microphone_reaches_only_the_other_evil(
+    rig: PhoneRig, chromium: Browser
+) -> None:
+    """A werewolf speaks from a real browser's microphone at night: the other werewolf hears
+    the tone, a villager listening at the same time hears nothing of it."""
+    game, tokens = await seated_tokens(rig, 8)
+    state = rig.hub.actors[game].state
+    assert state is not None and state.phase is Phase.NIGHT
+    speaker, partner = sorted(night_room(state))
+    villager = next(seat for seat in range(1, 9) if seat not in (speaker, partner))
+    page = await seated_page(chromium, rig.service.base_url, game, tokens[speaker - 1])
+    listeners = {
+        "partner": await open_voice(rig.service.ws_url, game, tokens[partner - 1], None),
+        "villager": await open_voice(rig.service.ws_url, game, tokens[villager - 1], None),
+    }
+    try:
+        for client in listeners.values():
+            await listen_on(client)
+        await page.select_option("#voice-mode", "open")
+        await page.click("#voice-join")
+        await expect(page.locator("#voice")).to_have_attribute(
+            "data-state", "connected", timeout=10_000
+        )
+        await expect(page.locator("#voice-room")).to_have_attribute("data-room", "night_room")
+        marks = {name: client.mark() for name, client in listeners.items()}
+        wolf = listeners["partner"]
+        # Await the tone at the partner (Chromium's start-up and audio processing vary).
+        await wait_until(lambda: level_at(wolf.since(marks["partner"]), 1000.0) > 300, 15)
+        await asyncio.sleep(2.0)  # and the villager listens on a while longer
+        heard = {name: client.since(marks[name]) for name, client in listeners.items()}
+        statuses = [f for f in wolf.frames if f["type"] == "voice_status"]
+    finally:
+        for client in listeners.values():
+            await client.close()
+        await page.context.close()
+    assert rig.hub.actors[game].state.phase is Phase.NIGHT  # type: ignore[union-attr]
+    assert level_at(heard["partner"], 1000.0) > BROWSER_HEARD
+    assert any(speaker in f["speaking"] for f in statuses)  # and saw the wolf's house light up
+    assert len(heard["villager"]) >= 0.6 * 2.0 * 8000  # the villager was listening
+    assert level_at(heard["villager"], 1000.0) < SILENT
+    assert rms(heard["villager"]) < SILENT

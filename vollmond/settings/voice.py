@@ -49,6 +49,17 @@ class VoiceSettings:
     max_peers: int = 200
     # Seconds a peer may take to connect before it is closed.
     connect_timeout_s: float = 15.0
+    # The UDP ports the service's own ICE candidates bind to (both 0: any port the kernel
+    # picks). aiortc has no such option; `vollmond.voice.ports` binds within the range.
+    port_min: int = 0
+    port_max: int = 0
+    # TURN with time-limited credentials (coturn's `use-auth-secret`, the "TURN REST API"):
+    # every page gets its own user `expiry:name` whose password is derived from this shared
+    # secret, so no lasting TURN password is handed out. Both empty: not used.
+    turn_urls: tuple[str, ...] = ()
+    turn_secret: str = ""
+    # How long such a credential is valid, in seconds (a reload gets a fresh one).
+    turn_ttl_s: int = 12 * 3600
 
     def __post_init__(self) -> None:
         if self.public_address:
@@ -57,9 +68,24 @@ class VoiceSettings:
             raise ValueError("max_peers must be at least 1")
         if not self.connect_timeout_s > 0:
             raise ValueError("connect_timeout_s must be positive")
-        if self.relay_only and not any(
-            url.startswith(("turn:", "turns:"))
-            for server in self.ice_servers
-            for url in server.urls
+        if (self.port_min, self.port_max) != (0, 0) and not (
+            1024 <= self.port_min <= self.port_max <= 65535
         ):
-            raise ValueError("relay_only needs a TURN server in ice_servers")
+            raise ValueError("port_min..port_max must be a range within 1024..65535")
+        if bool(self.turn_urls) != bool(self.turn_secret):
+            raise ValueError("turn_urls and turn_secret go together")
+        for url in self.turn_urls:
+            if not url.startswith(("turn:", "turns:")):
+                raise ValueError(f"TURN URL {url!r} must start with turn: or turns:")
+        if not self.turn_ttl_s > 0:
+            raise ValueError("turn_ttl_s must be positive")
+        if (
+            self.relay_only
+            and not self.turn_urls
+            and not any(
+                url.startswith(("turn:", "turns:"))
+                for server in self.ice_servers
+                for url in server.urls
+            )
+        ):
+            raise ValueError("relay_only needs a TURN server (turn_urls or ice_servers)")

@@ -41,7 +41,9 @@ from aiortc.sdp import candidate_from_sdp
 from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.settings.voice import VoiceSettings
 from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
+from vollmond.voice.ports import limit_ports
 from vollmond.voice.rooms import VoiceRooms
+from vollmond.voice.turn import turn_credential
 
 log = structlog.get_logger(__name__)
 
@@ -219,6 +221,9 @@ class BrowserPeer:
             await self.pc.setRemoteDescription(RTCSessionDescription(offer_sdp, "offer"))
         except (ValueError, AssertionError, IndexError, KeyError) as exc:
             raise VoiceError("bad_offer", f"the offer cannot be used: {exc}") from exc
+        settings = self.voice.settings
+        if settings.port_max:
+            limit_ports(self.pc, settings.port_min, settings.port_max)
         for transceiver in self.pc.getTransceivers():
             if transceiver.kind != "audio":
                 continue
@@ -403,28 +408,46 @@ class BrowserVoice:
         self.ticks = 0
         self.tick_seconds = 0.0  # time spent in ticks (for the benchmark)
 
+    def ice_servers(self, name: str) -> list[dict[str, Any]]:
+        """The operator's STUN/TURN servers, and the TURN servers of ``turn_urls`` with a
+        fresh time-limited credential for ``name`` (coturn's ``use-auth-secret``)."""
+        settings = self.settings
+        servers: list[dict[str, Any]] = [
+            {
+                "urls": list(s.urls),
+                **({"username": s.username} if s.username else {}),
+                **({"credential": s.credential} if s.credential else {}),
+            }
+            for s in settings.ice_servers
+        ]
+        if settings.turn_urls:
+            cred = turn_credential(settings.turn_secret, name, time.time(), settings.turn_ttl_s)
+            servers.append(
+                {
+                    "urls": list(settings.turn_urls),
+                    "username": cred.username,
+                    "credential": cred.password,
+                }
+            )
+        return servers
+
     def configuration(self) -> RTCConfiguration:
         """No ICE servers unless the operator names some (aiortc would ask Google's)."""
         servers = [
-            RTCIceServer(list(s.urls), s.username, s.credential) for s in self.settings.ice_servers
+            RTCIceServer(s["urls"], s.get("username"), s.get("credential"))
+            for s in self.ice_servers("vollmond-service")
         ]
         policy = RTCIceTransportPolicy.RELAY if self.settings.relay_only else None
         if policy is None:
             return RTCConfiguration(iceServers=servers)
         return RTCConfiguration(iceServers=servers, iceTransportPolicy=policy)
 
-    def client_config(self) -> dict[str, Any]:
-        """What the page needs to open its peer connection (sent in `voice_config`)."""
+    def client_config(self, name: str = "vollmond") -> dict[str, Any]:
+        """What the page needs to open its peer connection (sent in `welcome.voice`);
+        ``name`` is the TURN user the time-limited credential is made for (game and seat)."""
         return {
             "enabled": self.settings.enabled,
-            "ice_servers": [
-                {
-                    "urls": list(s.urls),
-                    **({"username": s.username} if s.username else {}),
-                    **({"credential": s.credential} if s.credential else {}),
-                }
-                for s in self.settings.ice_servers
-            ],
+            "ice_servers": self.ice_servers(name),
             "relay_only": self.settings.relay_only,
         }
 

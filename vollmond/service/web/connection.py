@@ -400,7 +400,11 @@ class Connection:
                 "game": hello.game,
                 "seat": self.seat,
                 "view": actor.view_for(self.viewer),
-                "voice": self.voice.client_config() if self.voice is not None else None,
+                "voice": (
+                    self.voice.client_config(f"{hello.game}.{self.seat or 'watch'}")
+                    if self.voice is not None
+                    else None
+                ),
             }
         )
         await self._catch_up(actor)

@@ -6,13 +6,15 @@ import { t, lang } from "./i18n.js";
 import { errorText } from "./errors.js";
 import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
 import { createVoice } from "./voice.js";
+import { createTones, RING_ENDS } from "./tones.js";
 
 const ABILITY_ORDER = [
   "steal", "evil_vote", "check", "protect", "trap", "heal", "poison", "visit", "seance",
   "shoot", "transfer_vote", "instant_kill",
 ];
 const MEMORY_LABELS = { heal: "memory_heal", poison: "memory_poison", bullets: "memory_bullets" };
-const RING_CODES = new Set(["call_incoming"]);
+// The call-progress tone each event starts, as on the telephone (tones.js).
+const TONE_OF = { call_incoming: "incoming_ring", call_outgoing: "ringing", call_busy: "busy" };
 // i18n keys naming a move in the outbox (abilities use "act_<kind>").
 const MOVE_LABELS = {
   Nominate: "act_nominate", Vote: "act_vote", PlaceCall: "act_call", AnswerCall: "move_answer",
@@ -61,6 +63,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   let reconnectTimer = null;
   let heartbeatTimer = null;
   let voice = null; // browser voice (voice.js)
+  const tones = createTones(); // ringing and busy tones (tones.js)
 
   const root = h("div", { class: "game", id: "game", dataset: { game: gameId } });
   main.replaceChildren(root);
@@ -418,6 +421,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         // The log since `after` follows; the view that answers this sync comes after it, so
         // until then events are history: shown, but not announced or rung again.
         g.catchingUp = true;
+        root.dataset.live = "false";
         g.ws.send(JSON.stringify({ type: "sync" }));
         resendPending(); // same cid: the server answers, it does not apply them twice
         setConn(t("connected"), "up");
@@ -431,6 +435,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         break;
       case "view":
         g.catchingUp = false;
+        root.dataset.live = "true"; // news from now on is announced and rung (tests wait for it)
         setView(msg.view);
         break;
       case "event":
@@ -480,7 +485,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     }
     if (live && ALERT_CODES.has(ev.code)) announce(ev.text);
     if (live) momentFor(ev);
-    if (live && RING_CODES.has(ev.code)) ring();
+    if (live && RING_ENDS.has(ev.code)) tones.stop("ringing", "incoming_ring");
+    if (live && TONE_OF[ev.code]) tones.play(TONE_OF[ev.code]);
   }
 
   function setView(view) {
@@ -578,7 +584,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           h("h2", { id: "seats-h" }, t("seats")),
           h("div", { class: "circle-wrap" }, el.seats),
         ),
-        h("div", { class: "side", id: "tab-act", dataset: { tab: "act" } }, voice.element, el.over, el.role, el.actions, el.nightRoom, el.call),
+        h("div", { class: "side", id: "tab-act", dataset: { tab: "act" } }, voice.element, tones.element, el.over, el.role, el.actions, el.nightRoom, el.call),
         h(
           "section",
           { class: "card talk", "aria-labelledby": "chat-h", id: "tab-talk", dataset: { tab: "talk" } },
@@ -1117,21 +1123,6 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.conn.dataset.state = state;
   }
 
-  function ring() {
-    try {
-      const audio = new AudioContext();
-      const osc = audio.createOscillator();
-      const gain = audio.createGain();
-      osc.frequency.value = 440;
-      gain.gain.value = 0.05;
-      osc.connect(gain).connect(audio.destination);
-      osc.start();
-      osc.stop(audio.currentTime + 0.4);
-    } catch {
-      /* no audio */
-    }
-  }
-
   function renderTools() {
     const groups = groupLegal();
     const me = g.view.me;
@@ -1316,6 +1307,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   return () => {
     g.closed = true;
     voice?.destroy();
+    tones.destroy();
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
     window.clearTimeout(reconnectTimer);

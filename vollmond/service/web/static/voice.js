@@ -177,6 +177,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
       audio.play().catch(() => { stateText.textContent = t("voice_click_to_hear"); });
     };
     pc.onconnectionstatechange = () => {
+      if (pc.connectionState === "connected") times.connected = performance.now();
       render();
       if (pc === v.pc && pc.connectionState === "failed") window.setTimeout(() => v.pc === pc && offer(), 1000);
     };
@@ -198,6 +199,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     if (pc !== v.pc || ws.readyState !== WebSocket.OPEN) return;
     const sdp = pc.localDescription.sdp;
     ws.send(JSON.stringify({ type: "voice_offer", sdp }));
+    times.offer = performance.now();
     sent = true;
     for (const c of late) if (!sdp.includes(c.candidate)) ws.send(JSON.stringify(c));
     render();
@@ -213,8 +215,12 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     }
   }
 
-  // For tests and support: the current peer (its stats show what arrived).
+  // For tests and support: the current peer (its stats show what arrived), and when (ms since
+  // this document began, performance.now()) the voice was last attached to a welcome, offered,
+  // answered and connected (benchmarks/voice_rejoin.py reads them).
   window.vollmondVoicePeer = () => v.pc;
+  const times = {};
+  window.vollmondVoiceTimes = times;
 
   const saved = JSON.parse(sessionStorage.getItem(REMEMBER) || "null");
   if (saved?.mode) setMode(saved.mode);
@@ -226,6 +232,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     async attach(ws, welcome) {
       v.ws = ws;
       v.config = welcome.voice;
+      times.welcome = performance.now();
       element.hidden = !v.config?.enabled;
       if (!v.config?.enabled) return;
       if (v.on) await offer();
@@ -244,6 +251,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     },
     onMessage(msg) {
       if (msg.type === "voice_answer" && v.pc) {
+        times.answer = performance.now();
         v.pc.setRemoteDescription({ type: "answer", sdp: msg.sdp }).catch(() => stop(false));
         return true;
       }
