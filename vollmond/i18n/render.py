@@ -866,6 +866,8 @@ def _ruleset_placeholders(section: str, rest: str) -> frozenset[str] | None:
     except UnknownRuleSetError:
         return None
     kind, _, tail = rest.partition(".")
+    if kind == "phone":  # the rule set's telephone texts (its keypad's offers)
+        return PHONE_PLACEHOLDERS | {"numbers"}
     specs = {"event": schema.events, "reject": schema.rejections}.get(kind)
     spec = specs.get(tail.partition(".")[0]) if specs is not None else None
     if spec is None:
