@@ -74,7 +74,7 @@ async def private_round(live: LiveRig, lines: dict[str, Phone], names: list[str]
     await asyncio.sleep(1.0)
     await lines[founder].keys("2")
     await settle(live, founder)
-    await lines[founder].keys(f"00#1#{len(names)}#1")
+    await lines[founder].keys(f"00#1#1#{len(names)}#1")
     await wait_until(lambda: live.session(founder).game_id is not None, 20)
     await settle(live, founder)
     game_id = live.session(founder).game_id

@@ -1,0 +1,285 @@
+"""The classic (seed 003) and mayor (seed 000) rules by telephone: every action by keys.
+
+Callers join a round founded as the web would found it and play only with keys; the test
+plays the clock (PhaseTimeout through the hub, as the actor's timer would) and reads the deal
+to know who presses what. The deal is chosen by the game's seed: the test looks for a seed
+whose deal puts every card it needs on the table and founds the round with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from vollmond.engine.classic.options import ClassicOptions
+from vollmond.engine.classic.types import DeckId, Kind, Role
+from vollmond.engine.kit.commands import PhaseTimeout
+from vollmond.engine.mayor.options import Durations as MayorDurations
+from vollmond.engine.mayor.options import MayorOptions
+from vollmond.engine.ruleset import get_ruleset
+from vollmond.i18n import text
+from vollmond.i18n.render import render_ruleset_event
+from vollmond.phone.session import PhoneSession
+from vollmond.phone.session.codes import phone_code
+from vollmond.service import hub as hub_module
+from vollmond.service.hub import Hub
+from vollmond.worlds import get_world
+
+from .support import call_in, heard, press, said, wait_until
+
+DW = get_world("duesterwald")
+TW = get_world("thueringer_wald")
+
+
+def seed_for(ruleset: str, options: Any, fits: Callable[[Any], bool]) -> int:
+    """The first seed whose deal fits (the deal is the rule set's, from the seed alone)."""
+    rules = get_ruleset(ruleset)
+    for seed in range(500):
+        if fits(rules.new_game(options, rules.rng_for(seed, 0)).state):
+            return seed
+    raise AssertionError("no seed deals what the test needs")
+
+
+async def seat_callers(
+    hub: Hub, monkeypatch: pytest.MonkeyPatch, ruleset: str, options: Any, seed: int
+) -> tuple[str, list[PhoneSession]]:
+    """Found a private round with `seed` (as the web would) and seat one caller per place by
+    its number code; the round starts when the last one sits."""
+    monkeypatch.setattr(hub_module.secrets, "randbelow", lambda _n: seed)
+    founded = await hub.found(
+        options, ruleset=ruleset, private=True, host_account_id=None, channel="web"
+    )
+    monkeypatch.undo()
+    assert founded.invitation_code is not None
+    digits = phone_code(founded.invitation_code)
+    sessions = []
+    for i in range(options.players):
+        session = await call_in(hub, f"+4930200{i}")
+        await press(session, "2")  # guest
+        await press(session, "2")  # join by code
+        await press(session, digits + "#")
+        sessions.append(session)
+    for session in sessions:
+        await wait_until(lambda s=session: s.seat is not None)  # type: ignore[misc]
+    return founded.game.id, sessions
+
+
+def state_of(hub: Hub, game_id: str) -> Any:
+    state = hub.actors[game_id].state
+    assert state is not None
+    return state
+
+
+async def timeout(hub: Hub, game_id: str) -> None:
+    await hub.submit(game_id, PhaseTimeout(state_of(hub, game_id).phase_seq))
+
+
+async def until(hub: Hub, game_id: str, stage: str) -> None:
+    """Let the clock run out until `stage` runs (the stage's name, as the rule set has it)."""
+    for _ in range(40):
+        if str(state_of(hub, game_id).stage) == stage:
+            return
+        await timeout(hub, game_id)
+    raise AssertionError(f"stage {stage} never came")
+
+
+def seat_of(session: PhoneSession) -> int:
+    assert session.seat is not None
+    return session.seat
+
+
+async def settled(sessions: list[PhoneSession]) -> None:
+    for session in sessions:
+        await session.idle()
+
+
+def ev(ruleset: str, code: str, world: Any = DW, **params: Any) -> str:
+    from vollmond.engine.core import Audience, Event  # noqa: PLC0415
+
+    return render_ruleset_event(ruleset, Event(code, Audience.everyone(), params), "de", world)
+
+
+# --- classic ---------------------------------------------------------------------------------
+
+CLASSIC_CARDS = (
+    Role.THIEF,
+    Role.AMOR,
+    Role.WEREWOLF,
+    Role.SEEING_WOLF,
+    Role.SEER,
+    Role.HERB_WITCH,
+    Role.SANDMAN,
+)
+
+
+def classic(*cards: Role, **extra: Any) -> ClassicOptions:
+    return ClassicOptions(
+        players=len(cards),
+        deck=DeckId.CUSTOM,
+        custom_roles=tuple((r, cards.count(r)) for r in dict.fromkeys(cards)),
+        **extra,
+    )
+
+
+def c(key: str, **params: Any) -> str:
+    return text(key, "de", DW, **params)  # type: ignore[arg-type]
+
+
+@pytest.mark.rule("A3", "A4", "A5", "A6", "A7", "A8", "A9", "A11", "A15")
+async def test_classic_every_night_and_day_action_by_keys(  # noqa: PLR0915
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One classic round read top to bottom: the thief's card, Amor's two lovers, the
+    captain's election, the quiet first night at a small table, the seeing werewolf, the
+    seer (a refusal with the rules' reason first), the sandman, the day's vote with a hand
+    kept down, the captain's tie-break, the wolves' vote and the herb witch's heal."""
+    options = classic(*CLASSIC_CARDS)
+    seed = seed_for(
+        "classic",
+        options,
+        lambda s: {p.role for p in s.players} == set(CLASSIC_CARDS),
+    )
+    game_id, sessions = await seat_callers(hub, monkeypatch, "classic", options, seed)
+    state = state_of(hub, game_id)
+    by_role = {p.role: sessions[[seat_of(x) for x in sessions].index(p.seat)] for p in state.players}
+    thief, amor, wolf = by_role[Role.THIEF], by_role[Role.AMOR], by_role[Role.WEREWOLF]
+    seeing, seer = by_role[Role.SEEING_WOLF], by_role[Role.SEER]
+    witch, sandman = by_role[Role.HERB_WITCH], by_role[Role.SANDMAN]
+    await settled(sessions)
+
+    # The thief: the two cards by number, the keys at once (urgent), then "1#".
+    assert str(state.stage) == "thief"
+    assert heard(thief, c("classic.phone.can.take_card", numbers="1 und 2", targets=""))
+    assert not heard(amor, c("classic.phone.can.take_card", numbers="1 und 2", targets=""))
+    await press(thief, "1#")
+    assert heard(thief, "Du hast die Karte genommen und bist jetzt Dorfbewohner.")
+
+    # Amor: two houses one after the other; the first waits for the second.
+    await until(hub, game_id, "amor")
+    await settled(sessions)
+    assert heard(amor, "Mach zwei Leute verliebt")
+    first, second = seat_of(seer), seat_of(sandman)
+    await press(amor, f"{first}#")
+    assert said(amor)[-1] == c("classic.phone.more.link")
+    await press(amor, f"{second}#")
+    assert state_of(hub, game_id).players[first - 1].lover
+    assert state_of(hub, game_id).players[second - 1].lover
+
+    # The captain's election: everybody types a house; the seer is elected.
+    await until(hub, game_id, "election")
+    await settled(sessions)
+    for session in sessions:
+        assert heard(session, "Wähle den Hauptmann")
+        await press(session, f"{seat_of(seer)}#")
+    await until(hub, game_id, "wolves")
+    assert state_of(hub, game_id).captain == seat_of(seer)
+
+    # The first night at a table below 9: the wolves' vote is refused with the reason (A15).
+    await settled(sessions)
+    before = len(said(wolf))
+    await press(wolf, f"{seat_of(sandman)}#")
+    assert c("classic.reject.quiet_night") in said(wolf, before)
+
+    # The seeing werewolf looks for the seer (A11).
+    await until(hub, game_id, "seeing_wolf")
+    await settled(sessions)
+    assert heard(seeing, "Such den Seher")
+    await press(seeing, f"{seat_of(seer)}#")
+    assert heard(seeing, f"Hausnummer {seat_of(seer)}: Ist es der Seher?")
+
+    # The seer: her own house is refused with the rules' reason; then a card is seen.
+    await until(hub, game_id, "seer")
+    await settled(sessions)
+    before = len(said(seer))
+    await press(seer, f"{seat_of(seer)}#")
+    assert c("classic.reject.target_self") in said(seer, before)
+    await press(seer, f"{seat_of(wolf)}#")
+    assert heard(seer, f"Hausnummer {seat_of(wolf)}: Werwolf?")
+
+    # The sandman asks whether someone was awake (A8).
+    await until(hub, game_id, "sandman")
+    await settled(sessions)
+    await press(sandman, f"{seat_of(seer)}#")
+    assert heard(sandman, f"Hausnummer {seat_of(seer)} war heute Nacht wach?")
+
+    # The day's vote: two hands against the thief, two against Amor, the rest kept down
+    # with 0#; the captain breaks the tie (A9, A5).
+    await until(hub, game_id, "day")
+    await settled(sessions)
+    assert heard(wolf, "Heb die Hand gegen jemanden")
+    assert heard(wolf, c("classic.phone.can.abstain"))
+    await press(wolf, f"{seat_of(thief)}#")
+    await press(seeing, f"{seat_of(thief)}#")
+    await press(witch, f"{seat_of(amor)}#")
+    await press(sandman, f"{seat_of(amor)}#")
+    for session in (thief, amor, seer):
+        await press(session, "0#")
+    await until(hub, game_id, "tiebreak")
+    await settled(sessions)
+    assert heard(seer, "Du entscheidest den Gleichstand")
+    await press(seer, f"{seat_of(thief)}#")
+    assert not state_of(hub, game_id).players[seat_of(thief) - 1].alive
+    assert heard(wolf, f"Hausnummer {seat_of(thief)}")
+
+    # Night 2: the wolves point at the sandman; the herb witch hears the victim and heals
+    # him by typing his house (A7).
+    await until(hub, game_id, "wolves")
+    await settled(sessions)
+    await press(wolf, f"{seat_of(sandman)}#")
+    await press(seeing, f"{seat_of(sandman)}#")
+    await until(hub, game_id, "witch")
+    await settled(sessions)
+    assert heard(witch, f"Das Opfer dieser Nacht ist Hausnummer {seat_of(sandman)}.")
+    await press(witch, f"{seat_of(sandman)}#")  # the only thing she may do for him
+    assert state_of(hub, game_id).players[seat_of(witch) - 1].spent
+    await until(hub, game_id, "day")
+    assert state_of(hub, game_id).players[seat_of(sandman) - 1].alive
+    for session in sessions:
+        await session.close()
+
+
+@pytest.mark.rule("A5", "A7")
+async def test_classic_poison_pass_and_a_fallen_captain_names_his_successor_by_keys(
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two herb witches: one poisons with ``NN#``, one passes with ``0#``; the captain,
+    banished by day, names the next captain by keys, though no longer in the game."""
+    cards = (Role.WEREWOLF, Role.HERB_WITCH, Role.HERB_WITCH, Role.SEER, Role.VILLAGER)
+    options = classic(*cards, Role.VILLAGER)
+    game_id, sessions = await seat_callers(
+        hub, monkeypatch, "classic", options, seed_for("classic", options, lambda s: True)
+    )
+    state = state_of(hub, game_id)
+    by_seat = {seat_of(s): s for s in sessions}
+    seats = {r: [p.seat for p in state.players if p.role is r] for r in set(cards)}
+    poisoner, passer = (by_seat[s] for s in seats[Role.HERB_WITCH])
+    captain, victim = (by_seat[s] for s in seats[Role.VILLAGER])
+
+    await until(hub, game_id, "election")
+    for session in sessions:
+        await press(session, f"{seat_of(captain)}#")
+    await until(hub, game_id, "witch")
+    await settled(sessions)
+    assert heard(passer, c("classic.phone.can.pass"))
+    await press(passer, "0#")  # not tonight: her one action stays (A7)
+    assert state_of(hub, game_id).night.acted(seat_of(passer), Kind.PASS)
+    await press(poisoner, f"{seat_of(victim)}#")
+    assert state_of(hub, game_id).players[seat_of(poisoner) - 1].spent
+    assert not state_of(hub, game_id).players[seat_of(passer) - 1].spent
+    await until(hub, game_id, "day")
+    assert not state_of(hub, game_id).players[seat_of(victim) - 1].alive
+
+    # The day: everybody else raises a hand against the captain; he names his successor.
+    await settled(sessions)
+    for session in sessions:
+        if session not in (captain, victim):
+            await press(session, f"{seat_of(captain)}#")
+    await until(hub, game_id, "succession_evening")
+    await settled(sessions)
+    assert heard(captain, "Bestimme deinen Nachfolger")
+    await press(captain, f"{seat_of(passer)}#")
+    assert state_of(hub, game_id).captain == seat_of(passer)
+    for session in sessions:
+        await session.close()
