@@ -283,3 +283,144 @@ async def test_classic_poison_pass_and_a_fallen_captain_names_his_successor_by_k
     assert state_of(hub, game_id).captain == seat_of(passer)
     for session in sessions:
         await session.close()
+
+
+# --- mayor -----------------------------------------------------------------------------------
+
+
+def m(key: str, **params: Any) -> str:
+    return text(key, "de", TW, **params)  # type: ignore[arg-type]
+
+
+@pytest.mark.rule("B1", "B2", "B3", "B5")
+async def test_mayor_every_action_by_keys(  # noqa: PLR0915
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One mayor round by keys: standing with 1, declining with 2, ending one's
+    introduction with *#, the ballot, a vote for someone not on the ballot refused with the
+    rules' reason, the Nazi's victim, a citizen's night key refused, an accusation, the
+    defence ended early, the compulsory vote (0# is no abstention) and the end."""
+    options = MayorOptions(players=5, nazis=1, lovers=False, durations=MayorDurations())
+    game_id, sessions = await seat_callers(
+        hub, monkeypatch, "mayor", options, seed_for("mayor", options, lambda s: True)
+    )
+    state = state_of(hub, game_id)
+    by_seat = {seat_of(s): s for s in sessions}
+    nazi = next(by_seat[p.seat] for p in state.players if p.role.night_room)
+    citizens = [s for s in sessions if s is not nazi]
+    first, second, third, fourth = citizens
+    await settled(sessions)
+
+    # Candidacy: 1 stands, 2 declines, both at once without # (B1).
+    assert str(state.stage) == "candidacy"
+    assert heard(first, m("mayor.phone.can.stand"))
+    assert first.mode.immediate() == frozenset("12")  # no # needed
+    await press(first, "1")
+    await press(second, "1")
+    await press(third, "2")
+    election = state_of(hub, game_id).election
+    assert election is not None
+    assert set(election.candidates) == {seat_of(first), seat_of(second)}
+    assert seat_of(third) in election.declined
+    for session in (fourth, nazi):
+        await press(session, "2")
+
+    # The introductions: each candidate has the floor and ends it early with *#.
+    await until(hub, game_id, "introductions")
+    for _ in range(2):
+        await settled(sessions)
+        floor = state_of(hub, game_id).floor
+        assert floor is not None and floor.speaker is not None
+        speaker = by_seat[floor.speaker]
+        assert heard(speaker, m("mayor.phone.can.yield"))
+        await press(speaker, "*#")
+    await until(hub, game_id, "ballot")
+
+    # The ballot: a house not on it is refused with the rules' reason; then everybody votes.
+    await settled(sessions)
+    before = len(said(third))
+    await press(third, f"{seat_of(fourth)}#")
+    assert m("mayor.reject.not_a_candidate", target=f"Hausnummer {seat_of(fourth)}") in said(
+        third, before
+    )
+    for session in sessions:
+        await press(session, f"{seat_of(first)}#")
+    await until(hub, game_id, "night")
+    assert state_of(hub, game_id).mayor == seat_of(first)
+
+    # The night: a citizen's key is refused; the Nazi alone agrees with himself (B5).
+    await settled(sessions)
+    before = len(said(second))
+    await press(second, f"{seat_of(third)}#")
+    assert m("mayor.reject.no_night_action") in said(second, before)
+    assert heard(nazi, "Zeigt gemeinsam auf ein Opfer")
+    await press(nazi, f"{seat_of(fourth)}#")
+    await until(hub, game_id, "accusations")
+    assert not state_of(hub, game_id).player(seat_of(fourth)).alive
+
+    # The day: an accusation by keys, the defence ended early with *#.
+    await settled(sessions)
+    assert heard(second, "erhebe Anklage")
+    await press(second, f"{seat_of(nazi)}#")
+    await until(hub, game_id, "defence")
+    await settled(sessions)
+    assert heard(nazi, m("mayor.phone.can.yield"))
+    await press(nazi, "*#")
+    await until(hub, game_id, "vote")
+
+    # The compulsory vote: 0# is no abstention (B3); the accused goes to prison.
+    await settled(sessions)
+    before = len(said(third))
+    await press(third, "0#")
+    assert m("phone.game.no_action") in said(third, before)
+    for session in (first, second, third):
+        await press(session, f"{seat_of(nazi)}#")
+    await press(nazi, f"{seat_of(nazi)}#")  # refused: not on oneself; the clock ends it
+    await timeout(hub, game_id)
+    final = state_of(hub, game_id)
+    assert final.is_over
+    for session in (first, second, third, nazi):
+        await wait_until(lambda s=session: s.game_id is None)  # type: ignore[misc]
+        assert heard(session, "Die Demokratie in")
+        await session.close()
+    await fourth.close()
+
+
+# --- founding by phone -----------------------------------------------------------------------
+
+
+@pytest.mark.rule("X1")
+@pytest.mark.parametrize(
+    ("key", "ruleset", "world", "low"),
+    [("2#", "classic", "duesterwald", 5), ("3#", "mayor", "thueringer_wald", 4)],
+)
+async def test_founding_by_phone_chooses_the_rules(
+    hub: Hub, key: str, ruleset: str, world: str, low: int
+) -> None:
+    """00# asks for the rules first; a rule set with one world goes straight to the size,
+    which starts at the rules' smallest table; the round is founded with the rules' own
+    defaults and the founder sits at it. The public list names every rule set's worlds."""
+    host = await call_in(hub)
+    await press(host, "2")
+    await press(host, "00#")
+    assert said(host)[-1] == c(
+        "phone.menu.rulesets",
+        list="1 Vollmond, zehn Welten; 2 Klassisch: Düsterwald, mit Hauptmann; "
+        "3 Bürgermeister*in-Wahl im Thüringer Wald",
+    )
+    await press(host, key)
+    assert said(host)[-1] == c("phone.menu.ask_size", min=low, max=9)
+    await press(host, f"{low - 1}#")
+    assert host.announcer.state == "size"  # below the rules' smallest table: asked again
+    await press(host, f"{low}#")
+    assert host.announcer.state == "lobby"
+    game_id = host.game_id
+    assert game_id is not None
+    table = await hub.table(game_id)
+    assert table.game.ruleset == ruleset and table.game.world == world
+    assert table.game.options["engine"]["players"] == low
+    await press(host, "#9")
+    await press(host, "1")  # public games: the worlds of every rule set, standard first
+    await press(host, "#1")  # the whole list
+    assert "10 Bunker 13; 11 Düsterwald; 12 Thüringer Wald" in said(host)[-1]
+    await host.close()

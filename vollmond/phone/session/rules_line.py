@@ -331,10 +331,6 @@ class RulesLine:
         presses = (*self._pending, press)
         size = len(presses)
         fits = [a for a in actions if a.presses[:size] == presses]
-        if not fits and press.key is Key.HOUSE and press.number in (1, 2) and not self._pending:
-            # "1#" where the rules ask yes or no: the same as the key alone.
-            presses = (Press(Key.YES if press.number == 1 else Key.NO),)
-            fits = [a for a in actions if a.presses[:1] == presses]
         done = [a for a in fits if len(a.presses) == size]
         if done:
             self._pending = ()
