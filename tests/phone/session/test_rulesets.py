@@ -8,6 +8,7 @@ whose deal puts every card it needs on the table and founds the round with it.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -20,10 +21,8 @@ from vollmond.engine.mayor.options import Durations as MayorDurations
 from vollmond.engine.mayor.options import MayorOptions
 from vollmond.engine.ruleset import get_ruleset
 from vollmond.i18n import text
-from vollmond.i18n.render import render_ruleset_event
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.codes import phone_code
-from vollmond.service import hub as hub_module
 from vollmond.service.hub import Hub
 from vollmond.worlds import get_world
 
@@ -47,7 +46,7 @@ async def seat_callers(
 ) -> tuple[str, list[PhoneSession]]:
     """Found a private round with `seed` (as the web would) and seat one caller per place by
     its number code; the round starts when the last one sits."""
-    monkeypatch.setattr(hub_module.secrets, "randbelow", lambda _n: seed)
+    monkeypatch.setattr(secrets, "randbelow", lambda _n: seed)  # the hub draws the seed
     founded = await hub.found(
         options, ruleset=ruleset, private=True, host_account_id=None, channel="web"
     )
@@ -95,12 +94,6 @@ async def settled(sessions: list[PhoneSession]) -> None:
         await session.idle()
 
 
-def ev(ruleset: str, code: str, world: Any = DW, **params: Any) -> str:
-    from vollmond.engine.core import Audience, Event  # noqa: PLC0415
-
-    return render_ruleset_event(ruleset, Event(code, Audience.everyone(), params), "de", world)
-
-
 # --- classic ---------------------------------------------------------------------------------
 
 CLASSIC_CARDS = (
@@ -124,7 +117,7 @@ def classic(*cards: Role, **extra: Any) -> ClassicOptions:
 
 
 def c(key: str, **params: Any) -> str:
-    return text(key, "de", DW, **params)  # type: ignore[arg-type]
+    return text(key, "de", DW, **params)
 
 
 @pytest.mark.rule("A3", "A4", "A5", "A6", "A7", "A8", "A9", "A11", "A15")
@@ -143,7 +136,8 @@ async def test_classic_every_night_and_day_action_by_keys(  # noqa: PLR0915
     )
     game_id, sessions = await seat_callers(hub, monkeypatch, "classic", options, seed)
     state = state_of(hub, game_id)
-    by_role = {p.role: sessions[[seat_of(x) for x in sessions].index(p.seat)] for p in state.players}
+    by_seat = {seat_of(s): s for s in sessions}
+    by_role = {p.role: by_seat[p.seat] for p in state.players}
     thief, amor, wolf = by_role[Role.THIEF], by_role[Role.AMOR], by_role[Role.WEREWOLF]
     seeing, seer = by_role[Role.SEEING_WOLF], by_role[Role.SEER]
     witch, sandman = by_role[Role.HERB_WITCH], by_role[Role.SANDMAN]
@@ -289,7 +283,7 @@ async def test_classic_poison_pass_and_a_fallen_captain_names_his_successor_by_k
 
 
 def m(key: str, **params: Any) -> str:
-    return text(key, "de", TW, **params)  # type: ignore[arg-type]
+    return text(key, "de", TW, **params)
 
 
 @pytest.mark.rule("B1", "B2", "B3", "B5")
