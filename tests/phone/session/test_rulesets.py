@@ -20,10 +20,12 @@ from vollmond.engine.kit.commands import PhaseTimeout
 from vollmond.engine.mayor.options import Durations as MayorDurations
 from vollmond.engine.mayor.options import MayorOptions
 from vollmond.engine.ruleset import get_ruleset
-from vollmond.i18n import text
+from vollmond.engine.core import Audience, AudienceKind, Event, Viewer
+from vollmond.i18n import render_event, text
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.hub import Hub
+from vollmond.store import read_events
 from vollmond.worlds import get_world
 
 from .support import call_in, heard, press, said, wait_until
@@ -94,6 +96,35 @@ async def settled(sessions: list[PhoneSession]) -> None:
         await session.idle()
 
 
+async def assert_secrets_kept(
+    hub: Hub, game_id: str, seated: list[tuple[int, PhoneSession]]
+) -> None:
+    """No caller heard the words of an event its seat was not in the audience of (unless
+    the same words also came from an event it was entitled to)."""
+    actor = hub.actors[game_id]
+    world = get_world(actor.options.world)
+    everything = await actor.history_for(Viewer.spectator(), 0)  # the public part
+    stored = await read_events(hub.sessions, game_id, 0)
+    events = []
+    for row in stored:
+        raw = row.audience
+        assert isinstance(raw, dict)
+        audience = Audience(AudienceKind(raw["kind"]), frozenset(raw.get("seats", ())))
+        payload = row.payload if isinstance(row.payload, dict) else {}
+        events.append(Event(row.kind, audience, payload))
+    assert len(events) >= len(everything)
+    rs = actor.ruleset.id
+    for seat, session in seated:
+        viewer = Viewer.player(seat)
+        mine = {render_event(e, "de", world, rs) for e in events if e.audience.includes(viewer)}
+        secret = {
+            render_event(e, "de", world, rs) for e in events if not e.audience.includes(viewer)
+        }
+        leaked = (secret - mine) & set(session.spoken())
+        assert leaked == set(), (viewer, leaked)
+        assert mine & set(session.spoken())  # and it did hear its own
+
+
 # --- classic ---------------------------------------------------------------------------------
 
 CLASSIC_CARDS = (
@@ -137,6 +168,7 @@ async def test_classic_every_night_and_day_action_by_keys(  # noqa: PLR0915
     game_id, sessions = await seat_callers(hub, monkeypatch, "classic", options, seed)
     state = state_of(hub, game_id)
     by_seat = {seat_of(s): s for s in sessions}
+    seated = list(by_seat.items())
     by_role = {p.role: by_seat[p.seat] for p in state.players}
     thief, amor, wolf = by_role[Role.THIEF], by_role[Role.AMOR], by_role[Role.WEREWOLF]
     seeing, seer = by_role[Role.SEEING_WOLF], by_role[Role.SEER]
@@ -230,6 +262,20 @@ async def test_classic_every_night_and_day_action_by_keys(  # noqa: PLR0915
     assert state_of(hub, game_id).players[seat_of(witch) - 1].spent
     await until(hub, game_id, "day")
     assert state_of(hub, game_id).players[seat_of(sandman) - 1].alive
+
+    # The info keys: #3 the phase, #5 the card and what it does, #4 who lives; secrets kept.
+    await settled(sessions)
+    await press(seer, "#3")
+    day_round = state_of(hub, game_id).round
+    assert heard(seer, c("phone.game.status", phase="Tag", round=day_round))
+    await press(seer, "#5")
+    assert said(seer)[-1] == c("classic.phone.role_help.seer")
+    await press(thief, "#4")  # banished: the dead hear who lives, and only listen
+    dead = c("fmt.death", seat=f"Hausnummer {seat_of(thief)}", role="Dorfbewohner")
+    assert said(thief)[-1] == c("phone.game.dead_list", list=dead)
+    await press(thief, "3#")
+    assert said(thief)[-1] == c("phone.game.dead_keys")
+    await assert_secrets_kept(hub, game_id, seated)
     for session in sessions:
         await session.close()
 
@@ -300,6 +346,7 @@ async def test_mayor_every_action_by_keys(  # noqa: PLR0915
     )
     state = state_of(hub, game_id)
     by_seat = {seat_of(s): s for s in sessions}
+    seated = list(by_seat.items())
     nazi = next(by_seat[p.seat] for p in state.players if p.role.night_room)
     citizens = [s for s in sessions if s is not nazi]
     first, second, third, fourth = citizens
@@ -351,6 +398,9 @@ async def test_mayor_every_action_by_keys(  # noqa: PLR0915
     await press(nazi, f"{seat_of(fourth)}#")
     await until(hub, game_id, "accusations")
     assert not state_of(hub, game_id).player(seat_of(fourth)).alive
+    await settled(sessions)
+    await press(fourth, f"{seat_of(nazi)}#")  # out of the game: only listening (B6)
+    assert said(fourth)[-1] == m("phone.game.dead_keys")
 
     # The day: an accusation by keys, the defence ended early with *#.
     await settled(sessions)
@@ -376,8 +426,9 @@ async def test_mayor_every_action_by_keys(  # noqa: PLR0915
     for session in (first, second, third, nazi):
         await wait_until(lambda s=session: s.game_id is None)  # type: ignore[misc]
         assert heard(session, "Die Demokratie in")
+    await assert_secrets_kept(hub, game_id, seated)
+    for session in sessions:
         await session.close()
-    await fourth.close()
 
 
 # --- founding by phone -----------------------------------------------------------------------
