@@ -469,3 +469,30 @@ async def test_founding_by_phone_chooses_the_rules(
     await press(host, "#1")  # the whole list
     assert "10 Bunker 13; 11 Düsterwald; 12 Thüringer Wald" in said(host)[-1]
     await host.close()
+
+
+@pytest.mark.rule("X1")
+async def test_listening_in_on_a_classic_game_by_phone(hub: Hub) -> None:
+    """A running public classic game is in the listen-in list of its world (11#) with its
+    phase in the rules' own word; the listener hears the public news and may only listen."""
+    options = ClassicOptions(players=5)
+    founded = await hub.found(
+        options, ruleset="classic", private=False, host_account_id=None, host_name="p1"
+    )
+    for i in range(2, 6):
+        await hub.join(founded.game.id, account_id=None, name=f"p{i}", channel="web")
+    assert hub.actors[founded.game.id].state is not None
+    listener = await call_in(hub)
+    await press(listener, "2")
+    await press(listener, "3")
+    await press(listener, "11#")  # Düsterwald
+    phase = c(f"classic.phone.phase.{state_of(hub, founded.game.id).phase.value}")
+    assert heard(listener, c("phone.menu.watch_item", n=1, players=5, phase=phase))
+    await press(listener, "1#")
+    assert listener.spectating
+    await press(listener, "3#")
+    assert said(listener)[-1] == c("phone.game.spectator_keys")
+    await timeout(hub, founded.game.id)
+    await settled([listener])
+    assert heard(listener, "Das Dorf wählt seinen Hauptmann.")
+    await listener.close()

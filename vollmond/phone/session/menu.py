@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.ruleset import get_ruleset, ruleset_ids
+from vollmond.i18n.render import load_catalogue
 from vollmond.moderation import ALL, Area
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
@@ -439,11 +440,20 @@ class Announcer:
                 "phone.menu.watch_item",
                 n=i,
                 players=len(t.seats),
-                phase=self.s.t(f"phase.{t.phase or 'night'}"),
+                phase=self._phase_name(t.game.ruleset, t.phase or "night"),
             )
             for i, t in enumerate(self.tables, start=1)
         ]
         return self._page_text(items, "phone.menu.watch", long=long, name=self._world_name())
+
+    def _phase_name(self, ruleset: str, phase: str) -> str:
+        """A running game's phase as spoken: the rule set's own word (its catalogue's
+        ``<ruleset>.phone.phase.<name>``), else the standard rules'."""
+        names = load_catalogue(self.s.lang)
+        for key in (f"{ruleset}.phone.phase.{phase}", f"phase.{phase}"):
+            if key in names:
+                return self.s.t(key)
+        return phase
 
     async def _watch(self, choice: str) -> None:
         if _is_back(choice):
