@@ -16,11 +16,11 @@ import pytest
 
 from vollmond.engine.classic.options import ClassicOptions
 from vollmond.engine.classic.types import DeckId, Kind, Role
+from vollmond.engine.core import Audience, AudienceKind, Event, Viewer
 from vollmond.engine.kit.commands import PhaseTimeout
 from vollmond.engine.mayor.options import Durations as MayorDurations
 from vollmond.engine.mayor.options import MayorOptions
 from vollmond.engine.ruleset import get_ruleset
-from vollmond.engine.core import Audience, AudienceKind, Event, Viewer
 from vollmond.i18n import render_event, text
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.codes import phone_code
