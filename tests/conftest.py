@@ -23,6 +23,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/phone/e2e/test_day_call.py": 108,
     "tests/browser/test_moments.py": 94,
     "tests/browser/test_moves.py": 81,
+    "tests/phone/e2e/test_rulesets.py": 69,  # measured alone (not yet under the suite)
     "tests/service/test_presence.py": 67,
     "tests/voice/test_chromium_voice.py": 80,  # 61 measured, + the night test (estimated)
     "tests/browser/test_accessibility.py": 61,

@@ -281,8 +281,6 @@ SEAM_DEBT: frozenset[tuple[str, str]] = frozenset(
         ("vollmond/phone/session/game.py", "vollmond.engine.standard"),
         # Came with main's work in parallel to the seam (merged in h/seammerge); each moves
         # behind the protocol in its own step:
-        # the phone's founding steps build the standard rules' options (decks, call settings);
-        ("vollmond/phone/session/founding.py", "vollmond.engine.standard"),
         # the custom-deck fairness check reads the standard rules' role specs (web founding
         # runs it for standard rounds only);
         ("vollmond/service/deck_check.py", "vollmond.engine.standard"),

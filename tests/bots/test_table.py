@@ -89,6 +89,7 @@ async def test_the_founder_fills_the_table_by_key_and_bots_act_within_the_phase(
     host = await call_in(hub, "+4930401")
     await press(host, "2")
     await press(host, "00#")
+    await press(host, "1#")  # the standard rules
     await press(host, "1#")
     await press(host, "7#")
     await press(host, "1")  # standard settings

@@ -21,7 +21,7 @@ from websockets.asyncio.client import connect
 from tests.phone.e2e.support import level_at, wait_until
 from tests.service.support import ApiClient, Service, running_service
 from tests.voice.client import VoiceClient, listen_on, open_voice
-from tests.voice.test_chromium_voice import RESUME_MS, chromium, inbound_energy
+from tests.voice.test_chromium_voice import RESUME_MS, inbound_energy
 from vollmond.engine.core import Rejection
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.commands import PhaseTimeout
@@ -37,9 +37,6 @@ TONE = 1000.0
 HEARD = 1500.0
 SILENT = 60.0
 LISTEN_S = 1.5
-
-
-__all__ = ["chromium"]  # the fixture, shared with the player's voice tests
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -33,11 +34,15 @@ __all__ = [
     "BotFactory",
     "CommandCodec",
     "CommandDecodeError",
+    "HasKeypad",
+    "Key",
+    "KeyAction",
     "Listener",
     "MessageSchema",
     "MessageSpec",
     "OptionsDecodeError",
     "PlacesListeners",
+    "Press",
     "RoomKind",
     "Route",
     "RoutingTable",
@@ -161,6 +166,58 @@ class PlacesListeners(Protocol):
 
     def place(self, state: Any, listener: Listener) -> WhereAmI:
         """The room `listener` is in, telling them nothing their own view does not."""
+        ...
+
+
+class Key(StrEnum):
+    """What a caller can type in a game, as a rule set sees it (the keypad's grammar is the
+    telephone's; docs/phone-keys.md): a rule set maps its commands onto these, never onto
+    key strings, so the phone needs no rule set's names and a rule set no telephone."""
+
+    HOUSE = "house"
+    """``NN#``: a house number (or a numbered choice such as a card)."""
+    NOBODY = "nobody"
+    """``0#``, ``##`` or ``#`` and a pause: nobody, abstain, pass."""
+    YES = "yes"
+    """``1`` (at once, no ``#`` needed)."""
+    NO = "no"
+    """``2`` (at once)."""
+    DONE = "done"
+    """``*#``: done, end my turn (my turn to speak)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """One key entry: its kind and, for `Key.HOUSE`, the number typed."""
+
+    key: Key
+    number: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAction:
+    """One legal command and the entries that give it (Amor's two lovers are two houses in a
+    row). `offer` groups commands said together ("Zeig auf euer Opfer: 2, 3 oder 5"); the
+    phone says the catalogue text ``<ruleset>.phone.can.<offer>`` with the houses, and
+    ``<ruleset>.phone.do.<offer>`` when one entry means several commands and it must ask."""
+
+    command: Any
+    presses: tuple[Press, ...]
+    offer: str
+
+
+@runtime_checkable
+class HasKeypad(Protocol):
+    """A rule set playable by telephone with the generic game line: it says which entries
+    give which of a seat's legal commands. A rule set without it has no keys by phone."""
+
+    def keypad(self, state: Any, seat: int) -> Sequence[KeyAction]:
+        """The seat's legal commands now, each with its entries (empty: nothing to do)."""
+        ...
+
+    def key_probe(self, state: Any, seat: int, presses: Sequence[Press]) -> Any | None:
+        """A command the entries would mean if it were allowed now (None: they mean nothing
+        in this phase), so that a refusal can be spoken with the rules' own reason."""
         ...
 
 

@@ -113,6 +113,7 @@ WORLD_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
 _FMT_PLACEHOLDERS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {
         "fmt.seat": frozenset({"n"}),
+        "fmt.numbered": frozenset({"n", "item"}),
         "fmt.seats": frozenset({"list"}),
         "fmt.death": frozenset({"seat", "role"}),
         "fmt.seat_role": frozenset({"seat", "role"}),
@@ -499,6 +500,16 @@ def _role_map(value: Json, ctx: _Ctx) -> str:
     )
 
 
+def _numbered_roles(value: Json, ctx: _Ctx) -> str:
+    """Cards to pick by number (the thief's): "1 Seher, 2 Dorfbewohner"."""
+    return ctx.join(
+        [
+            ctx.msg("fmt.numbered", n=str(i), item=_role(r, ctx))
+            for i, r in enumerate(_seq(value), 1)
+        ]
+    )
+
+
 def _catalogue_word(section: str) -> Formatter:
     """A code word looked up in a catalogue section (phase names, rooms, call modes)."""
 
@@ -842,6 +853,7 @@ _BY_NAME: Final[Mapping[str, _Field]] = MappingProxyType(
         "votes": _Field(_ballots),
         "role": ROLE,
         "roles": _Field(_role_map),
+        "cards": _Field(_numbered_roles),
         "dead": DEATHS,
         "also_dead": ALSO_DEAD,
         "seconds": DURATION,
@@ -851,9 +863,12 @@ _BY_NAME: Final[Mapping[str, _Field]] = MappingProxyType(
 
 
 def _scalar(value: Json, ctx: _Ctx) -> str:
-    """A parameter without a known name: numbers and words as they are, None as nobody."""
+    """A parameter without a known name: numbers and words as they are, None as nobody, a
+    truth value as yes or no (a night's answer: "Werwolf? ja")."""
     if value is None:
         return ctx.msg("fmt.nobody")
+    if isinstance(value, bool):
+        return ctx.msg("ui.yes" if value else "ui.no")
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return str(value)
     raise _BadParamError(f"no format for {value!r}")
@@ -868,6 +883,8 @@ def _ruleset_placeholders(section: str, rest: str) -> frozenset[str] | None:
     except UnknownRuleSetError:
         return None
     kind, _, tail = rest.partition(".")
+    if kind == "phone":  # the rule set's telephone texts (its keypad's offers)
+        return PHONE_PLACEHOLDERS | {"numbers"}
     specs = {"event": schema.events, "reject": schema.rejections}.get(kind)
     spec = specs.get(tail.partition(".")[0]) if specs is not None else None
     if spec is None:

@@ -67,14 +67,15 @@ async def settle(live: LiveRig, name: str, timeout: float = 20.0) -> None:
 
 async def private_round(live: LiveRig, lines: dict[str, Phone], names: list[str]) -> str:
     """The first caller founds a private round for everyone by keys (2 = guest, 00# found,
-    1# first world, N# seats); the others join by the code the founder heard (2 = guest,
-    2 = join by code, code #). Returns the game once every caller has a seat."""
+    1# the standard rules, 1# first world, N# seats); the others join by the code the
+    founder heard (2 = guest, 2 = join by code, code #). Returns the game once every caller
+    has a seat."""
     founder = names[0]
     await dial(live, lines[founder])
     await asyncio.sleep(1.0)
     await lines[founder].keys("2")
     await settle(live, founder)
-    await lines[founder].keys(f"00#1#{len(names)}#1")
+    await lines[founder].keys(f"00#1#1#{len(names)}#1")
     await wait_until(lambda: live.session(founder).game_id is not None, 20)
     await settle(live, founder)
     game_id = live.session(founder).game_id

@@ -29,7 +29,7 @@ from tests.phone.e2e.support import Phone, level_at, phones, tone, wait_until
 from tests.phone.e2e.test_callers import dial, settle
 from tests.phone.e2e.test_recording import MARKET_HZ, assert_warned
 from tests.service.support import ApiClient
-from tests.voice.test_chromium_voice import chromium
+from tests.voice.conftest import chromium
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.types import Phase

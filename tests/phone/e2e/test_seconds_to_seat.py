@@ -47,6 +47,8 @@ async def test_seconds_to_seat_founding_and_joining_by_code(live: LiveRig) -> No
         await founder.keys("2")  # guest
         await heard_out(live, "founder", lambda s: s.announcer.state == "menu")
         await founder.keys("00#")  # found a private round
+        await heard_out(live, "founder", lambda s: s.announcer.state == "rulesets")
+        await founder.keys("1#")  # the standard rules
         await heard_out(live, "founder", lambda s: s.announcer.state == "worlds")
         await founder.keys("1#")  # Werwolf
         await heard_out(live, "founder", lambda s: s.announcer.state == "size")

@@ -20,6 +20,11 @@ from vollmond.worlds import get_world
 
 from .support import call_in, heard, press, said, verified_number, wait_until
 
+RULESETS_DE = (
+    "1 Vollmond, zehn Welten; 2 Klassisch: Düsterwald, mit Hauptmann; "
+    "3 Bürgermeister*in-Wahl im Thüringer Wald"
+)
+
 W = get_world("werwolf")
 
 
@@ -162,6 +167,8 @@ async def test_00_founds_a_private_round_size_checked_and_joined_by_its_number_c
     host = await call_in(hub)
     await press(host, "2")
     await press(host, "00#")
+    assert said(host)[-1] == t("phone.menu.rulesets", list=RULESETS_DE)
+    await press(host, "1#")  # the standard rules
     assert heard(host, "Welt wählen: 1 Werwolf")
     assert heard(host, t("phone.menu.more"))  # ten worlds: read in pages of five
     assert not heard(host, "5 ")

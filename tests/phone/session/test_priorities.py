@@ -361,6 +361,7 @@ async def test_a_phone_founder_picks_deck_options_calls_by_day_and_durations(hub
     host = await call_in(hub)
     await press(host, "2")
     await press(host, "00#")
+    await press(host, "1#")  # the standard rules
     await press(host, "1#")
     await press(host, "7#")
     assert said(host)[-1] == t("phone.found.start")
@@ -391,6 +392,7 @@ async def test_a_phone_founder_picks_deck_options_calls_by_day_and_durations(hub
     assert engine["lovers"] is None
     await press(host, "#9")
     await press(host, "00#")
+    await press(host, "1#")  # the standard rules
     await press(host, "1#")
     await press(host, "5#")
     await press(host, "2")

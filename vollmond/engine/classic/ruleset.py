@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from vollmond.engine.classic import commands as cmds
-from vollmond.engine.classic import rules
+from vollmond.engine.classic import keys, rules
 from vollmond.engine.classic.bots import RandomBot
 from vollmond.engine.classic.commands import Command, TimerCommand
 from vollmond.engine.classic.legal import legal_actions
@@ -24,7 +24,15 @@ from vollmond.engine.classic.state import GameState
 from vollmond.engine.classic.types import Kind, Phase
 from vollmond.engine.classic.view import ClassicView, project
 from vollmond.engine.core import Json, Rejection, Rng, Viewer
-from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated, codec_of
+from vollmond.engine.ruleset import (
+    BotFactory,
+    KeyAction,
+    MessageSchema,
+    Press,
+    RuleSet,
+    Simulated,
+    codec_of,
+)
 
 
 def _random_bot(seat: int, rng: Any) -> RandomBot:
@@ -111,6 +119,12 @@ class ClassicRuleSet:
 
     def night_walk(self, composition: Mapping[str, Json]) -> Sequence[str]:
         return ()  # its night steps are stages of their own, each announced by an event
+
+    def keypad(self, state: GameState, seat: int) -> Sequence[KeyAction]:
+        return keys.keypad(state, seat)
+
+    def key_probe(self, state: GameState, seat: int, presses: Sequence[Press]) -> Command | None:
+        return keys.key_probe(state, seat, presses)
 
     def simulate(self, options: ClassicOptions, seed: int) -> Simulated:
         played = simulate(options, seed)

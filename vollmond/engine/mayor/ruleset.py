@@ -11,7 +11,7 @@ from typing import Any
 
 from vollmond.engine.core import Json, Rejection, Rng, Viewer
 from vollmond.engine.mayor import commands as cmds
-from vollmond.engine.mayor import rules
+from vollmond.engine.mayor import keys, rules
 from vollmond.engine.mayor.bots import MayorBot
 from vollmond.engine.mayor.commands import Command, TimerCommand
 from vollmond.engine.mayor.legal import legal_commands
@@ -24,7 +24,15 @@ from vollmond.engine.mayor.rules import MayorResult
 from vollmond.engine.mayor.sim import play_game
 from vollmond.engine.mayor.state import MayorState
 from vollmond.engine.mayor.view import MayorView, project
-from vollmond.engine.ruleset import BotFactory, MessageSchema, RuleSet, Simulated, codec_of
+from vollmond.engine.ruleset import (
+    BotFactory,
+    KeyAction,
+    MessageSchema,
+    Press,
+    RuleSet,
+    Simulated,
+    codec_of,
+)
 
 
 def _bot(seat: int, rng: Any) -> MayorBot:
@@ -119,6 +127,12 @@ class MayorRuleSet:
 
     def night_walk(self, composition: Mapping[str, Json]) -> Sequence[str]:
         return ()  # its night steps are stages of their own, each announced by an event
+
+    def keypad(self, state: MayorState, seat: int) -> Sequence[KeyAction]:
+        return keys.keypad(state, seat)
+
+    def key_probe(self, state: MayorState, seat: int, presses: Sequence[Press]) -> Command | None:
+        return keys.key_probe(state, seat, presses)
 
     def simulate(self, options: MayorOptions, seed: int) -> Simulated:
         game = play_game(options, seed)

@@ -10,26 +10,25 @@ hub when the round is founded (a refusal is spoken and the size is asked again).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from vollmond.engine.standard import CallSettings, Durations, GameOptions
-from vollmond.engine.standard.types import DayCallModes, DeckId
+from vollmond.engine.ruleset import get_ruleset
 from vollmond.phone.session.keys import Entry, Hash, Single, Token
-from vollmond.worlds import World
+from vollmond.worlds import DECK_KEYS, World
 
 if TYPE_CHECKING:
     from vollmond.phone.session.menu import Announcer
 
-DECKS: Final[tuple[DeckId, ...]] = tuple(d for d in DeckId if d is not DeckId.CUSTOM)
+STANDARD: Final = "standard"
+"""The rule set these steps build options for: its founding options as JSON (the standard
+rules' own codec decodes them), so the phone names none of its types."""
+
+DECKS: Final[tuple[str, ...]] = tuple(d for d in DECK_KEYS if d != "custom")
 """The decks a phone founder picks from, by their number (1 = automatic, the default)."""
 
-DAY_MODES: Final[tuple[DayCallModes, ...]] = (
-    DayCallModes.STUMM,
-    DayCallModes.HALB,
-    DayCallModes.BOTH,
-)
+DAY_MODES: Final[tuple[str, ...]] = ("stumm", "halb", "both")
+"""C9's day call modes, by their number (the standard options' JSON values)."""
 
 
 class Extra(StrEnum):
@@ -57,14 +56,24 @@ class FoundingSteps:
     def __init__(self, announcer: Announcer) -> None:
         self.a = announcer
         self.step = Step.START
-        self.options = GameOptions(players=5)
+        self.options: dict[str, Any] = {"players": 5}
         self.world: World | None = None
 
     def begin(self, size: int, world: World) -> None:
         self.world = world
-        self.options = GameOptions(players=size, world=world.id)
+        self.options = {"players": size, "world": world.id}
         self.step = Step.START
         self._ask()
+
+    async def _found(self) -> None:
+        rules = get_ruleset(STANDARD)
+        await self.a.found(STANDARD, rules.decode_options(self.options))
+
+    @staticmethod
+    def defaults() -> dict[str, Any]:
+        """The standard rules' default founding options (for the default lengths spoken)."""
+        rules = get_ruleset(STANDARD)
+        return rules.encode_options(rules.decode_options({"players": 5}))
 
     # -- the Mode contract, delegated by the announcer -------------------------------------
     def immediate(self) -> frozenset[str]:
@@ -85,7 +94,7 @@ class FoundingSteps:
         step = self.step
         if step is Step.START:
             if choice == "1":
-                await self.a.found(self.options)
+                await self._found()
             elif choice == "2":
                 self._next(Step.DECK)
             else:
@@ -105,7 +114,7 @@ class FoundingSteps:
         if not 1 <= n <= len(DECKS):
             self._wrong(choice)
             return
-        self.options = replace(self.options, deck=DECKS[n - 1])
+        self.options["deck"] = DECKS[n - 1]
         self._next(Step.EXTRAS)
 
     def _extras(self, choice: str) -> None:
@@ -117,25 +126,21 @@ class FoundingSteps:
             self._wrong(choice)
             return
         chosen = {Extra(d) for d in digits}
-        calls = CallSettings(
-            enabled=Extra.NO_CALLS not in chosen, by_day=Extra.CALLS_BY_DAY in chosen
-        )
-        self.options = replace(
-            self.options,
+        by_day = Extra.CALLS_BY_DAY in chosen
+        self.options.update(
             unanimous=Extra.UNANIMOUS in chosen,
             instant_kill=Extra.INSTANT_KILL in chosen,
             lovers=True if Extra.LOVERS in chosen else None,
-            calls=calls,
+            calls={"enabled": Extra.NO_CALLS not in chosen, "by_day": by_day},
         )
-        self._next(Step.DAY_MODE if calls.by_day else Step.NIGHT)
+        self._next(Step.DAY_MODE if by_day else Step.NIGHT)
 
     def _day_mode(self, choice: str) -> None:
         n = int(choice) if choice.isdigit() else 0
         if not 1 <= n <= len(DAY_MODES):
             self._wrong(choice)
             return
-        calls = replace(self.options.calls, day_modes=DAY_MODES[n - 1])
-        self.options = replace(self.options, calls=calls)
+        self.options["calls"] = {**self.options.get("calls", {}), "day_modes": DAY_MODES[n - 1]}
         self._next(Step.NIGHT)
 
     async def _duration(self, choice: str) -> None:
@@ -145,16 +150,14 @@ class FoundingSteps:
             low, high = int(bounds.min_s), int(bounds.max_s)
             self.a.s.refuse(self.a.s.t("phone.found.duration_bounds", min=low, max=high))
             return
-        durations = self.options.durations
-        if seconds and self.step is Step.NIGHT:
-            durations = replace(durations, night_s=float(seconds))
-        elif seconds:
-            durations = replace(durations, day_s=float(seconds))
-        self.options = replace(self.options, durations=durations)
+        durations = dict(self.options.get("durations", {}))
+        if seconds:
+            durations["night_s" if self.step is Step.NIGHT else "day_s"] = float(seconds)
+        self.options["durations"] = durations
         if self.step is Step.NIGHT:
             self._next(Step.DAY)
         else:
-            await self.a.found(self.options)
+            await self._found()
 
     # -- speaking --------------------------------------------------------------------------
     def _next(self, step: Step) -> None:
@@ -174,19 +177,20 @@ class FoundingSteps:
     def _question(self, *, long: bool) -> str:
         t = self.a.s.t
         suffix = "_long" if long else ""
-        defaults = Durations()
+        defaults = self.defaults()["durations"]
+        assert isinstance(defaults, dict)
         if self.step is Step.DECK:
             assert self.world is not None
             world, lang = self.world, self.a.s.lang
             items = [
-                t("phone.found.deck_item", n=i, deck=world.deck_name(d.value, lang))
+                t("phone.found.deck_item", n=i, deck=world.deck_name(d, lang))
                 for i, d in enumerate(DECKS, start=1)
             ]
             return t(f"phone.found.deck{suffix}", list="; ".join(items))
         if self.step is Step.NIGHT:
-            return t(f"phone.found.night{suffix}", n=int(defaults.night_s))
+            return t(f"phone.found.night{suffix}", n=int(defaults["night_s"]))
         if self.step is Step.DAY:
-            return t(f"phone.found.day{suffix}", n=int(defaults.day_s))
+            return t(f"phone.found.day{suffix}", n=int(defaults["day_s"]))
         return t(f"phone.found.{self.step.value}{suffix}")
 
 

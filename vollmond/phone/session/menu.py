@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from vollmond.engine.ruleset import get_ruleset
-from vollmond.i18n.render import MissingMessageError
+from vollmond.engine.ruleset import get_ruleset, ruleset_ids
+from vollmond.i18n.render import MissingMessageError, load_catalogue
 from vollmond.moderation import ALL, Area
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
@@ -45,9 +45,23 @@ if TYPE_CHECKING:
 KARMA_READ_OUT: Final = 3
 """How many of the latest karma changes `#3` reads out in the announcer."""
 
-PHONE_RULES = get_ruleset("standard")
-"""The rule set a round founded by phone is played by (the phone menu founds standard rounds;
-its keys for the other rule sets are the phone session's to add)."""
+STANDARD: Final = "standard"
+"""The rule set with its own game line (`game.py`) and founding steps (`founding.py`)."""
+
+
+def phone_rulesets() -> tuple[str, ...]:
+    """The rule sets a caller can found and play, in the registry's order: the standard one
+    and every rule set with a keypad (`HasKeypad`), each with at least one world."""
+    from vollmond.phone.session.rules_line import has_keypad  # noqa: PLC0415
+
+    return tuple(
+        r for r in ruleset_ids() if (r == STANDARD or has_keypad(get_ruleset(r))) and world_ids(r)
+    )
+
+
+def phone_world_ids() -> tuple[str, ...]:
+    """Every world a caller can play in, the standard rules' first (their numbers stay)."""
+    return tuple(w for r in phone_rulesets() for w in world_ids(r))
 
 
 class Announcer:
@@ -70,6 +84,7 @@ class Announcer:
         self.page = 0
         self._seat_code_wrong = 0
         self.size_max: int | None = None  # the largest round this caller may found
+        self.ruleset_id = STANDARD  # the rules of the round being founded
         self.setup = FoundingSteps(self)
 
     # -- identification (vollmond.phone.session.ident) -------------------------------------
@@ -172,6 +187,7 @@ class Announcer:
         s = self.s
         by_state: dict[str, Callable[[], list[str]]] = {
             "ident": self.ident.help,
+            "rulesets": lambda: [self._rulesets_text(long=True)],
             "worlds": lambda: [self._worlds_text(long=True)],
             "tables": lambda: [self._tables_text(long=True)],
             "watch": lambda: [self._watch_text(long=True)],
@@ -189,6 +205,7 @@ class Announcer:
         by_state: dict[str, Callable[[], list[str]]] = {
             "ident": self.ident.reminder,
             "menu": lambda: [self.s.t("phone.menu.choices")],
+            "rulesets": lambda: [self._rulesets_text()],
             "worlds": lambda: [self._worlds_text()],
             "tables": lambda: [self._tables_text()],
             "watch": lambda: [self._watch_text()],
@@ -225,6 +242,7 @@ class Announcer:
             return
         handler = {
             "menu": self._menu,
+            "rulesets": self._rulesets,
             "worlds": self._worlds,
             "tables": self._tables,
             "watch": self._watch,
@@ -253,7 +271,7 @@ class Announcer:
         elif choice == "3":
             self._to_worlds("watch")
         elif choice == "00":
-            self._to_worlds("found")
+            self._to_rulesets()
         elif choice == "4" and self.rejoin is not None:
             game_id, house = self.rejoin
             self.rejoin = None
@@ -273,9 +291,45 @@ class Announcer:
     def _worlds_text(self, *, long: bool = False) -> str:
         items = [
             self.s.t("phone.menu.world_item", n=i, name=get_world(w).names_in(self.s.lang).world)
-            for i, w in enumerate(world_ids(), start=1)
+            for i, w in enumerate(self._world_ids(), start=1)
         ]
         return self._page_text(items, "phone.menu.worlds", long=long)
+
+    def _world_ids(self) -> tuple[str, ...]:
+        """The worlds of the chosen rule set when founding, else of every rule set."""
+        return world_ids(self.ruleset_id) if self.purpose == "found" else phone_world_ids()
+
+    # rule sets (founding)
+    def _to_rulesets(self) -> None:
+        self.state = "rulesets"
+        self.page = 0
+        self.s.say(self._rulesets_text())
+
+    def _rulesets_text(self, *, long: bool = False) -> str:
+        items = [
+            self.s.t("phone.menu.world_item", n=i, name=self.s.t(f"{r}.phone.name"))
+            for i, r in enumerate(phone_rulesets(), start=1)
+        ]
+        return self._page_text(items, "phone.menu.rulesets", long=long)
+
+    async def _rulesets(self, choice: str) -> None:
+        if _is_back(choice):
+            self.open_menu()
+            return
+        ids = phone_rulesets()
+        n = int(choice)
+        if not 1 <= n <= len(ids):
+            self.wrong(choice)
+            return
+        self.ruleset_id = ids[n - 1]
+        worlds = world_ids(self.ruleset_id)
+        if len(worlds) == 1:  # nothing to choose: straight to the size
+            self.purpose = "found"
+            self.world = get_world(worlds[0])
+            self.private = True
+            await self._ask_size()
+            return
+        self._to_worlds("found")
 
     def _page_text(self, items: list[str], key: str, *, long: bool, **params: Any) -> str:
         """A list read one page at a time ("1 bis 5, weiter mit 9 9 Raute"); the numbers stay
@@ -306,12 +360,13 @@ class Announcer:
         if choice == NEXT_PAGE:
             self._next_page(self._worlds_text)
             return
-        ids = world_ids()
+        ids = self._world_ids()
         n = int(choice)
         if not 1 <= n <= len(ids):
             self.wrong(choice)
             return
         self.world = get_world(ids[n - 1])
+        self.ruleset_id = self.world.ruleset
         if self.purpose == "found":
             self.private = True
             await self._ask_size()
@@ -356,7 +411,9 @@ class Announcer:
 
     async def _tables(self, choice: str) -> None:
         if choice == "00":
+            assert self.world is not None
             self.private = False
+            self.ruleset_id = self.world.ruleset
             await self._ask_size()
             return
         if _is_back(choice):
@@ -391,11 +448,20 @@ class Announcer:
                 "phone.menu.watch_item",
                 n=i,
                 players=len(t.seats),
-                phase=self.s.t(f"phase.{t.phase or 'night'}"),
+                phase=self._phase_name(t.game.ruleset, t.phase or "night"),
             )
             for i, t in enumerate(self.tables, start=1)
         ]
         return self._page_text(items, "phone.menu.watch", long=long, name=self._world_name())
+
+    def _phase_name(self, ruleset: str, phase: str) -> str:
+        """A running game's phase as spoken: the rule set's own word (its catalogue's
+        ``<ruleset>.phone.phase.<name>``), else the standard rules'."""
+        names = load_catalogue(self.s.lang)
+        for key in (f"{ruleset}.phone.phase.{phase}", f"phase.{phase}"):
+            if key in names:
+                return self.s.t(key)
+        return phase
 
     async def _watch(self, choice: str) -> None:
         if _is_back(choice):
@@ -450,24 +516,29 @@ class Announcer:
     # founding
     async def _ask_size(self) -> None:
         """The size question offers only what this caller may found: a guest's private round
-        ends at the free size, a signed-in caller's at what premium, karma or credit unlock."""
+        ends at the free size, a signed-in caller's at what premium, karma or credit unlock;
+        and only what the chosen rules can deal."""
         policy = self.s.hub.policy
-        self.size_max = policy.max_players
+        rules = get_ruleset(self.ruleset_id)
+        self.size_max = min(policy.max_players, rules.max_players)
         if self.private:
             standing = await self.s.hub.standing(self.s.account_id)
             try:
                 unlock_private_size(policy, policy.max_players, standing)
             except SizeNotAllowedError as exc:
-                self.size_max = max(policy.min_players, min(exc.allowed, policy.max_players))
+                self.size_max = max(policy.min_players, min(exc.allowed, self.size_max))
         self.state = "size"
         self.s.say(self._size_text())
+
+    def _size_min(self) -> int:
+        return max(self.s.hub.policy.min_players, get_ruleset(self.ruleset_id).min_players)
 
     def _size_text(self, *, long: bool = False) -> str:
         policy = self.s.hub.policy
         key = "phone.menu.ask_size" if self.private else "phone.menu.ask_size_public"
         return self.s.t(
             f"{key}_long" if long else key,
-            min=policy.min_players,
+            min=self._size_min(),
             max=self.size_max or policy.max_players,
             free=policy.private_default_max,
         )
@@ -479,14 +550,21 @@ class Announcer:
         assert self.world is not None
         size = int(choice)
         policy = self.s.hub.policy
-        if not policy.min_players <= size <= (self.size_max or policy.max_players):
+        if not self._size_min() <= size <= (self.size_max or policy.max_players):
             self.s.refuse(self._size_text())
             return
-        self.state = "setup"
-        self.setup.begin(size, self.world)
+        if self.world.ruleset == STANDARD:
+            self.state = "setup"
+            self.setup.begin(size, self.world)
+            return
+        # The other rule sets are founded with their own defaults (their lengths and decks
+        # are chosen in the browser).
+        rules = get_ruleset(self.world.ruleset)
+        await self.found(rules.id, rules.decode_options({"players": size, "world": self.world.id}))
 
-    async def found(self, options: Any) -> None:
-        """Found the round the caller put together (FoundingSteps) and take its first seat."""
+    async def found(self, ruleset: str, options: Any) -> None:
+        """Found the round the caller put together (FoundingSteps, or a rule set's defaults)
+        and take its first seat."""
         size = options.players
         if await self.refused(world=options.world, private=self.private):
             self.open_menu()
@@ -494,7 +572,7 @@ class Announcer:
         try:
             founded = await self.s.hub.found(
                 options,
-                ruleset=PHONE_RULES.id,
+                ruleset=ruleset,
                 private=self.private,
                 host_account_id=self.s.account_id,
                 host_name=self.s.name,
@@ -627,13 +705,17 @@ class Announcer:
         )
         self._waiter = self.s.spawn(self._wait_for_start(), name=f"lobby:{game_id}")
 
+    def _start_min(self) -> int:
+        """Fewest seats the table's rules start with (the founder's early start)."""
+        actor = self.s.hub.actors.get(self.lobby_game) if self.lobby_game else None
+        ruleset = actor.ruleset.id if actor is not None else self.ruleset_id
+        return int(get_ruleset(ruleset).min_players)
+
     def _lobby_keys(self, *, long: bool = False) -> list[str]:
         suffix = "_long" if long else ""
         lines = [self.s.t(f"phone.menu.lobby_keys{suffix}")]
         if self.founder:
-            lines.append(
-                self.s.t(f"phone.menu.lobby_host_keys{suffix}", min=PHONE_RULES.min_players)
-            )
+            lines.append(self.s.t(f"phone.menu.lobby_host_keys{suffix}", min=self._start_min()))
         return lines
 
     async def _wait_for_start(self) -> None:
@@ -680,9 +762,14 @@ class Announcer:
 
     async def _enter(self, game_id: str, house: int | None) -> None:
         from vollmond.phone.session.game import GameLine  # noqa: PLC0415
+        from vollmond.phone.session.rules_line import RulesLine, has_keypad  # noqa: PLC0415
 
         actor = self.s.hub.actors[game_id]
-        line = GameLine(self.s, actor, house)
+        line: GameLine | RulesLine
+        if has_keypad(actor.ruleset):
+            line = RulesLine(self.s, actor, house)
+        else:
+            line = GameLine(self.s, actor, house)
         self.state = "game"
         if house is not None:
             self.remember_seat(game_id, house)

@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,10 @@ from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings
 from vollmond.worlds import World, get_world, world_ids
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.game import GameLine
+    from vollmond.phone.session.rules_line import RulesLine
 
 log = logging.getLogger(__name__)
 
@@ -127,10 +131,9 @@ class PhoneSession:
     # -- the contract ----------------------------------------------------------------------
     @property
     def game_id(self) -> str | None:
-        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
-
-        if isinstance(self.mode, GameLine):
-            return self.mode.game_id
+        line = self.game_line
+        if line is not None:
+            return line.game_id
         return self.announcer.lobby_game
 
     @property
@@ -140,15 +143,21 @@ class PhoneSession:
 
     @property
     def seat(self) -> int | None:
-        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
-
-        return self.mode.seat if isinstance(self.mode, GameLine) else None
+        line = self.game_line
+        return line.seat if line is not None else None
 
     @property
     def spectating(self) -> bool:
-        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
+        line = self.game_line
+        return line is not None and line.seat is None
 
-        return isinstance(self.mode, GameLine) and self.mode.seat is None
+    @property
+    def game_line(self) -> GameLine | RulesLine | None:
+        """The caller's line in a game (the standard rules' or any other rule set's)."""
+        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
+        from vollmond.phone.session.rules_line import RulesLine  # noqa: PLC0415
+
+        return self.mode if isinstance(self.mode, GameLine | RulesLine) else None
 
     async def start(self) -> None:
         """Greet, identify the caller (PIN, pre-filled by a verified number; or a trusted
@@ -251,10 +260,9 @@ class PhoneSession:
         self.keys.reset()
 
     async def mode_exit(self) -> None:
-        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
-
-        if isinstance(self.mode, GameLine):
-            self.mode.detach()
+        line = self.game_line
+        if line is not None:
+            line.detach()
         self.announcer.stop_waiting()
 
     def report_operator(self, call: OperatorCall) -> None:
