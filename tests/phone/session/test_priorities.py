@@ -245,9 +245,12 @@ async def test_a_key_resets_the_reminders_and_a_seat_in_the_lobby_is_never_hung_
     await press(session, "1#")
     await press(session, "1#")  # a seat at the table: waiting is not silence
     assert session.game_id == founded.game.id
+    # With a 50 ms silence, a reminder of the table list may fall into the moment the seat is
+    # stored (a loaded machine); from the seat on, the count must not grow.
     await listen(session)
+    seated = session.reminded
     await asyncio.sleep(0.3)  # six silence periods: nothing may be said
-    assert not session.prompts.busy and session.reminded == 0
+    assert not session.prompts.busy and session.reminded == seated <= 1
     await session.close()
 
 
