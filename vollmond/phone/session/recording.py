@@ -58,10 +58,11 @@ class RecordingNoticeLine:
         self.told = notice.alarm_id
         prompts = self.s.prompts
         words = notice_text(notice, self.s.lang, self.world)
-        # Urgent: cuts whatever plays (game news is heard again afterwards), goes before any
-        # backlog, and keys cannot skip it.
-        prompts.say(words.sentence, Priority.URGENT)
-        prompts.play(TONE, tones.recording_notice(), Priority.URGENT)
+        # An alert: cuts whatever plays (game news is heard again afterwards), goes before any
+        # backlog (turn prompts are urgent too, and a recording waits for this notice), and
+        # keys cannot skip it.
+        prompts.say(words.sentence, Priority.ALERT)
+        prompts.play(TONE, tones.recording_notice(), Priority.ALERT)
         return self.s.spawn(self._played(), name=f"recording-notice:{self.game_id}")
 
     async def _played(self) -> None:
