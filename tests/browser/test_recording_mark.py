@@ -84,7 +84,7 @@ async def fill_table(service: Service, game_id: str) -> None:
     """Three guests take the other seats, so the founder's round starts."""
     for index in range(3):
         await service.hub.join(game_id, account_id=None, name=f"Gast{index}", channel="phone")
-    assert service.hub.running_phase(game_id) is Phase.NIGHT
+    assert service.hub.running_phase(game_id) == Phase.NIGHT.value
 
 
 async def raise_alarm(moderation: Moderation, service: Service, game_id: str, accused: int) -> None:
