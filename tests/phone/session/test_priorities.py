@@ -292,7 +292,7 @@ async def test_star_7_toggles_expert_mode_kept_for_the_identity(hub: Hub) -> Non
     assert not heard(again, t("phone.ident.welcome", name="eve"))  # only the essentials
     await press(again, "*7#")
     assert said(again)[-1] == t("phone.expert_off")
-    assert not expert_for(hub, again.identity_id)
+    assert not await expert_for(hub, again.identity_id)
     await again.close()
 
 

@@ -347,7 +347,7 @@ class PhoneSession:
             return
         if isinstance(token, Star) and token.body == EXPERT_TOGGLE and token.end == "#":
             self.expert = not self.expert
-            set_expert(self.hub, self.identity_id, self.expert)
+            await set_expert(self.hub, self.identity_id, self.expert)
             self.say(self.t("phone.expert_on" if self.expert else "phone.expert_off"))
             return
         if isinstance(token, Info) and token.digit == "1":
