@@ -222,6 +222,8 @@ async def test_silence_reminds_three_times_then_the_announcer_says_goodbye(hub: 
     await listen(session)
     await asyncio.wait_for(session.hangup_requested.wait(), 2.0)
     assert said(session)[-2:] == [t("phone.reminder_end"), t("phone.goodbye")]
+    # Both are still to be heard: the goodbye must not cut "Ich höre nichts mehr".
+    assert [u.text for u in session.prompts.queued] == said(session)[-2:]
     await session.close()
 
 

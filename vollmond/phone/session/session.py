@@ -303,7 +303,8 @@ class PhoneSession:
         if lines is None:
             return
         if self.mode is self.announcer and self.reminded >= self.reminders:
-            self.say(self.t("phone.reminder_end"), remember=False)
+            # Urgent like the goodbye behind it: a lower class would be cut by it, unheard.
+            self.say(self.t("phone.reminder_end"), priority=Priority.URGENT, remember=False)
             self.hang_up()
             return
         self.reminded += 1
