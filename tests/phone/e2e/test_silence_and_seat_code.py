@@ -21,6 +21,7 @@ SILENCE_S = 1.0  # instead of 8 s, so three reminders fit in a short test
 WINDOW = 800  # 100 ms at 8 kHz
 QUIET = 150.0  # rms of a 100 ms window below this is a pause (speech is in the thousands)
 HEARD = 300.0  # rms of a stretch of speech well above the line's silence
+LATE_S = 3.0  # a loaded machine may render a reminder late; never early
 
 
 @pytest.fixture
@@ -82,9 +83,9 @@ async def test_a_silent_caller_is_reminded_three_times_then_hung_up(quiet_live: 
     long = seconds(live.voice, reminder)
     short = seconds(live.voice, session.t("phone.reminder_end"), session.t("phone.goodbye"))
     for pause, talk in (r1, r2, r3):
-        assert SILENCE_S * 0.8 <= pause <= SILENCE_S + 1.0, after
+        assert SILENCE_S * 0.8 <= pause <= SILENCE_S + LATE_S, after
         assert abs(talk - long) <= 1.0, (after, long)
-    assert SILENCE_S * 0.8 <= end[0] <= SILENCE_S + 1.0 and abs(end[1] - short) <= 1.0, after
+    assert SILENCE_S * 0.8 <= end[0] <= SILENCE_S + LATE_S and abs(end[1] - short) <= 1.0, after
     assert rms(heard[-int((r3[1] + end[0] + end[1]) * 8000) :]) > HEARD
 
 
