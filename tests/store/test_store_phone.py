@@ -31,7 +31,12 @@ from vollmond.store import (
     verify_pin,
 )
 from vollmond.store.models import PhoneIdentityRow, PhoneNumberClaimRow
-from vollmond.store.phone import identify_asserted, lockout_duration
+from vollmond.store.phone import (
+    get_phone_identity,
+    identify_asserted,
+    lockout_duration,
+    set_expert,
+)
 from vollmond.store.phone_numbers import LinkRateLimitedError, VerifyOutcome, pending_link
 from vollmond.store.types import utcnow
 
@@ -297,3 +302,14 @@ async def test_pin_only_identity_links_once(sessions: Sessions) -> None:
     with pytest.raises(PhoneIdentityNotFoundError):
         await link_identity(sessions, identity.id + 1, second.id)
     assert (await link_identity(sessions, identity.id, first.id)).account_id == first.id
+
+
+async def test_expert_mode_is_kept_with_the_identity(sessions: Sessions) -> None:
+    identity = await create_phone_identity(sessions, pin="4711", settings=S)
+    assert not identity.expert
+    await set_expert(sessions, identity.id, True)
+    assert (await get_phone_identity(sessions, identity.id)).expert
+    await set_expert(sessions, identity.id, False)
+    assert not (await get_phone_identity(sessions, identity.id)).expert
+    with pytest.raises(PhoneIdentityNotFoundError):
+        await set_expert(sessions, identity.id + 1_000_000, True)

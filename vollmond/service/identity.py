@@ -19,8 +19,10 @@ from vollmond.store.phone import (
     PinOutcome,
     check_pin,
     create_phone_identity,
+    get_phone_identity,
     identify_asserted,
     identify_caller,
+    set_expert,
 )
 from vollmond.store.phone_numbers import Verification, VerifyOutcome, verify_number
 from vollmond.store.types import utcnow
@@ -65,6 +67,13 @@ class PhoneIdentities:
         return await verify_number(
             self.sessions, number, code, asserted=asserted, settings=settings
         )
+
+    async def expert(self, identity_id: int) -> bool:
+        """Whether this identity chose expert mode (``*7#``) on an earlier call."""
+        return (await get_phone_identity(self.sessions, identity_id)).expert
+
+    async def set_expert(self, identity_id: int, on: bool) -> None:
+        await set_expert(self.sessions, identity_id, on)
 
     @staticmethod
     def now() -> datetime:

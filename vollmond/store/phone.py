@@ -52,6 +52,7 @@ class PhoneIdentity:
     created_at: datetime
     number_asserted: bool = False
     locked_until: datetime | None = None
+    expert: bool = False
 
 
 def _identity(row: PhoneIdentityRow) -> PhoneIdentity:
@@ -63,6 +64,7 @@ def _identity(row: PhoneIdentityRow) -> PhoneIdentity:
         created_at=row.created_at,
         number_asserted=bool(row.number_asserted),
         locked_until=row.locked_until,
+        expert=bool(row.expert),
     )
 
 
@@ -234,6 +236,20 @@ async def get_phone_identity(sessions: Sessions, identity_id: int) -> PhoneIdent
     if row is None:
         raise PhoneIdentityNotFoundError(identity_id)
     return _identity(row)
+
+
+async def set_expert(sessions: Sessions, identity_id: int, on: bool) -> None:
+    """Keep the caller's expert mode (``*7#``) with the identity, for every later call and
+    every node; raises PhoneIdentityNotFoundError."""
+    async with sessions.begin() as session:
+        changed = await session.scalar(
+            update(PhoneIdentityRow)
+            .where(PhoneIdentityRow.id == identity_id)
+            .values(expert=on)
+            .returning(PhoneIdentityRow.id)
+        )
+        if changed is None:
+            raise PhoneIdentityNotFoundError(identity_id)
 
 
 async def verify_pin(sessions: Sessions, identity_id: int, pin: str) -> bool:

@@ -169,9 +169,14 @@ class LiveRig:
 
 @contextlib.asynccontextmanager
 async def live_rig(
-    tmp_path: Path, voice: EspeakVoice, sip: SipSettings | None = None
+    tmp_path: Path,
+    voice: EspeakVoice,
+    sip: SipSettings | None = None,
+    *,
+    silence_s: float = 8.0,
 ) -> AsyncIterator[LiveRig]:
-    """The service with real sessions per call; `sip` sets the SIP server's trust and limits."""
+    """The service with real sessions per call; `sip` sets the SIP server's trust and limits,
+    `silence_s` the quiet before a reminder (short in the silence test, to keep it short)."""
     need("baresip", "sipp", "espeak-ng", "sox")
     settings = Settings(data_dir=tmp_path / "data", sip_port=0)
     async with running_service("sqlite", settings) as service:
@@ -185,6 +190,7 @@ async def live_rig(
                 identity=settings.identity,
                 digit_timeout_s=2.0,
                 enforcer=service.enforcer,
+                silence_s=silence_s,
             )
             made.setdefault(caller.number, []).append(session)
             return session

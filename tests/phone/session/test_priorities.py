@@ -222,6 +222,8 @@ async def test_silence_reminds_three_times_then_the_announcer_says_goodbye(hub: 
     await listen(session)
     await asyncio.wait_for(session.hangup_requested.wait(), 2.0)
     assert said(session)[-2:] == [t("phone.reminder_end"), t("phone.goodbye")]
+    # Both are still to be heard: the goodbye must not cut "Ich höre nichts mehr".
+    assert [u.text for u in session.prompts.queued] == said(session)[-2:]
     await session.close()
 
 
@@ -292,7 +294,7 @@ async def test_star_7_toggles_expert_mode_kept_for_the_identity(hub: Hub) -> Non
     assert not heard(again, t("phone.ident.welcome", name="eve"))  # only the essentials
     await press(again, "*7#")
     assert said(again)[-1] == t("phone.expert_off")
-    assert not expert_for(hub, again.identity_id)
+    assert not await expert_for(hub, again.identity_id)
     await again.close()
 
 

@@ -103,7 +103,7 @@ class Announcer:
             return
         await go_on_duty(self.s)  # a moderator hears new alarms for the rest of the call
         self.rejoin = await self._find_running_seat()
-        self.s.expert = expert_for(self.s.hub, identity_id)
+        self.s.expert = await expert_for(self.s.hub, identity_id)
         if self.rejoin is not None:  # "Tippe 4 für dein Spiel" before anything else
             self.open_menu()
             return

@@ -303,7 +303,8 @@ class PhoneSession:
         if lines is None:
             return
         if self.mode is self.announcer and self.reminded >= self.reminders:
-            self.say(self.t("phone.reminder_end"), remember=False)
+            # Urgent like the goodbye behind it: a lower class would be cut by it, unheard.
+            self.say(self.t("phone.reminder_end"), priority=Priority.URGENT, remember=False)
             self.hang_up()
             return
         self.reminded += 1
@@ -347,7 +348,7 @@ class PhoneSession:
             return
         if isinstance(token, Star) and token.body == EXPERT_TOGGLE and token.end == "#":
             self.expert = not self.expert
-            set_expert(self.hub, self.identity_id, self.expert)
+            await set_expert(self.hub, self.identity_id, self.expert)
             self.say(self.t("phone.expert_on" if self.expert else "phone.expert_off"))
             return
         if isinstance(token, Info) and token.digit == "1":

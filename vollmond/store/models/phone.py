@@ -34,6 +34,9 @@ class PhoneIdentityRow(Base):
     pin_failures: Mapped[int] = mapped_column(Integer, default=0)
     lockouts: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Expert mode (``*7#``): the caller hears only the essentials. A preference of the
+    # identity, so it outlasts the call and a restart (issue 11).
+    expert: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class PhoneNumberClaimRow(Base):
