@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vollmond.engine.classic.messages import SCHEMA
+from vollmond.engine.classic.types import Role
 from vollmond.i18n.render import WORLD_PLACEHOLDERS, load_catalogue, template_placeholders
 from vollmond.worlds import LANGUAGES
 
@@ -27,4 +28,6 @@ def test_no_stray_classic_keys() -> None:
     for lang in LANGUAGES:
         keys = {k for k in load_catalogue(lang) if k.startswith("classic.")}
         expected = {f"classic.{s}.{c}" for s, specs in SECTIONS for c in specs}
+        # The browser's role help: one text per card (`ruleset_role_help`).
+        expected |= {f"classic.role_help.{role.value}" for role in Role}
         assert keys == expected
