@@ -12,7 +12,7 @@ import re
 import pytest
 
 from vollmond.engine.core import Audience, Event
-from vollmond.i18n.render import SEAT, SEATS, _BY_NAME, load_catalogue, render_ruleset_event
+from vollmond.i18n.render import _BY_NAME, SEAT, SEATS, load_catalogue, render_ruleset_event
 from vollmond.worlds import LANGUAGES, get_world
 
 HOUSE_NAMES = sorted(name for name, field in _BY_NAME.items() if field in (SEAT, SEATS))

@@ -133,7 +133,9 @@ def check_frames(player: Player, *, night_codes: set[str]) -> None:
                 raise AssertionError(f"a view leaked the card of seat {seat['seat']}")
     if not in_night_room:
         codes = {m["code"] for m in player.messages() if m.get("type") == "event"}
-        assert not codes & night_codes, f"night-room events reached a stranger: {codes & night_codes}"
+        assert not codes & night_codes, (
+            f"night-room events reached a stranger: {codes & night_codes}"
+        )
 
 
 def check_end_screen(player: Player, size: int, german: str, english: str) -> None:
