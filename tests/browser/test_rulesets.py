@@ -11,6 +11,7 @@ player's page and every frame it received showed no role but its own, the out pl
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .players import Player
 
@@ -87,35 +89,54 @@ def roles_hidden_on_page(player: Player) -> None:
             assert role == "", f"seat {number} shows a hidden card"
 
 
-def play_to_end(player: Player, rng: random.Random, shot: Path) -> list[str]:
-    """Answer every group of buttons once per phase with a random legal choice (a house
-    rather than "nobody" where there is one), until the end screen shows; returns the
-    "phase line|group" of each answer. `shot` gets a picture of the first choice offered."""
-    page = player.page
-    done: list[str] = []
+def play_to_end(players: list[Player], rng: random.Random, shot: Path) -> dict[str, list[str]]:
+    """Each player answers every group of buttons once per phase with a random legal choice
+    (a house rather than "nobody" where there is one), until every page shows the end screen;
+    returns each player's "phase line|group" answers. `shot` pictures the first choice."""
+    done: dict[str, list[str]] = {p.name: [] for p in players}
+    playing = list(players)
     deadline = time.monotonic() + GAME_BUDGET_S
-    while not page.locator("#over").is_visible():
-        left_ms = (deadline - time.monotonic()) * 1000
-        assert left_ms > 0, "the game did not end in time"
-        page.wait_for_function(_SOMETHING_TO_DO, arg=done, timeout=left_ms)
-        if page.locator("#game").get_attribute("data-phase") == "over":
-            break
-        roles_hidden_on_page(player)
-        phase = page.locator("#phase-name").text_content() or ""
-        for group in page.locator("#actions .group").all():
-            key = group.get_attribute("data-group") or ""
-            if f"{phase}|{key}" in done:
+    while playing:
+        for player in list(playing):
+            left_ms = (deadline - time.monotonic()) * 1000
+            assert left_ms > 0, "the game did not end in time"
+            # With several players, each page is asked in turn; one alone is simply awaited.
+            wait_ms = left_ms if len(playing) == 1 else min(left_ms, 500)
+            try:
+                player.page.wait_for_function(
+                    _SOMETHING_TO_DO, arg=done[player.name], timeout=wait_ms
+                )
+            except PlaywrightTimeoutError:
                 continue
-            if not done:
-                page.screenshot(path=shot, full_page=True)
-            done.append(f"{phase}|{key}")
-            buttons = group.locator("button.target").all()
-            houses = [b for b in buttons if b.get_attribute("data-target") != "none"]
-            choice = rng.choice(houses or buttons)
-            # The view may have moved on since it was read: a vanished button is fine.
-            choice.click(timeout=2000, no_wait_after=True)
-            break
+            if not answer(player, rng, done[player.name], shot):
+                playing.remove(player)
     return done
+
+
+def answer(player: Player, rng: random.Random, done: list[str], shot: Path) -> bool:
+    """Click one button of a group not yet answered in this phase; False once it is over."""
+    page = player.page
+    if page.locator("#game").get_attribute("data-phase") == "over":
+        expect(page.locator("#over")).to_be_visible()
+        return False
+    roles_hidden_on_page(player)
+    phase = page.locator("#phase-name").text_content() or ""
+    for group in page.locator("#actions .group").all():
+        key = group.get_attribute("data-group") or ""
+        if f"{phase}|{key}" in done:
+            continue
+        if not done and not shot.exists():
+            page.screenshot(path=shot, full_page=True)
+        done.append(f"{phase}|{key}")
+        buttons = group.locator("button.target").all()
+        houses = [b for b in buttons if b.get_attribute("data-target") != "none"]
+        if not buttons:
+            break
+        # The view may move on (the phase ends) between reading and clicking.
+        with contextlib.suppress(PlaywrightTimeoutError):
+            rng.choice(houses or buttons).click(timeout=2000, no_wait_after=True)
+        break
+    return True
 
 
 def check_frames(player: Player, *, night_codes: set[str]) -> None:
@@ -159,31 +180,44 @@ def outcome_winners(view: dict[str, Any]) -> list[int]:
     return list(outcome["winners"] if outcome else view.get("winners") or [])
 
 
-def found_and_fill(player: Player, ruleset: str, size: int, durations: dict[str, int]) -> None:
-    player.signup()
-    player.found_ruleset(ruleset, size, durations)
-    expect(player.page.locator("#waiting-count")).to_contain_text("1")
-    player.fill_with_bots()
-    player.wait_for_role()
-    expect(player.page.locator("#game")).to_have_attribute("data-ruleset", ruleset)
-    # The role card names the card in the world's words and explains it.
-    expect(player.page.locator("#role-help")).not_to_be_empty()
+def found_and_fill(
+    host: Player, ruleset: str, size: int, durations: dict[str, int], guests: list[Player]
+) -> None:
+    """The host founds a round of `ruleset`, the guests join it from the lobby, the host fills
+    the rest with bots; every page then shows its own card, explained."""
+    host.signup()
+    game_id = host.found_ruleset(ruleset, size, durations)
+    expect(host.page.locator("#waiting-count")).to_contain_text("1")
+    for guest in guests:
+        guest.signup()
+        guest.join(game_id)
+    expect(host.page.locator("#waiting-count")).to_contain_text(str(1 + len(guests)))
+    host.fill_with_bots()
+    for player in (host, *guests):
+        player.wait_for_role()
+        expect(player.page.locator("#game")).to_have_attribute("data-ruleset", ruleset)
+        expect(player.page.locator("#role-help")).not_to_be_empty()
 
 
-def test_classic_game_with_bots_in_the_browser(
+def test_classic_game_of_two_people_and_bots_in_the_browser(
     browser: Browser, server: str, artifacts: Path
 ) -> None:
-    player = Player.open(browser, server, f"Schwarzseel{random.randrange(10**6)}")
+    tag = random.randrange(10**6)
+    host = Player.open(browser, server, f"Schwarzseel{tag}")
+    guest = Player.open(browser, server, f"Blackmere{tag}")
     try:
-        found_and_fill(player, "classic", 5, CLASSIC_DURATIONS)
-        answered = play_to_end(player, random.Random(3), artifacts / "classic-act.png")
-        # Everyone votes by day (A9): the person played at least one move through the page.
-        assert answered, "the page offered the player no move in the whole game"
-        check_end_screen(player, 5, "Das Spiel ist aus.", "The game is over.")
-        player.page.screenshot(path=artifacts / "classic-over.png", full_page=True)
-        check_frames(player, night_codes={"wolf_vote_cast", "wolves_chose", "pack_revealed"})
+        found_and_fill(host, "classic", 5, CLASSIC_DURATIONS, [guest])
+        (artifacts / "classic-act.png").unlink(missing_ok=True)
+        answered = play_to_end([host, guest], random.Random(3), artifacts / "classic-act.png")
+        # Everyone votes by day (A9): each person played moves through the page.
+        assert all(answered.values()), f"the page offered a player no move: {answered}"
+        for player in (host, guest):
+            check_end_screen(player, 5, "Das Spiel ist aus.", "The game is over.")
+            check_frames(player, night_codes={"wolf_vote_cast", "wolves_chose", "pack_revealed"})
+        host.page.screenshot(path=artifacts / "classic-over.png", full_page=True)
     finally:
-        player.close()
+        host.close()
+        guest.close()
 
 
 def test_mayor_game_with_bots_in_the_browser(
@@ -191,12 +225,13 @@ def test_mayor_game_with_bots_in_the_browser(
 ) -> None:
     player = Player.open(browser, server, f"Siebentann{random.randrange(10**6)}")
     try:
-        found_and_fill(player, "mayor", 5, MAYOR_DURATIONS)
-        answered = play_to_end(player, random.Random(0), artifacts / "mayor-act.png")
+        found_and_fill(player, "mayor", 5, MAYOR_DURATIONS, [])
+        (artifacts / "mayor-act.png").unlink(missing_ok=True)
+        answered = play_to_end([player], random.Random(0), artifacts / "mayor-act.png")
         # The mayor's election asks everyone to stand or not and to vote (B1).
-        assert answered, "the page offered the player no move in the whole game"
+        assert answered[player.name], "the page offered the player no move in the whole game"
         check_end_screen(player, 5, "Die Rollen:", "The roles:")
-        player.page.screenshot(path=artifacts / "mayor-over.png", full_page=True)
         check_frames(player, night_codes={"victim_chosen", "team_revealed"})
+        player.page.screenshot(path=artifacts / "mayor-over.png", full_page=True)
     finally:
         player.close()

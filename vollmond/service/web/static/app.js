@@ -289,7 +289,10 @@ function gamesSection() {
     const items = data.games.map((game) => {
       const world = worldById(game.world);
       const n = world ? names(world) : null;
-      const deck = n && game.deck ? n.decks[game.deck] || game.deck : game.deck;
+      // A rule set without decks (the mayor rules) is named instead; another one's with its deck.
+      const rules = game.ruleset && game.ruleset !== "standard" ? t("ruleset_" + game.ruleset) : null;
+      const deckName = n && game.deck ? n.decks[game.deck] || game.deck : game.deck;
+      const deck = [rules, deckName].filter(Boolean).join(" · ");
       const status =
         game.status === "lobby"
           ? t("status_lobby")

@@ -997,7 +997,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         cmds.map((cmd) => {
           const value = targetValue(cmd);
           const text = targetText(cmd);
-          const chosen = g.chosen.has(groupKey) && g.chosen.get(groupKey) === value;
+          // A house picked on the circle is kept as a number, a button's choice as its value.
+          const chosen = g.chosen.has(groupKey) && String(g.chosen.get(groupKey)) === value;
           const target = cmd.target ?? cmd.callee;
           return h(
             "button",
@@ -1054,10 +1055,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       if (cmds) parts.push(targetButtons("ability:" + kind, t("act_" + kind), cmds, (c) => c.target));
     }
     if (groups.has("Nominate")) parts.push(targetButtons("Nominate", t("act_nominate"), groups.get("Nominate"), (c) => c.target));
-    if (groups.has("Vote") && rulesetId() === "standard") parts.push(targetButtons("Vote", t("act_vote"), groups.get("Vote"), (c) => c.target));
     // Every other legal command, of any rule set, in the order the rule set lists them.
     const shown = new Set([...ABILITY_ORDER.map((k) => "ability:" + k), "Nominate"]);
-    if (rulesetId() === "standard") shown.add("Vote");
     for (const [key, cmds] of groups) {
       const type = key.split(":")[0];
       if (shown.has(key) || NOT_ACTIONS.has(type)) continue;
