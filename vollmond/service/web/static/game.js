@@ -725,7 +725,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     document.documentElement.dataset.phase = view.phase;
     // A rule set with stages (the mayor rules) names the stage; a night with steps its step.
     const phaseKey = "phase_" + (view.stage || view.phase);
-    const step = view.phase === "night" && view.step ? ` (${t("step_" + view.step)})` : "";
+    // Only a step with a name of its own is shown (the standard "main" night step has none).
+    const stepKey = "step_" + view.step;
+    const step = view.phase === "night" && view.step && t(stepKey) !== stepKey ? ` (${t(stepKey)})` : "";
     el.phase.textContent = `${t(phaseKey)}${step} · ${t("round", { n: view.round })}`;
     renderSeats();
     renderRole();
