@@ -82,6 +82,27 @@ class Player:
         expect(page).to_have_url(re.compile(r"#/game/[\w-]+$"))
         return page.url.rsplit("/", 1)[1]
 
+    def found_ruleset(
+        self, ruleset: str, size: int, durations: dict[str, int], *, world: str | None = None
+    ) -> str:
+        """Found a game of a rule set other than the standard one through its own part of the
+        form (built from the rule set's options), with short stage lengths."""
+        page = self.page
+        page.select_option("#found-ruleset", ruleset)
+        if world is not None:
+            page.select_option("#found-world", world)
+        page.fill('#found-form input[name="size"]', str(size))
+        page.locator("#ruleset-durations summary").click()
+        for name, value in durations.items():
+            page.fill(f'#ruleset-options input[name="{name}"]', str(value))
+        page.click("#found-submit")
+        expect(page).to_have_url(re.compile(r"#/game/[\w-]+$"))
+        return page.url.rsplit("/", 1)[1]
+
+    def fill_with_bots(self) -> None:
+        """The host fills the free seats with bots; the full table starts."""
+        self.page.click("#fill-bots")
+
     def join(self, game_id: str) -> None:
         button = self.page.locator(f'button[data-join="{game_id}"]')
         button.click()

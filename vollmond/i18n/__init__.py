@@ -12,6 +12,7 @@ from vollmond.i18n.render import (
     render_event,
     render_rejection,
     role_explanation,
+    ruleset_role_help,
     text,
 )
 
@@ -23,5 +24,6 @@ __all__ = [
     "render_event",
     "render_rejection",
     "role_explanation",
+    "ruleset_role_help",
     "text",
 ]

@@ -59,6 +59,7 @@ __all__ = [
     "render_ruleset_event",
     "render_ruleset_rejection",
     "role_explanation",
+    "ruleset_role_help",
     "template_placeholders",
     "text",
 ]
@@ -970,6 +971,13 @@ def render_rejection(rejection: Rejection, lang: str, world: World, ruleset: str
 def role_explanation(role_key: str, lang: str, world: World) -> str:
     """One or two sentences on what the role (a generic key, e.g. ``"seer"``) can do."""
     return text(f"role_help.{role_key}", lang, world)
+
+
+def ruleset_role_help(ruleset_id: str, role_key: str, lang: str, world: World) -> str:
+    """What a role of a further rule set can do (``<id>.role_help.<key>`` in its catalogue),
+    or "" where its catalogue has no help for that key (the lovers, the captain)."""
+    key = f"{ruleset_id}.role_help.{role_key}"
+    return text(key, lang, world) if key in load_catalogue(lang) else ""
 
 
 def text(key: str, lang: str, world: World, **params: Json) -> str:

@@ -24,7 +24,13 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from vollmond.engine.ruleset import OptionsDecodeError
+from vollmond.engine.ruleset import (
+    AnyRuleSet,
+    CommandDecodeError,
+    OptionsDecodeError,
+    get_ruleset,
+    ruleset_ids,
+)
 from vollmond.moderation import PRIVATE, WEB, Area, Moderation
 from vollmond.service.config import Settings
 from vollmond.service.deck_check import custom_deck_problem
@@ -107,6 +113,16 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
+def _has_chat(rules: AnyRuleSet) -> bool:
+    """Whether a rule set's players may type to each other (its codec knows `Say`): the page
+    shows its chat only then."""
+    try:
+        rules.decode_command({"type": "Say", "actor": 1, "text": "?"}, players_only=True)
+    except CommandDecodeError:
+        return False
+    return True
+
+
 class Api:
     """The JSON endpoints; state lives in the hub and the store, never here."""
 
@@ -130,6 +146,7 @@ class Api:
             Route("/api/me", r(self.me, csrf=False)),
             Route("/api/me/karma", r(self.my_karma, csrf=False)),
             Route("/api/worlds", r(self.worlds, csrf=False)),
+            Route("/api/rulesets", r(self.rulesets, csrf=False)),
             Route("/api/signup", r(self.signup), methods=["POST"]),
             Route("/api/login", r(self.login), methods=["POST"]),
             Route("/api/logout", r(self.logout, ban_check=False), methods=["POST"]),
@@ -138,6 +155,7 @@ class Api:
             Route("/api/games/{game_id}", r(self.game, csrf=False), methods=["GET"]),
             Route("/api/games/{game_id}/join", r(self.join), methods=["POST"]),
             Route("/api/games/{game_id}/start", r(self.start), methods=["POST"]),
+            Route("/api/games/{game_id}/bots", r(self.bots), methods=["POST"]),
             Route("/api/games/{game_id}/leave", r(self.leave), methods=["POST"]),
             Route("/api/games/{game_id}/abort", r(self.abort), methods=["POST"]),
             Route("/api/join", r(self.join_by_code), methods=["POST"]),
@@ -228,11 +246,15 @@ class Api:
         )
 
     async def worlds(self, request: Request) -> Response:
+        """Every world of every rule set; each names its rule set (the founding form offers a
+        rule set's own worlds, the game page themes any game by its world)."""
         out = []
-        for world in load_worlds().values():
+        every = [w for rs in ruleset_ids() for w in load_worlds(rs).values()]
+        for world in every:
             out.append(
                 {
                     "id": world.id,
+                    "ruleset": world.ruleset,
                     "colors": {
                         "primary": world.colors.primary,
                         "accent": world.colors.accent,
@@ -251,6 +273,28 @@ class Api:
                 }
             )
         return JSONResponse({"worlds": out})
+
+    async def rulesets(self, request: Request) -> Response:
+        """What the founding form offers per rule set: its table sizes and its founding
+        options with their defaults, in the options' own JSON form (`encode_options`), so the
+        page builds each rule set's form from data instead of knowing its options."""
+        out = []
+        for ruleset_id in ruleset_ids():
+            rules = get_ruleset(ruleset_id)
+            low = max(rules.min_players, self.hub.policy.min_players)
+            high = min(rules.max_players, self.hub.policy.max_players)
+            defaults = rules.encode_options(rules.decode_options({"players": max(low, 8)}))
+            out.append(
+                {
+                    "id": rules.id,
+                    "min_players": low,
+                    "max_players": high,
+                    "defaults": defaults,
+                    "worlds": list(load_worlds(ruleset_id)),
+                    "chat": _has_chat(rules),
+                }
+            )
+        return JSONResponse({"rulesets": out})
 
     async def signup(self, request: Request) -> Response:
         if not self.login_limit.allow("signup:" + self._client(request)):
@@ -365,6 +409,14 @@ class Api:
         account_id = await self._account_id(request)
         await self.hub.start(request.path_params["game_id"], by_account_id=account_id)
         return JSONResponse({"ok": True})
+
+    async def bots(self, request: Request) -> Response:
+        """The host fills the free seats of a lobby with bots; the full table starts."""
+        account_id = await self._account_id(request)
+        added = await self.hub.fill_with_bots(
+            request.path_params["game_id"], by_account_id=account_id
+        )
+        return JSONResponse({"ok": True, "bots": added})
 
     async def leave(self, request: Request) -> Response:
         await self._account_id(request)

@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from vollmond.engine.core import Viewer
-from vollmond.i18n import render_event, role_explanation
+from vollmond.i18n import render_event, role_explanation, ruleset_role_help
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.service.web.access import visible_table
@@ -45,6 +45,7 @@ from vollmond.store.phone import account_identity, normalize_number, set_account
 from vollmond.store.phone_numbers import LinkRateLimitedError, pending_link, request_number_link
 from vollmond.store.types import utcnow
 from vollmond.worlds import LANGUAGES, ROLE_KEYS, UnknownWorldError, get_world
+from vollmond.worlds.loader import STANDARD_RULESET
 
 log = structlog.get_logger(__name__)
 
@@ -114,15 +115,24 @@ class ClientApi:
             return _error(404, "unknown_world")
         lang = _lang(request.query_params.get("lang"))
         names = world.names_in(lang)
+        if world.ruleset == STANDARD_RULESET:
+            roles = {key: names.roles.get(key, key) for key in ROLE_KEYS}
+            help_ = {key: role_explanation(key, lang, world) for key in ROLE_KEYS}
+        else:
+            # A world of another rule set names that rule set's own roles; role help is in
+            # its rule-set catalogue where the catalogue has it (`<ruleset>.role_help.<key>`).
+            roles = dict(names.roles)
+            help_ = {key: ruleset_role_help(world.ruleset, key, lang, world) for key in roles}
         return JSONResponse(
             {
                 "world": world.id,
+                "ruleset": world.ruleset,
                 "lang": lang,
                 "night_room": names.night_room,
                 "evil_group": names.evil_group,
                 "village": names.village,
-                "roles": {key: names.roles.get(key, key) for key in ROLE_KEYS},
-                "help": {key: role_explanation(key, lang, world) for key in ROLE_KEYS},
+                "roles": roles,
+                "help": help_,
             }
         )
 

@@ -14,6 +14,7 @@ const DECKS = ["auto", "starter", "loner", "full_moon", "may_dance", "cauldron",
 const ctx = {
   me: null,
   worlds: [],
+  rulesets: [],
   worldFilter: localStorage.getItem("vollmond.world") || "",
   dispose: null,
 };
@@ -30,6 +31,12 @@ export function announce(text) {
 
 function names(world) {
   return world.names[lang()] || world.names.de;
+}
+
+// The lobby's world chips and the front page's rules show the standard rule set's worlds; a
+// further rule set's worlds are offered when founding one of its games.
+function standardWorlds() {
+  return ctx.worlds.filter((w) => (w.ruleset || "standard") === "standard");
 }
 
 async function loadMe() {
@@ -210,7 +217,7 @@ function worldPicker(refresh) {
     t("all_worlds"),
   );
   list.append(all);
-  for (const world of ctx.worlds) {
+  for (const world of standardWorlds()) {
     const n = names(world);
     list.append(
       h(
@@ -282,7 +289,10 @@ function gamesSection() {
     const items = data.games.map((game) => {
       const world = worldById(game.world);
       const n = world ? names(world) : null;
-      const deck = n && game.deck ? n.decks[game.deck] || game.deck : game.deck;
+      // A rule set without decks (the mayor rules) is named instead; another one's with its deck.
+      const rules = game.ruleset && game.ruleset !== "standard" ? t("ruleset_" + game.ruleset) : null;
+      const deckName = n && game.deck ? n.decks[game.deck] || game.deck : game.deck;
+      const deck = [rules, deckName].filter(Boolean).join(" · ");
       const status =
         game.status === "lobby"
           ? t("status_lobby")
@@ -360,11 +370,28 @@ function myGamesSection() {
 function foundSection() {
   if (!ctx.me) return null;
   const box = errorBox();
-  const worldSelect = h(
+  // The rule set decides which worlds, decks and options the form offers. The standard
+  // rule set keeps its own form below; any other is built from its founding options as the
+  // server describes them (GET /api/rulesets: the options' JSON with their defaults).
+  const rulesetSelect = h(
     "select",
-    { name: "world", id: "found-world" },
-    ctx.worlds.map((w) => h("option", { value: w.id, selected: w.id === (ctx.worldFilter || "werwolf") }, names(w).world)),
+    { name: "ruleset", id: "found-ruleset" },
+    ctx.rulesets.map((r) => h("option", { value: r.id, selected: r.id === "standard" }, t("ruleset_" + r.id))),
   );
+  const rulesetOf = () => ctx.rulesets.find((r) => r.id === rulesetSelect.value) || null;
+  const isStandard = () => rulesetSelect.value === "standard";
+  const worldSelect = h("select", { name: "world", id: "found-world" });
+  function fillWorlds() {
+    const id = rulesetSelect.value || "standard";
+    const keep = worldSelect.value || ctx.worldFilter || "werwolf";
+    const shown = ctx.worlds.filter((w) => (w.ruleset || "standard") === id);
+    const chosen = shown.some((w) => w.id === keep) ? keep : shown[0]?.id;
+    worldSelect.replaceChildren(...shown.map((w) => h("option", { value: w.id, selected: w.id === chosen }, names(w).world)));
+  }
+  fillWorlds();
+  const sizeInput = numberInput("size", 8, 4, 60);
+  const genericBox = h("div", { id: "ruleset-options" });
+  const standardParts = [];
   const deckSelect = h("select", { name: "deck", id: "found-deck" });
   const customBox = h("fieldset", { class: "custom-deck", id: "custom-deck", hidden: true });
   const customRows = h("div", { class: "custom-rows" });
@@ -407,13 +434,100 @@ function foundSection() {
   worldSelect.addEventListener("change", () => {
     applyTheme(worldById(worldSelect.value));
     fillDecks();
+    if (!isStandard()) renderGeneric();
   });
+  rulesetSelect.addEventListener("change", () => {
+    fillWorlds();
+    applyTheme(worldById(worldSelect.value));
+    const rules = rulesetOf();
+    if (rules) {
+      sizeInput.min = rules.min_players;
+      sizeInput.max = rules.max_players;
+    }
+    for (const part of standardParts) part.hidden = !isStandard();
+    customBox.hidden = !isStandard() || deckSelect.value !== "custom";
+    if (isStandard()) genericBox.replaceChildren();
+    else renderGeneric();
+  });
+
+  // A further rule set's options, one control per option of its JSON: a deck (the world's
+  // deck names), switches, numbers (empty means "the rule set decides") and durations.
+  function renderGeneric() {
+    const rules = rulesetOf();
+    if (!rules) return;
+    const n = worldNames();
+    const controls = [];
+    const durations = [];
+    for (const [key, value] of Object.entries(rules.defaults)) {
+      if (["players", "world", "custom_roles"].includes(key)) continue;
+      if (key === "deck") {
+        const decks = Object.keys(n.decks || {}).filter((d) => d !== "custom");
+        controls.push(
+          field(
+            t("deck"),
+            h(
+              "select",
+              { name: "deck", id: "found-ruleset-deck", dataset: { option: key, kind: "string" } },
+              decks.map((d) => h("option", { value: d, selected: d === value }, n.decks[d] || d)),
+            ),
+          ),
+        );
+      } else if (typeof value === "boolean") {
+        const box = checkbox(t("opt_" + key), "opt-" + key, value);
+        box.querySelector("input").dataset.option = key;
+        box.querySelector("input").dataset.kind = "boolean";
+        controls.push(box);
+      } else if (value === null || typeof value === "number") {
+        const input = numberInput(key, value === null ? "" : value, 0, 3600);
+        input.dataset.option = key;
+        input.dataset.kind = "number";
+        controls.push(field(t(key === "stalemate_rounds" ? key : "opt_" + key), input));
+      } else if (value && typeof value === "object") {
+        for (const [name, seconds] of Object.entries(value)) {
+          const input = numberInput(name, seconds, 1, 3600);
+          input.dataset.option = key;
+          input.dataset.sub = name;
+          input.dataset.kind = "number";
+          durations.push(field(t("d_" + name), input));
+        }
+      }
+    }
+    genericBox.replaceChildren(
+      h("fieldset", {}, h("legend", {}, t("options")), h("div", { class: "grid2" }, controls)),
+      durations.length
+        ? h("details", { id: "ruleset-durations" }, h("summary", {}, t("durations")), h("div", { class: "grid3" }, durations))
+        : null,
+    );
+  }
+
+  function genericOptions() {
+    const out = {};
+    for (const input of genericBox.querySelectorAll("[data-option]")) {
+      const key = input.dataset.option;
+      let value;
+      if (input.dataset.kind === "boolean") value = input.checked;
+      else if (input.dataset.kind === "number") value = input.value === "" ? null : Number(input.value);
+      else value = input.value;
+      if (input.dataset.sub) {
+        out[key] = out[key] || {};
+        out[key][input.dataset.sub] = value;
+      } else {
+        out[key] = value;
+      }
+    }
+    return out;
+  }
   deckSelect.addEventListener("change", () => {
     customBox.hidden = deckSelect.value !== "custom";
   });
   fillDecks();
 
   const d = (key, value, min, max) => field(t("d_" + key), numberInput(key, value, min, max));
+  // The standard rule set's own parts of the form: hidden while another rule set is chosen.
+  const standardPart = (node) => {
+    standardParts.push(node);
+    return node;
+  };
   const form = h(
     "form",
     {
@@ -423,6 +537,23 @@ function foundSection() {
         const data = new FormData(form);
         const on = (name) => data.get(name) === "on";
         const num = (name) => Number(data.get(name));
+        if (!isStandard()) {
+          const body = {
+            ruleset: rulesetSelect.value,
+            world: worldSelect.value,
+            private: data.get("visibility") === "private",
+            size: num("size"),
+            ...genericOptions(),
+          };
+          try {
+            const res = await api("/api/games", { method: "POST", body });
+            saveSeat(res.game, { token: res.token, code: res.invitation_code, host: true, world: body.world });
+            location.hash = `#/game/${res.game}`;
+          } catch (err) {
+            showError(box, err);
+          }
+          return;
+        }
         const body = {
           world: worldSelect.value,
           private: data.get("visibility") === "private",
@@ -468,9 +599,10 @@ function foundSection() {
     h(
       "div",
       { class: "grid2" },
+      field(t("ruleset"), rulesetSelect),
       field(t("world"), worldSelect),
-      field(t("size"), numberInput("size", 8, 4, 60)),
-      field(t("deck"), deckSelect),
+      field(t("size"), sizeInput),
+      standardPart(field(t("deck"), deckSelect)),
       h(
         "fieldset",
         { class: "radios" },
@@ -480,15 +612,16 @@ function foundSection() {
       ),
     ),
     customBox,
-    h(
+    genericBox,
+    standardPart(h(
       "fieldset",
       {},
       h("legend", {}, t("options")),
       checkbox(t("opt_lovers"), "lovers"),
       checkbox(t("opt_unanimous"), "unanimous"),
       checkbox(t("opt_instant_kill"), "instant_kill"),
-    ),
-    h(
+    )),
+    standardPart(h(
       "details",
       {},
       h("summary", {}, t("calls")),
@@ -512,8 +645,8 @@ function foundSection() {
           ),
         ),
       ),
-    ),
-    h(
+    )),
+    standardPart(h(
       "details",
       { id: "durations" },
       h("summary", {}, t("durations")),
@@ -528,7 +661,7 @@ function foundSection() {
         d("floor_s", 20, 3, 120),
         field(t("stalemate_rounds"), numberInput("stalemate_rounds", 3, 1, 20)),
       ),
-    ),
+    )),
     h("button", { type: "submit", id: "found-submit", class: "primary" }, t("found_submit")),
     box,
   );
@@ -582,7 +715,7 @@ function frontSection(refresh) {
       what.textContent = front.what;
       call.textContent = front.call.join(" · ");
       call.hidden = front.call.length === 0;
-      const shown = ctx.worldFilter ? ctx.worlds.filter((w) => w.id === ctx.worldFilter) : ctx.worlds;
+      const shown = ctx.worldFilter ? ctx.worlds.filter((w) => w.id === ctx.worldFilter) : standardWorlds();
       rules.replaceChildren(
         ...shown.map((world, index) =>
           h(
@@ -680,8 +813,9 @@ async function start() {
     setLang(lang() === "de" ? "en" : "de");
     loadErrors().then(route);
   });
-  const [, worlds] = await Promise.all([loadMe(), api("/api/worlds"), loadErrors()]);
+  const [, worlds, rulesets] = await Promise.all([loadMe(), api("/api/worlds"), api("/api/rulesets"), loadErrors()]);
   ctx.worlds = worlds.worlds;
+  ctx.rulesets = rulesets.rulesets;
   window.addEventListener("hashchange", route);
   await route();
 }

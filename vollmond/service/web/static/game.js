@@ -20,6 +20,17 @@ const MOVE_LABELS = {
   Nominate: "act_nominate", Vote: "act_vote", PlaceCall: "act_call", AnswerCall: "move_answer",
   HangUp: "hang_up", ToggleCallMode: "toggle_mode", Interject: "interject", Leave: "leave_game",
 };
+// Commands other panels handle (calls, chat, leaving); every other legal command becomes a
+// group of buttons in "Handeln", whatever rule set it belongs to.
+const NOT_ACTIONS = new Set(["PlaceCall", "AnswerCall", "HangUp", "ToggleCallMode", "Interject", "Say", "Leave"]);
+
+// The group a legal command belongs to: its type, and its kind for a night ability.
+function groupKeyOf(cmd) {
+  if (cmd.type === "UseAbility") return "ability:" + cmd.kind;
+  if (typeof cmd.kind === "string") return `${cmd.type}:${cmd.kind}`;
+  return cmd.type;
+}
+
 // Urgent or private news is announced at once; everything else reaches screen readers
 // politely through the log (role="log").
 const ALERT_CODES = new Set([
@@ -81,6 +92,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   };
   const roleName = (key) => (key ? g.text?.roles?.[key] || key : "");
   const worldNames = () => (g.world ? g.world.names[lang()] || g.world.names.de : null);
+  const rulesetId = () => g.view?.ruleset || g.table?.ruleset || "standard";
+  const rulesetInfo = () => (ctx.rulesets || []).find((r) => r.id === rulesetId()) || null;
+  // The seats this player knows to be on their own team (standard partners, the mayor
+  // rules' team, the classic wolves' circle or the pact maker's wolves), never itself.
+  const teamOf = (me) => (me ? me.partners || me.team || (me.wolves_room?.length ? me.wolves_room : me.wolves) || [] : []).filter((s) => s !== me.seat);
+  const loversOf = (me) => (me ? me.lovers || (me.partner != null ? [me.seat, me.partner] : []) : []);
 
   async function loadText() {
     if (!g.world) return;
@@ -141,6 +158,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
                 t("start_now"),
               )
             : null,
+          isHost() ? botsButton() : null,
           isHost() ? cancelButton() : null,
           token
             ? h(
@@ -210,6 +228,28 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     } catch {
       return null;
     }
+  }
+
+  // The host fills the free seats with bots (POST /bots); the full table starts at once.
+  function botsButton() {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        id: "fill-bots",
+        onclick: async () => {
+          try {
+            await api(`/api/games/${gameId}/bots`, { method: "POST", body: {} });
+            g.waitingError = null;
+            await enter();
+          } catch (err) {
+            showWaitingError(err);
+          }
+        },
+      },
+      t("fill_bots"),
+    );
   }
 
   // The host calls off a round that has not started (POST /abort; a charge is refunded).
@@ -368,10 +408,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
 
   function describeMove(cmd) {
     if (cmd.type === "Say") return `${t("move_say")}: ${cmd.text}`;
-    const key = cmd.type === "UseAbility" ? "act_" + cmd.kind : MOVE_LABELS[cmd.type];
-    const what = key ? t(key) : cmd.type;
+    const what = groupLabel(groupKeyOf(cmd));
     const target = cmd.target ?? cmd.callee;
-    return target === undefined ? what : `${what}: ${target === null ? t("nobody") : houseLabel(target)}`;
+    return target === undefined ? what : `${what}: ${targetText(cmd)}`;
   }
 
   function renderOutbox() {
@@ -400,8 +439,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   }
 
   function forgetChoice(cmd) {
-    const key = cmd.type === "UseAbility" ? "ability:" + cmd.kind : cmd.type;
-    g.chosen.delete(key);
+    g.chosen.delete(groupKeyOf(cmd));
     if (g.view && el.actions) renderActions();
   }
 
@@ -653,8 +691,11 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function seatCommand(seat) {
     const groups = groupLegal();
     const order = [...ABILITY_ORDER.map((k) => "ability:" + k), "Nominate", "Vote", "PlaceCall"];
+    for (const key of groups.keys()) if (!order.includes(key)) order.push(key);
     for (const key of order) {
-      const cmd = (groups.get(key) || []).find((c) => (c.target ?? c.callee) === seat);
+      const cmd = (groups.get(key) || []).find(
+        (c) => (c.target ?? c.callee) === seat && (c.second === undefined || c.second === null) && c.kind !== "take_card",
+      );
       if (cmd) return { key, cmd };
     }
     return null;
@@ -663,7 +704,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function seatTarget(seat) {
     const found = seatCommand(seat);
     if (!found) return null;
-    const label = found.key.startsWith("ability:") ? t("act_" + found.key.slice(8)) : t(MOVE_LABELS[found.key]);
+    const label = groupLabel(found.key);
     return h(
       "button",
       {
@@ -685,9 +726,14 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (!g.view || !el.seats) return;
     const view = g.view;
     root.dataset.phase = view.phase;
+    root.dataset.ruleset = rulesetId();
+    root.dataset.stage = view.stage || view.phase;
     document.documentElement.dataset.phase = view.phase;
-    const phaseKey = "phase_" + view.phase;
-    const step = view.phase === "night" && view.step === "steal" ? ` (${t("step_steal")})` : "";
+    // A rule set with stages (the mayor rules) names the stage; a night with steps its step.
+    const phaseKey = "phase_" + (view.stage || view.phase);
+    // Only a step with a name of its own is shown (the standard "main" night step has none).
+    const stepKey = "step_" + view.step;
+    const step = view.phase === "night" && view.step && t(stepKey) !== stepKey ? ` (${t(stepKey)})` : "";
     el.phase.textContent = `${t(phaseKey)}${step} · ${t("round", { n: view.round })}`;
     renderSeats();
     renderRole();
@@ -713,7 +759,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const p = ev.params || {};
     if (ev.code === "phase_started" && ["night", "day", "vote"].includes(p.phase)) return p.phase;
     if (ev.code === "morning_report") return (p.dead || []).length ? "death" : "quiet_night";
-    if (ev.code === "shot_fired") return "death";
+    if (ev.code === "shot_fired" || ev.code === "night_victim") return "death";
+    if (ev.code === "night_quiet") return "quiet_night";
+    if (ev.code === "imprisoned") return "banished";
     if (ev.code === "vote_result") return p.banished !== null && p.banished !== undefined ? "banished" : "no_banishment";
     if (ev.code === "game_over") return "over";
     return null;
@@ -814,22 +862,26 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function renderSeats() {
     const view = g.view;
     const me = view.me;
-    const partners = new Set(me?.partners || []);
+    const partners = new Set(teamOf(me));
+    const lovers = new Set(loversOf(me));
     const team = new Set(view.night_room?.members || []);
-    const nominees = new Set(view.day?.nominees || []);
-    const voted = new Set(view.day?.voted || []);
+    const nominees = new Set(view.day?.nominees || view.trial?.accused || view.ballot?.candidates || []);
+    const voted = new Set(view.day?.voted || view.ballot?.voted || []);
     const count = view.seats.length;
     const items = view.seats.map((s, index) => {
       const isMe = s.seat === g.seat;
       const badges = [];
       if (isMe) badges.push(t("you"));
-      if (s.lover) badges.push(t("lover"));
+      if (s.lover || lovers.has(s.seat)) badges.push(t("lover"));
+      if (s.captain) badges.push(t("captain"));
+      if (s.mayor) badges.push(t("mayor"));
+      if (s.status === "imprisoned") badges.push(t("imprisoned"));
       if (partners.has(s.seat)) badges.push(t("partner"));
       if (team.has(s.seat) && !isMe) badges.push(t("teammate"));
       if (nominees.has(s.seat)) badges.push(t("nominated"));
       if (voted.has(s.seat)) badges.push(t("has_voted"));
       const byDay = ["morning", "day", "vote"].includes(view.phase);
-      const away = byDay && s.alive && !s.present;
+      const away = byDay && s.alive && s.present === false;
       if (away) badges.push(t("away"));
       const label = [
         houseLong(s.seat),
@@ -850,7 +902,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         h("span", { class: "house", "aria-hidden": "true" }, String(s.seat)),
         h("span", { class: "seat-name", "aria-hidden": "true" }, nameOf(s.seat) || "—"),
         s.role ? h("span", { class: "seat-role", "aria-hidden": "true" }, roleName(s.role)) : null,
-        h("span", { class: "seat-state", "aria-hidden": "true" }, s.alive ? "" : "✝", s.lover ? " ♥" : "", away ? " ☎" : "", nominees.has(s.seat) ? " ⚖" : "", voted.has(s.seat) ? " ✓" : ""),
+        h("span", { class: "seat-state", "aria-hidden": "true" }, s.alive ? "" : "✝", s.lover || lovers.has(s.seat) ? " ♥" : "", s.captain || s.mayor ? " ★" : "", away ? " ☎" : "", nominees.has(s.seat) ? " ⚖" : "", voted.has(s.seat) ? " ✓" : ""),
       );
     });
     replaceChildren(el.seats, items);
@@ -863,27 +915,34 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       replaceChildren(el.role, h("h2", { id: "role-h" }, t("spectator")));
       return;
     }
-    const facts = me.facts.map((f) =>
-      h(
-        "li",
-        { class: f.evil ? "evil" : "good" },
-        t(f.evil ? "fact_evil" : "fact_good", { target: houseLabel(f.subject) }),
-        f.kind === "medium" ? " " + t("fact_medium", { round: f.round }) : "",
-      ),
+    // A standard fact says evil or not; a classic one answers its question (wolf, seer, awake).
+    const facts = (me.facts || []).map((f) =>
+      "answer" in f
+        ? h(
+            "li",
+            { class: f.answer ? "evil" : "good" },
+            t("fact_" + f.kind, { target: houseLabel(f.subject), answer: t(f.answer ? "answer_yes" : "answer_no") }),
+          )
+        : h(
+            "li",
+            { class: f.evil ? "evil" : "good" },
+            t(f.evil ? "fact_evil" : "fact_good", { target: houseLabel(f.subject) }),
+            f.kind === "medium" ? " " + t("fact_medium", { round: f.round }) : "",
+          ),
     );
-    const memory = Object.entries(me.memory)
+    const partners = teamOf(me);
+    const inLove = loversOf(me).includes(me.seat) || g.view.seats.find((s) => s.seat === me.seat)?.lover;
+    const memory = Object.entries(me.memory || {})
       .filter(([key]) => MEMORY_LABELS[key])
       .map(([key, value]) => h("li", {}, `${t(MEMORY_LABELS[key])}: ${value}`));
     replaceChildren(
       el.role,
       h("h2", { id: "role-h" }, t("your_role"), ": ", h("strong", { id: "my-role", dataset: { role: me.role } }, roleName(me.role))),
-      h("p", { class: "muted", id: "my-seat" }, houseLong(me.seat), " · ", me.alive ? t("alive") : t("dead")),
+      h("p", { class: "muted", id: "my-seat" }, houseLong(me.seat), " · ", me.alive ?? me.status === "alive" ? t("alive") : t("dead")),
       h("p", { class: "help", id: "role-help" }, g.text?.help?.[me.role] || ""),
       memory.length ? h("ul", { class: "plain memory" }, memory) : null,
-      me.partners.length ? h("p", {}, t("partners", { list: me.partners.map(houseLabel).join(", ") })) : null,
-      g.view.seats.find((s) => s.seat === me.seat)?.lover
-        ? h("p", { class: "help lovers" }, "♥ ", g.text?.help?.lovers || "")
-        : null,
+      partners.length ? h("p", { id: "my-team" }, t("partners", { list: partners.map(houseLabel).join(", ") })) : null,
+      inLove ? h("p", { class: "help lovers" }, "♥ ", g.text?.help?.lovers || loversOf(me).map(houseLabel).join(" ♥ ")) : null,
       g.view.witch_victim !== null && g.view.witch_victim !== undefined
         ? h("p", { class: "victim", id: "witch-victim" }, t("witch_victim", { target: houseLabel(g.view.witch_victim) }))
         : null,
@@ -894,11 +953,76 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function groupLegal() {
     const groups = new Map();
     for (const cmd of g.view.me?.legal || []) {
-      const key = cmd.type === "UseAbility" ? "ability:" + cmd.kind : cmd.type;
+      const key = groupKeyOf(cmd);
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(cmd);
     }
     return groups;
+  }
+
+  // A group's heading: a night ability by its kind, a move by its type (any rule set).
+  function groupLabel(groupKey) {
+    const [type, kind] = groupKey.split(":");
+    if (kind) return t("act_" + kind);
+    if (MOVE_LABELS[type]) return t(MOVE_LABELS[type]);
+    return t("cmd_" + type);
+  }
+
+  // What one command's button says: a house, two houses (Amor), a card (the thief), yes or
+  // no (a candidacy), nobody or abstain.
+  function targetText(cmd) {
+    if ("stand" in cmd) return t(cmd.stand ? "stand_yes" : "stand_no");
+    const target = cmd.target ?? cmd.callee;
+    if (cmd.kind === "take_card") {
+      const card = g.view.me?.cards?.[target - 1];
+      return t("card_n", { n: target, role: roleName(card) });
+    }
+    if (cmd.second !== undefined && cmd.second !== null) return `${houseLabel(target)} + ${houseLabel(cmd.second)}`;
+    if (target === undefined) return groupLabel(groupKeyOf(cmd));
+    if (target === null) return cmd.type === "Vote" ? t("abstain") : t("nobody");
+    return houseLabel(target);
+  }
+
+  // The value a button stands for, as its data-target shows it ("none" for nobody).
+  function targetValue(cmd) {
+    if ("stand" in cmd) return cmd.stand ? "yes" : "no";
+    const target = cmd.target ?? cmd.callee;
+    if (target === undefined || target === null) return "none";
+    if (cmd.second !== undefined && cmd.second !== null) return `${target}+${cmd.second}`;
+    return String(target);
+  }
+
+  function commandButtons(groupKey, cmds) {
+    const label = groupLabel(groupKey);
+    const headingId = "grp-" + groupKey.replace(/[^a-z_]/gi, "-");
+    return h(
+      "div",
+      { class: "group", role: "group", "aria-labelledby": headingId, dataset: { group: groupKey } },
+      h("h3", { id: headingId }, label),
+      h(
+        "div",
+        { class: "targets" },
+        cmds.map((cmd) => {
+          const value = targetValue(cmd);
+          const text = targetText(cmd);
+          // A house picked on the circle is kept as a number, a button's choice as its value.
+          const chosen = g.chosen.has(groupKey) && String(g.chosen.get(groupKey)) === value;
+          const target = cmd.target ?? cmd.callee;
+          return h(
+            "button",
+            {
+              type: "button",
+              class: (value === "none" ? "target none" : "target") + (chosen ? " chosen" : ""),
+              "aria-pressed": chosen ? "true" : "false",
+              dataset: { key: `${groupKey}:${value}`, target: value },
+              "aria-label": `${label}: ${typeof target === "number" && cmd.kind !== "take_card" && cmd.second == null ? houseLong(target) : text}`,
+              onclick: () => choose(groupKey, value, cmd),
+            },
+            text,
+          );
+        }),
+      ),
+    );
   }
 
   function targetButtons(groupKey, label, cmds, targetOf) {
@@ -939,9 +1063,15 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       if (cmds) parts.push(targetButtons("ability:" + kind, t("act_" + kind), cmds, (c) => c.target));
     }
     if (groups.has("Nominate")) parts.push(targetButtons("Nominate", t("act_nominate"), groups.get("Nominate"), (c) => c.target));
-    if (groups.has("Vote")) parts.push(targetButtons("Vote", t("act_vote"), groups.get("Vote"), (c) => c.target));
+    // Every other legal command, of any rule set, in the order the rule set lists them.
+    const shown = new Set([...ABILITY_ORDER.map((k) => "ability:" + k), "Nominate"]);
+    for (const [key, cmds] of groups) {
+      const type = key.split(":")[0];
+      if (shown.has(key) || NOT_ACTIONS.has(type)) continue;
+      parts.push(commandButtons(key, cmds));
+    }
     const day = g.view.day;
-    const dayInfo = [];
+    const dayInfo = publicInfo();
     if (day && Object.keys(day.nominations).length) {
       dayInfo.push(
         h(
@@ -951,7 +1081,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         ),
       );
     }
-    if (day && g.view.phase === "vote" && day.waiting_for.length) {
+    if (day && g.view.phase === "vote" && day.waiting_for?.length) {
       dayInfo.push(h("p", { class: "muted" }, "⏳ ", day.waiting_for.map(houseLabel).join(", ")));
     }
     replaceChildren(
@@ -962,26 +1092,65 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     );
   }
 
+  // What everyone at the table may see of a rule set's public state: the speaker, who is on
+  // the ballot or accused, who has not voted yet, the open votes of an election or a day.
+  function publicInfo() {
+    const view = g.view;
+    const out = [];
+    const list = (seats) => seats.map(houseLabel).join(", ");
+    if (view.floor?.speaker != null) out.push(h("p", { id: "speaker" }, t("speaker", { who: houseLabel(view.floor.speaker) })));
+    if (view.ballot?.candidates?.length) out.push(h("p", { id: "ballot" }, t("candidates", { list: list(view.ballot.candidates) })));
+    if (view.trial?.accused?.length) out.push(h("p", { id: "accused" }, t("accused_list", { list: list(view.trial.accused) })));
+    if (view.ballot?.waiting_for?.length) out.push(h("p", { class: "muted" }, "⏳ ", list(view.ballot.waiting_for)));
+    if (view.election?.candidates?.length && !view.ballot) {
+      out.push(h("p", { id: "candidates" }, t("candidates", { list: list(view.election.candidates) })));
+    }
+    // Open votes (the classic captain's election and day vote): voter → target, by house.
+    const votes = Object.entries((view.phase === "election" ? view.election : view.day_votes) || {}).filter(
+      ([by, target]) => /^\d+$/.test(by) && (target === null || typeof target === "number"),
+    );
+    if (votes.length) {
+      out.push(
+        h(
+          "ul",
+          { class: "plain nominations", id: "open-votes" },
+          votes.map(([by, target]) => h("li", {}, `${houseLabel(Number(by))} → ${houseLabel(target)}`)),
+        ),
+      );
+    }
+    return out;
+  }
+
+  // The night room of any rule set: the standard and mayor views name it; the classic view
+  // gives its members the wolves' circle, their votes and the victim.
+  function nightRoomOf(view) {
+    if (view.night_room) return view.night_room;
+    const me = view.me;
+    if (view.phase !== "night" || !me?.wolves_room?.length || !me.alive) return null;
+    return { members: me.wolves_room, votes: me.wolf_votes || {}, victim: me.victim, victim_locked: me.victim != null };
+  }
+
   function renderNightRoom() {
-    const room = g.view.night_room;
+    const room = nightRoomOf(g.view);
     el.nightRoom.hidden = !room;
     if (!room) {
       el.nightRoom.replaceChildren();
       return;
     }
     const tally = new Map();
-    for (const target of Object.values(room.votes)) tally.set(target, (tally.get(target) || 0) + 1);
+    const votes = room.votes || room.choices || {};
+    for (const target of Object.values(votes)) tally.set(target, (tally.get(target) || 0) + 1);
     const title = g.text?.night_room || t("night_room");
     replaceChildren(
       el.nightRoom,
       h("h2", { id: "nr-h" }, title),
       h("p", {}, `${t("night_room_members")}: `, room.members.map(houseLabel).join(", ")),
       h("h3", {}, t("night_room_votes")),
-      Object.keys(room.votes).length
+      Object.keys(votes).length
         ? h(
             "ul",
             { class: "plain", id: "night-votes" },
-            Object.entries(room.votes).map(([voter, target]) => h("li", {}, t("voted_for", { voter: houseLabel(Number(voter)), target: houseLabel(target) }))),
+            Object.entries(votes).map(([voter, target]) => h("li", {}, t("voted_for", { voter: houseLabel(Number(voter)), target: houseLabel(target) }))),
           )
         : h("p", { class: "muted" }, t("night_room_no_votes")),
       tally.size
@@ -1034,13 +1203,21 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       parts.push(h("p", { class: "muted" }, t("call_none")));
     }
     replaceChildren(el.call, parts);
-    el.call.hidden = !me;
+    el.call.hidden = !me || (rulesetId() !== "standard" && !call && !groups.has("PlaceCall"));
   }
 
   function myRoom() {
     const view = g.view;
     const me = view.me;
     if (!me) return null;
+    if (rulesetId() !== "standard") {
+      // The server decides who hears a line (the mayor rules: the market by day, the back
+      // room at night, the out players among themselves); the page only names the room.
+      if (view.phase === "over") return "market";
+      if (me.status && me.status !== "alive") return "out";
+      if (view.phase === "night") return view.night_room ? "night_room" : null;
+      return "market";
+    }
     if (me.call && me.call.status === "active") return "call";
     if (view.phase === "over") return "market";
     if (view.phase === "night") return view.night_room ? "night_room" : null;
@@ -1051,6 +1228,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (room === "night_room") return g.text?.night_room || t("night_room");
     if (room === "call") return t("chat_room_call");
     if (room === "market") return t("chat_room_market");
+    if (room === "out") return t("dead");
     return t("chat_room_none");
   }
 
@@ -1061,7 +1239,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const disabled = room === null;
     el.chatInput.disabled = disabled;
     el.chatForm.querySelector("button").disabled = disabled;
-    el.chatForm.hidden = !g.view.me;
+    const info = rulesetInfo();
+    el.chatForm.hidden = !g.view.me || (info !== null && !info.chat);
   }
 
   function appendChat(ev) {
@@ -1204,15 +1383,24 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
 
   function sideName(side) {
     const text = g.text || {};
-    if (side === "village") return text.village || side;
-    if (side === "evil") return text.evil_group || side;
-    if (side === "fox") return roleName("fox");
+    if (side === "village" || side === "democrats") return text.village || side;
+    if (side === "evil" || side === "wolves" || side === "nazis") return text.evil_group || side;
+    if (side === "fox" || side === "death_seeker") return roleName(side);
     return t("side_" + side);
+  }
+
+  // The end of any rule set's game: winners and winning sides (standard `outcome`, the mayor
+  // rules' `outcome.side`, the classic view's `winners` and `sides` once it is over).
+  function outcomeOf(view) {
+    const o = view.outcome;
+    if (o) return { winners: o.winners || [], sides: o.sides || (o.side ? [o.side] : []) };
+    if (view.phase === "over") return { winners: view.winners || [], sides: view.sides || [] };
+    return null;
   }
 
   function renderOver() {
     const view = g.view;
-    const outcome = view.outcome;
+    const outcome = outcomeOf(view);
     el.over.hidden = !outcome;
     if (!outcome) return;
     if (el.over.dataset.done === String(view.phase_seq)) return;
@@ -1237,7 +1425,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
             { class: winners.has(s.seat) ? "winner" : "" },
             h("th", { scope: "row" }, houseLabel(s.seat)),
             h("td", {}, roleName(s.role)),
-            h("td", {}, s.alive ? t("alive") : t("dead"), s.lover ? " ♥" : "", winners.has(s.seat) ? " ★" : ""),
+            h("td", {}, s.alive ? t("alive") : s.status === "imprisoned" ? t("imprisoned") : t("dead"), s.lover ? " ♥" : "", winners.has(s.seat) ? " ★" : ""),
           ),
         )),
       ),
