@@ -19,7 +19,7 @@ from vollmond.engine.standard.types import ActionKind
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.web.auth import SESSION_COOKIE
 
-from .support import ApiClient, Service, WsClient, hello
+from .support import ApiClient, Service, WsClient, hello, seated_table
 from .wsplay import SLOW, table
 
 SEVEN = [["evil", 2], ["filler", 5]]
@@ -134,3 +134,49 @@ async def test_dead_and_spectator_rooms_stay_away_from_the_living_until_the_end(
     assert (await hello(late, game, tokens[last - 1]))["type"] == "welcome"
     line = await _until(late, lambda f: f["type"] == "side_chat")
     assert line["text"] == "Zuschauergruß"
+
+
+async def test_rematch_founds_the_same_setup_once_and_the_others_join_it(
+    service: Service, api: Callable[[], ApiClient]
+) -> None:
+    deck = [["evil", 1], ["filler", 3]]
+    game, clients, tokens = await seated_table(
+        api, 4, "Rev", deck="custom", custom_roles=deck
+    )
+    outsider = api()
+    await outsider.signup("RevZaungast")
+    path = f"/api/games/{game}/rematch"
+    early = await clients[1].post(path, {"token": tokens[1]})
+    assert early.status_code == 409 and early.json()["error"] == "not_over"
+
+    actor = service.hub.actors[game]
+    assert actor.state is not None
+    (wolf,) = night_room(actor.state)
+    others = [s for s in range(1, 5) if s != wolf]
+    await _ok(actor, UseAbility(wolf, ActionKind.EVIL_VOTE, others[0]))
+    await _timeout(actor)  # morning
+    await _timeout(actor)  # day
+    await _ok(actor, Nominate(others[1], wolf))
+    await _timeout(actor)  # the vote
+    for seat in (wolf, *others[1:]):
+        await _ok(actor, Vote(seat, wolf))
+    assert actor.is_over
+
+    assert (await outsider.post(path, {})).status_code == 403
+    assert (await outsider.get(path)).status_code == 403
+    assert (await clients[2].get(path)).json() == {"game": None}
+    first = await clients[1].post(path, {"token": tokens[1]})
+    assert first.status_code == 201 and first.json()["founded"] is True
+    new_game = first.json()["game"]
+    assert (await clients[2].get(path)).json() == {"game": new_game}  # the offer
+    second = await clients[2].post(path, {})  # by account, without the token
+    assert second.status_code == 201
+    assert (second.json()["game"], second.json()["founded"]) == (new_game, False)
+    again = await clients[2].post(path, {})
+    assert again.json() == {"game": new_game, "token": None, "founded": False}
+
+    table = (await clients[1].get(f"/api/games/{new_game}")).json()["game"]
+    assert table["private"] is False and table["status"] == "lobby"
+    assert sorted(p["name"] for p in table["players"]) == ["Rev2", "Rev3"]
+    stored = await service.hub.game(new_game)
+    assert stored.options == (await service.hub.game(game)).options
