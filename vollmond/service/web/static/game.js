@@ -794,9 +794,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (!g.flashTimer) document.title = yourTurn ? turnTitle() : BASE_TITLE;
     root.dataset.yourTurn = String(yourTurn);
     if (!yourTurn) stopFlash();
-    else if (g.turnSeq !== g.view.phase_seq) {
+    else if (g.turnSeq !== g.view.phase_seq && !g.catchingUp) {
       g.turnSeq = g.view.phase_seq; // once per phase: a new turn, not every redraw
-      if (document.hidden && !g.catchingUp) callAttention();
+      if (document.hidden) callAttention();
     }
   }
 
