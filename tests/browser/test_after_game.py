@@ -20,24 +20,43 @@ pytestmark = pytest.mark.slow
 DURATIONS = {"night_s": 18, "morning_s": 3, "day_s": 5, "vote_s": 30}
 
 
-def test_spectators_room_reveal_and_rematch(
-    browser: Browser, server: str, artifacts: Path
-) -> None:
+def seat_four(browser: Browser, server: str, players: list[Player]) -> tuple[str, Player]:
+    """Four players at a new table (the host first) and a signed-in spectator watching it."""
     tag = secrets.token_hex(3)
-    players: list[Player] = []
+    host = Player.open(browser, server, f"Rev{tag}")
+    players.append(host)
+    host.signup()
+    watcher = Player.open(browser, server, f"Zaun{tag}")
+    players.append(watcher)
+    watcher.signup()
+    game_id = host.found(4, DURATIONS)
+    for index in range(1, 4):
+        player = Player.open(browser, server, f"Mit{index}{tag}")
+        players.append(player)
+        player.signup()
+        player.join(game_id)
+    watcher.page.goto(f"/#/game/{game_id}/spectate")
+    players.remove(watcher)
+    players.append(watcher)  # the spectator last: players[:4] are seated
+    return game_id, watcher
+
+
+def rematch(founder: Player, joiner: Player, game_id: str) -> None:
+    """The founder clicks "Revanche"; the joiner sees the offer and joins the new round."""
+    founder.page.click("#rematch-button")
+    expect(founder.page).not_to_have_url(re.compile(game_id))
+    new_game = founder.page.url.rsplit("/", 1)[1]
+    expect(joiner.page.locator("#rematch-offer")).not_to_be_empty(timeout=15_000)
+    joiner.page.click("#rematch-button")
+    expect(joiner.page).to_have_url(re.compile(f"#/game/{new_game}$"))
+    expect(founder.page.locator("main")).to_contain_text(joiner.name, timeout=15_000)
+
+
+def test_spectators_room_reveal_and_rematch(browser: Browser, server: str, artifacts: Path) -> None:
+    everyone: list[Player] = []
     try:
-        host = Player.open(browser, server, f"Rev{tag}")
-        players.append(host)
-        host.signup()
-        watcher = Player.open(browser, server, f"Zaun{tag}")
-        watcher.signup()
-        game_id = host.found(4, DURATIONS)
-        for index in range(1, 4):
-            player = Player.open(browser, server, f"Mit{index}{tag}")
-            players.append(player)
-            player.signup()
-            player.join(game_id)
-        watcher.page.goto(f"/#/game/{game_id}/spectate")
+        game_id, watcher = seat_four(browser, server, everyone)
+        players = everyone[:4]
         for player in players:
             player.wait_for_role()
         role: dict[str, list[Player]] = {}
@@ -80,16 +99,9 @@ def test_spectators_room_reveal_and_rematch(
         last.page.screenshot(path=str(artifacts / "after-game-chats.png"))
 
         # Rematch: the seer founds it; the wolf is offered it and joins.
-        seer.page.click("#rematch-button")
-        expect(seer.page).not_to_have_url(re.compile(game_id))
-        new_game = seer.page.url.rsplit("/", 1)[1]
-        expect(wolf.page.locator("#rematch-offer")).not_to_be_empty(timeout=15_000)
-        wolf.page.click("#rematch-button")
-        expect(wolf.page).to_have_url(re.compile(f"#/game/{new_game}$"))
-        expect(seer.page.locator("main")).to_contain_text(wolf.name, timeout=15_000)
-        for player in (*players, watcher):
+        rematch(seer, wolf, game_id)
+        for player in everyone:
             player.assert_no_script_errors()
     finally:
-        for player in players:
+        for player in everyone:
             player.close()
-        watcher.close()

@@ -72,31 +72,41 @@ def until(condition: Callable[[], bool], page: Page, timeout_s: float = 20.0) ->
         page.wait_for_timeout(100)
 
 
+def has_notes(player: Player) -> Callable[[], bool]:
+    return lambda: len(notes(player)) > 0
+
+
 def notes(player: Player) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = player.page.evaluate("window.__notes")
     return found
 
 
-def test_turn_notifications_and_keyboard_only_vote(browser: Browser, server: str) -> None:
+def seat_four(browser: Browser, server: str, players: list[Player]) -> Player:
+    """Three players by mouse, then the fourth signs up and joins by keyboard alone."""
     tag = secrets.token_hex(3)
+    host = open_hidden(browser, server, f"Tast{tag}")
+    players.append(host)
+    host.signup()
+    game_id = host.found(4, DURATIONS)
+    for index in (1, 2):
+        player = open_hidden(browser, server, f"Ohr{index}{tag}")
+        players.append(player)
+        player.signup()
+        player.join(game_id)
+    keys = open_hidden(browser, server, f"Taste{tag}")
+    players.append(keys)
+    keys.signup_by_keyboard()
+    join = f'button[data-join="{game_id}"]'
+    expect(keys.page.locator(join)).to_be_visible()
+    tab_to(keys.page, join)
+    keys.page.keyboard.press("Enter")
+    return keys
+
+
+def test_turn_notifications_and_keyboard_only_vote(browser: Browser, server: str) -> None:
     players: list[Player] = []
     try:
-        host = open_hidden(browser, server, f"Tast{tag}")
-        players.append(host)
-        host.signup()
-        game_id = host.found(4, DURATIONS)
-        for index in (1, 2):
-            player = open_hidden(browser, server, f"Ohr{index}{tag}")
-            players.append(player)
-            player.signup()
-            player.join(game_id)
-        keys = open_hidden(browser, server, f"Taste{tag}")
-        players.append(keys)
-        keys.signup_by_keyboard()
-        join = f'button[data-join="{game_id}"]'
-        expect(keys.page.locator(join)).to_be_visible()
-        tab_to(keys.page, join)
-        keys.page.keyboard.press("Enter")
+        keys = seat_four(browser, server, players)
         for player in players:
             player.wait_for_role()
         role = {p.role: p for p in players}
@@ -114,7 +124,9 @@ def test_turn_notifications_and_keyboard_only_vote(browser: Browser, server: str
             expect(player.page.locator("#notify-toggle")).to_have_attribute("aria-pressed", "true")
         victim = next(p for p in players if p is not wolf and p is not keys)
         wolf.act("ability:evil_vote", victim.seat)
-        wolf.page.evaluate("window.__hidden = false; document.dispatchEvent(new Event('visibilitychange'))")
+        wolf.page.evaluate(
+            "window.__hidden = false; document.dispatchEvent(new Event('visibilitychange'))"
+        )
         expect(wolf.page.locator("#game")).not_to_have_attribute("data-flashing", "true")
         assert not wolf.page.title().startswith("🔔")
 
@@ -125,7 +137,7 @@ def test_turn_notifications_and_keyboard_only_vote(browser: Browser, server: str
         nominator = next(p for p in players if p not in (victim, keys, nominee))
         nominator.act("Nominate", nominee.seat)
         for player in living:
-            until(lambda player=player: len(notes(player)) > 0, player.page)
+            until(has_notes(player), player.page)
             assert notes(player)[-1]["title"] == "Du bist dran"
         assert notes(victim) == []
 

@@ -55,6 +55,31 @@ def _texts(ws: WsClient) -> str:
     return "\n".join(str(frame) for frame in ws.frames)
 
 
+async def _seat_sockets(
+    service: Service, game: str, tokens: list[str], sockets: list[WsClient]
+) -> dict[int, WsClient]:
+    by_seat: dict[int, WsClient] = {}
+    for seat, token in enumerate(tokens, start=1):
+        ws = WsClient(await connect(service.ws_url))
+        sockets.append(ws)
+        assert (await hello(ws, game, token))["type"] == "welcome"
+        by_seat[seat] = ws
+    return by_seat
+
+
+async def _spectators(
+    service: Service, game: str, viewer: ApiClient, sockets: list[WsClient]
+) -> tuple[WsClient, WsClient]:
+    """A signed-in spectator (the viewer's cookie) and an anonymous one, both watching."""
+    cookie = f"{SESSION_COOKIE}={viewer.http.cookies[SESSION_COOKIE]}"
+    spectator = WsClient(await connect(service.ws_url, additional_headers={"Cookie": cookie}))
+    anonymous = WsClient(await connect(service.ws_url))
+    sockets += [spectator, anonymous]
+    for ws in (spectator, anonymous):
+        assert (await hello(ws, game, spectate=True))["type"] == "welcome"
+    return spectator, anonymous
+
+
 @pytest.mark.rule("D6", "X6")
 async def test_dead_and_spectator_rooms_stay_away_from_the_living_until_the_end(
     service: Service, api: Callable[[], ApiClient], sockets: list[WsClient]
@@ -66,20 +91,10 @@ async def test_dead_and_spectator_rooms_stay_away_from_the_living_until_the_end(
     village = [s for s in range(1, 8) if s not in evil]
     first_dead, banished, later_dead, last, other = village
 
-    by_seat: dict[int, WsClient] = {}
-    for seat, token in enumerate(tokens, start=1):
-        ws = WsClient(await connect(service.ws_url))
-        sockets.append(ws)
-        assert (await hello(ws, game, token))["type"] == "welcome"
-        by_seat[seat] = ws
+    by_seat = await _seat_sockets(service, game, tokens, sockets)
     viewer = api()
     await viewer.signup("Zaungast")
-    cookie = f"{SESSION_COOKIE}={viewer.http.cookies[SESSION_COOKIE]}"
-    spectator = WsClient(await connect(service.ws_url, additional_headers={"Cookie": cookie}))
-    anonymous = WsClient(await connect(service.ws_url))
-    sockets += [spectator, anonymous]
-    for ws in (spectator, anonymous):
-        assert (await hello(ws, game, spectate=True))["type"] == "welcome"
+    spectator, anonymous = await _spectators(service, game, viewer, sockets)
 
     # Night 1: the night room talks; two villagers die by night and by vote.
     await _ok(actor, Say(evil[0], "Nachtgeheimnis"))
@@ -99,7 +114,9 @@ async def test_dead_and_spectator_rooms_stay_away_from_the_living_until_the_end(
     await anonymous.send(anonymous_try)
     refused = await _until(anonymous, lambda f: f["type"] == "error")
     assert refused["code"] == "spectator_login" and refused["cid"] == "a1"
-    await spectator.send({"type": "command", "cid": "s1", "command": {"type": "Say", "text": "Zuschauergruß"}})
+    await spectator.send(
+        {"type": "command", "cid": "s1", "command": {"type": "Say", "text": "Zuschauergruß"}}
+    )
     assert (await _until(spectator, lambda f: f["type"] == "ack"))["cid"] == "s1"
     for seat in (first_dead, banished):
         line = await _until(by_seat[seat], lambda f: f["type"] == "side_chat")
@@ -140,9 +157,7 @@ async def test_rematch_founds_the_same_setup_once_and_the_others_join_it(
     service: Service, api: Callable[[], ApiClient]
 ) -> None:
     deck = [["evil", 1], ["filler", 3]]
-    game, clients, tokens = await seated_table(
-        api, 4, "Rev", deck="custom", custom_roles=deck
-    )
+    game, clients, tokens = await seated_table(api, 4, "Rev", deck="custom", custom_roles=deck)
     outsider = api()
     await outsider.signup("RevZaungast")
     path = f"/api/games/{game}/rematch"

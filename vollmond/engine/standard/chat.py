@@ -30,10 +30,8 @@ def room_of(state: GameState, seat: int) -> tuple[str, Audience] | None:
         dead = frozenset(p.seat for p in state.players if not p.alive)
         return ("out", Audience.group(dead)) if len(dead) > 1 else None
     if state.phase is Phase.NIGHT:
-        if player.alive and in_night_room(player) and bonds_known(state):
+        if in_night_room(player) and bonds_known(state):
             return "night_room", Audience.group(night_room(state))
-        return None
-    if not player.alive:
         return None
     return "market", Audience.public()
 

@@ -8,6 +8,8 @@
   password nobody knows, signed in at once; its seats are kept by seat tokens like any other.
 - ``GET /api/my-games``: the signed-in account's seats in games not yet finished ("Meine
   Spiele" on any device; `account_seats`).
+- ``POST /api/balance`` (the founding body): simulated win rates of that deck (`balance`),
+  with the world's side names; a custom deck is checked as at founding first.
 - ``POST /api/games/{id}/rematch`` ``{token?}``: after the end, a player of that game founds
   the same setup again (same rule set, options, privacy; the clicker hosts and sits), or joins
   the rematch another player founded first. ``GET`` of the same path tells the game's players
@@ -25,8 +27,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.i18n import text
-from vollmond.service.hub import Hub
+from vollmond.service.balance import BalancePreview
+from vollmond.service.deck_check import custom_deck_problem
+from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.web.account_seats import account_seat, open_seats
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.client_api import Guard
@@ -34,6 +39,7 @@ from vollmond.service.web.edge import ApiError, read_json
 from vollmond.service.web.error_catalogue import error_sentences
 from vollmond.service.web.limits import DEFAULT_WORLD, client_address
 from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.service.web.schema import FoundingBody
 from vollmond.settings import WebSettings
 from vollmond.store.accounts import create_account, get_account
 from vollmond.store.errors import InvalidAccountNameError, NameTakenError
@@ -58,6 +64,7 @@ class TableApi:
         # Finished game -> its rematch. In memory (docs/decisions.md "Rematch"): an offer is
         # for the minutes after the end; after a restart a new click founds a new one.
         self.rematches: dict[str, str] = {}
+        self.balance = BalancePreview()
         self._rematch_lock = asyncio.Lock()
 
     def routes(self, guard: Guard) -> list[Route]:
@@ -66,9 +73,11 @@ class TableApi:
             Route("/api/my-games", guard(self.my_games, csrf=False)),
             Route("/api/front", guard(self.front, csrf=False)),
             Route("/api/guest", guard(self.guest), methods=["POST"]),
+            Route("/api/balance", guard(self.balance_preview), methods=["POST"]),
             Route("/api/games/{game_id}/rematch", guard(self.rematch), methods=["POST"]),
             Route(
-                "/api/games/{game_id}/rematch", guard(self.rematch_offer, csrf=False),
+                "/api/games/{game_id}/rematch",
+                guard(self.rematch_offer, csrf=False),
                 methods=["GET"],
             ),
         ]
@@ -120,6 +129,31 @@ class TableApi:
         await self.sessions.login(request, response, account.id)
         return response
 
+    async def balance_preview(self, request: Request) -> Response:
+        """Win rates of a deck from bot games (signed in: the games cost the server time)."""
+        if self.sessions.account_id(request) is None:
+            raise ApiError(401, "login_required", "please sign in")
+        body = await read_json(request, FoundingBody, MAX_BALANCE_BODY, invalid="invalid_options")
+        size = body.players()
+        if size is None:
+            raise ApiError(400, "size_required", "size must be a whole number")
+        try:
+            rules = self.hub.ruleset(body.ruleset)
+            options = rules.decode_options(body.engine_json(size))
+        except LobbyError as exc:
+            raise ApiError(400, exc.code, str(exc)) from exc
+        except OptionsDecodeError as exc:
+            raise ApiError(400, "invalid_options", str(exc)) from exc
+        if rules.id == "standard":
+            problem = custom_deck_problem(options, self.hub.policy)
+            if problem is not None:
+                raise ApiError(400, problem, "this custom deck does not make a fair game")
+        report = await self.balance.preview(rules, options, size)
+        names = get_world(options.world).names_in(_lang(request.query_params.get("lang")))
+        sides = {"village": names.village, "evil": names.evil_group, "fox": names.roles["fox"]}
+        return JSONResponse(
+            {**report.to_json(), "sides": {s: sides.get(s, s) for s in report.win_rates}}
+        )
 
     async def _player_of(self, request: Request, game_id: str, token: str | None) -> int:
         """The signed-in account that played `game_id` (by its seat token or its account)."""
@@ -181,3 +215,4 @@ class GuestBody(msgspec.Struct, forbid_unknown_fields=True):
 
 
 MAX_GUEST_BODY = 1024
+MAX_BALANCE_BODY = 16 * 1024
