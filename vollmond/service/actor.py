@@ -440,23 +440,31 @@ class GameActor:
             self.on_seat_followers(viewer.seat, change)
 
     # -- the spectators' room (issue 12) ----------------------------------------------------
-    def reads_spectator_room(self, viewer: Viewer) -> bool:
+    def reads_spectator_room(self, viewer: Viewer, out: frozenset[int] | None = None) -> bool:
         """Spectators, and the players who are out of the game (never the living: the room is
-        written by anyone who opens the table, a living player too); everyone after the end."""
+        written by anyone who opens the table, a living player too); everyone after the end.
+        `out`: the seats out of the game, when the caller already has them."""
         if viewer.kind is ViewerKind.SPECTATOR or self.is_over:
             return True
-        if viewer.kind is not ViewerKind.PLAYER or self.state is None:
+        if viewer.kind is not ViewerKind.PLAYER:
             return False
+        return viewer.seat in (self._out_seats() if out is None else out)
+
+    def _out_seats(self) -> frozenset[int]:
+        """The seats out of the game, from the public view (any rule set's `seats`)."""
+        if self.state is None:
+            return frozenset()
         seats = self.ruleset.view(self.state, Viewer.spectator()).to_json().get("seats", [])
-        return any(s.get("seat") == viewer.seat and s.get("alive") is False for s in seats)
+        return frozenset(s["seat"] for s in seats if s.get("alive") is False)
 
     def say_as_spectator(self, name: str, text: str) -> SpectatorLine:
         """Keep a spectator's line and hand it to every subscriber who reads the room."""
         line = SpectatorLine(name, text)
         self.spectator_lines.append(line)
+        out = self._out_seats()
         for subscriber in list(self.subscribers):
             if isinstance(subscriber, ReadsSpectatorRoom) and self.reads_spectator_room(
-                subscriber.viewer
+                subscriber.viewer, out
             ):
                 subscriber.spectator_line(line)
         return line
