@@ -1,8 +1,9 @@
 """Balance preview for a deck at founding (issue 12): how often each side won in a small,
 bounded number of bot games of exactly these options, computed on the server and cached.
 
-Cheap by construction: at most `MAX_GAMES` games and `SEAT_GAMES` seats × games per deck
-(bigger tables play fewer games), one computation at a time, in a worker thread so the event
+Cheap by construction: at most `MAX_GAMES` games, and fewer for bigger tables (a bot game's
+cost grows about with the square of its seats: `SQUARE_BUDGET` / seats², at least
+`MIN_GAMES`), one computation at a time, in a worker thread so the event
 loop keeps serving, and the answer kept per deck (LRU of `CACHE_SIZE`). The seeds are fixed,
 so the same deck always shows the same figures. World, durations and call settings do not
 change who wins between bots, so they are not part of the cache key.
@@ -20,8 +21,8 @@ from vollmond.engine.ruleset import AnyRuleSet
 from vollmond.sim import summarise
 
 MAX_GAMES = 40
-MIN_GAMES = 8
-SEAT_GAMES = 480  # 8 players: 40 games; 24 players: 20; 60 players: 8
+MIN_GAMES = 4
+SQUARE_BUDGET = 96 * 96  # up to 15 players: 40 games; 24 players: 16; 60 players: 4
 CACHE_SIZE = 256
 FIRST_SEED = 1
 IGNORED = ("world", "durations", "calls")
@@ -38,7 +39,7 @@ class BalanceReport:
 
 
 def games_for(players: int) -> int:
-    return max(MIN_GAMES, min(MAX_GAMES, SEAT_GAMES // max(1, players)))
+    return max(MIN_GAMES, min(MAX_GAMES, SQUARE_BUDGET // max(1, players) ** 2))
 
 
 def deck_key(ruleset: AnyRuleSet, options: Any) -> str:
