@@ -56,7 +56,8 @@ class Player:
         page.fill("#auth-name", self.name)
         page.fill("#auth-password", PASSWORD)
         page.click("#signup-button")
-        expect(page.locator("#account-label")).to_contain_text(self.name)
+        # Sign-up hashes the password (argon2): slow on a loaded machine.
+        expect(page.locator("#account-label")).to_contain_text(self.name, timeout=TIMEOUT_MS)
 
     def signup_by_keyboard(self) -> None:
         """Sign up with the keyboard only: type, Tab to the next control, Enter."""

@@ -250,14 +250,17 @@ def test_seven_players_play_a_full_game(browser: Browser, server: str, artifacts
         assert roles == sorted(["evil", "evil", "seer", "doctor", "witch", "filler", "filler"])
         play_night(table, artifacts)
         play_day(table, browser, server, artifacts)
-        vote_and_end(table, artifacts)
 
-        # Secrecy at the browser level: a villager's DOM and every frame it received.
+        # Secrecy at the browser level, while the game runs: a villager's DOM and every frame
+        # it received (after the end every room's chat is shown to everyone, issue 12).
         observer = table.one("doctor")
         html = observer.page.content()
         assert table.night_secret not in html
         assert table.call_secret not in html
         check_frames(observer, [table.night_secret, table.call_secret])
+        vote_and_end(table, artifacts)
+        check_frames(observer, [table.night_secret, table.call_secret])  # no live reveal
+        expect(observer.page.locator("#replay-list")).to_contain_text(table.night_secret)
         # ... while the secrets really were sent to those who may read them.
         wolf_b = by_role(players, "evil")[1]
         callee = by_role(players, "filler")[1]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.scenario import Scenario
-from vollmond.engine.core import AudienceKind
+from vollmond.engine.core import Audience, AudienceKind, Viewer
 from vollmond.engine.standard import ActionKind, FloorTimeout
 from vollmond.engine.standard.codes import Ev, Rej
 from vollmond.engine.standard.types import Phase
@@ -239,7 +239,7 @@ def test_the_dead_cannot_nominate_vote_act_or_chat_on_the_market() -> None:
     g.run("evil 1,2 -> 3; timeout")
     assert g.dead == {3}
     assert g.refused("shoot 3 -> 1") == Rej.ACTOR_DEAD
-    assert g.refused("say 3: it was 1") == Rej.NOBODY_HEARS  # morning
+    assert g.refused("say 3: it was 1") == Rej.NOBODY_HEARS  # morning: the only one dead
     g.run("timeout")
     assert g.refused("say 3: it was 1") == Rej.NOBODY_HEARS
     assert g.refused("interject 3") == Rej.ACTOR_DEAD
@@ -252,6 +252,24 @@ def test_the_dead_cannot_nominate_vote_act_or_chat_on_the_market() -> None:
     assert at(g, Phase.VOTE)
     g.run("vote 7 -> 0")
     assert at(g, Phase.NIGHT)
+
+
+@pytest.mark.rule("D6")
+def test_the_dead_talk_among_themselves_and_never_reach_the_living() -> None:
+    g = Scenario("evil evil hunter doctor filler filler filler")
+    g.run("evil 1,2 -> 3; timeout; timeout")  # 3 dies in the night
+    g.run("nominate 4 -> 5; timeout; vote 1,2,4,5,6,7 -> 5")  # 5 is banished: night 2
+    assert g.dead == {3, 5}
+    g.run("say 3: it was 1 and 2")
+    line = g.last(Ev.CHAT)
+    assert line.params["room"] == "out"
+    assert line.audience == Audience.group({3, 5})
+    for living in g.alive:
+        assert [e for e in g.events_for(living, Ev.CHAT) if e.params["room"] == "out"] == []
+    assert not line.audience.includes(Viewer.spectator())
+    g.run("timeout; say 5: by day too")  # a quiet night; the morning: still among the dead
+    assert g.last(Ev.CHAT).params["room"] == "out"
+    assert g.last(Ev.CHAT).audience == Audience.group({3, 5})
 
 
 # --- S5: the hunter -------------------------------------------------------------------------

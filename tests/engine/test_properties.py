@@ -348,6 +348,8 @@ def _chat(r: Received) -> None:
     elif room == "night_room":
         assert before.phase is Phase.NIGHT, r.msg
         assert r.seat in night_room(before) and speaker in night_room(before), r.msg
+    elif room == "out":  # the dead among themselves (D6): never a living ear
+        assert not before.player(speaker).alive and not before.player(r.seat).alive, r.msg
     else:
         assert room == "call", r.msg
         assert r.seat == speaker or r.seat in active_call_partners(before, speaker), r.msg

@@ -163,10 +163,14 @@ async def test_spectators_see_only_public_events_and_cannot_act(
         codes = [e["code"] for e in events(spectator)]
         assert codes == ["game_started", "phase_started"]
 
-        await spectator.send(command(1, "Say", text="hello from the stands"))
+        await spectator.send(command(1, "Vote", target=2))
         refused = await spectator.expect("error")
         assert refused["code"] == "spectator"
         assert refused["id"] == 7
+        # Chat goes to the spectators' room, which needs a signed-in account (issue 12).
+        await spectator.send(command(1, "Say", text="hello from the stands"))
+        refused = await spectator.expect("error")
+        assert refused["code"] == "spectator_login"
 
 
 # -- authorization ---------------------------------------------------------------------------

@@ -756,7 +756,7 @@ _EVENTS: Final[Mapping[str, _Spec]] = MappingProxyType(
         ),
         "seance_opened": _spec(dead=SEAT),
         "chat": _spec(
-            *_by("room", "night_room", "call"),
+            *_by("room", "night_room", "call", "out"),
             seat=SEAT,
             text=_Field(_plain),
             room=_Field(_catalogue_word("room")),

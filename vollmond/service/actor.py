@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
@@ -58,6 +59,33 @@ class Subscriber(Protocol):
 
     def state_changed(self, state: GameState, phase_changed: bool) -> None:
         """Called after each accepted command, so the client may refresh its view."""
+
+
+@runtime_checkable
+class ReadsSpectatorRoom(Protocol):
+    """A subscriber that can show the spectators' room (the browser socket)."""
+
+    viewer: Viewer
+
+    def spectator_line(self, line: SpectatorLine) -> None:
+        """Called with each line of the spectators' room this viewer may read."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpectatorLine:
+    """A line of the spectators' room (issue 12): who wrote it (an account's name) and what.
+
+    Spectators are no seats, so their words are not the rule set's events: the room lives in
+    the actor's memory (the last `SPECTATOR_LINES`), not in the game's log.
+    """
+
+    name: str
+    text: str
+
+
+SPECTATOR_LINES = 200
+CHAT_CODE = "chat"
+"""The code of every rule set's chat event (engine/kit/chat.py): revealed after the end."""
 
 
 #: Server-side only: sees every event of a command (secret ones too) and the new state.
@@ -161,6 +189,7 @@ class GameActor:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.finished = asyncio.Event()
+        self.spectator_lines: deque[SpectatorLine] = deque(maxlen=SPECTATOR_LINES)
 
     # -- life cycle ------------------------------------------------------------------------
     async def start(self) -> None:
@@ -410,6 +439,36 @@ class GameActor:
             assert viewer.seat is not None
             self.on_seat_followers(viewer.seat, change)
 
+    # -- the spectators' room (issue 12) ----------------------------------------------------
+    def reads_spectator_room(self, viewer: Viewer, out: frozenset[int] | None = None) -> bool:
+        """Spectators, and the players who are out of the game (never the living: the room is
+        written by anyone who opens the table, a living player too); everyone after the end.
+        `out`: the seats out of the game, when the caller already has them."""
+        if viewer.kind is ViewerKind.SPECTATOR or self.is_over:
+            return True
+        if viewer.kind is not ViewerKind.PLAYER:
+            return False
+        return viewer.seat in (self._out_seats() if out is None else out)
+
+    def _out_seats(self) -> frozenset[int]:
+        """The seats out of the game, from the public view (any rule set's `seats`)."""
+        if self.state is None:
+            return frozenset()
+        seats = self.ruleset.view(self.state, Viewer.spectator()).to_json().get("seats", [])
+        return frozenset(s["seat"] for s in seats if s.get("alive") is False)
+
+    def say_as_spectator(self, name: str, text: str) -> SpectatorLine:
+        """Keep a spectator's line and hand it to every subscriber who reads the room."""
+        line = SpectatorLine(name, text)
+        self.spectator_lines.append(line)
+        out = self._out_seats()
+        for subscriber in list(self.subscribers):
+            if isinstance(subscriber, ReadsSpectatorRoom) and self.reads_spectator_room(
+                subscriber.viewer, out
+            ):
+                subscriber.spectator_line(line)
+        return line
+
     def phase_deadline(self, phase_seq: int) -> float | None:
         """When phase `phase_seq` times out (clock time), if a timer is scheduled for it."""
         return self._phase_due.get(phase_seq)
@@ -418,14 +477,23 @@ class GameActor:
         assert self.state is not None
         return dict(self.ruleset.view(self.state, viewer).to_json())
 
+    @property
+    def is_over(self) -> bool:
+        return self.state is not None and self.ruleset.is_over(self.state)
+
     async def history_for(self, viewer: Viewer, after_seq: int = 0) -> list[tuple[int, Event]]:
-        """Events the viewer may see since `after_seq`, read from the log (for reconnects)."""
+        """Events the viewer may see since `after_seq`, read from the log (for reconnects).
+
+        Once the game is over, every room's chat (night room, calls, the dead) is shown to
+        everyone (issue 12, docs/decisions.md "After the game"); before, only its audience."""
         out: list[tuple[int, Event]] = []
+        reveal = self.is_over
         for stored in await read_events(self.sessions, self.game_id, after_seq):
             raw = stored.audience
             assert isinstance(raw, dict)
             audience = Audience(AudienceKind(raw["kind"]), frozenset(raw.get("seats", ())))
-            if audience.includes(viewer):
+            revealed = reveal and stored.kind == CHAT_CODE
+            if revealed or audience.includes(viewer):
                 payload = stored.payload if isinstance(stored.payload, dict) else {}
                 out.append((stored.seq, Event(stored.kind, audience, payload)))
         return out

@@ -13,18 +13,25 @@ from vollmond.engine.standard.types import CallMode, CallStatus, Phase
 
 
 def room_of(state: GameState, seat: int) -> tuple[str, Audience] | None:
-    """Where the seat's words go now: a call, the night room, the market place, or nowhere."""
+    """Where the seat's words go now: a call, the night room, the market place, the room of
+    the dead ("out"), or nowhere.
+
+    The dead talk among themselves, day and night, and never reach the living (D6; issue 12,
+    docs/decisions.md "Chat of the dead"): the room's audience is the dead seats at that
+    moment. A player who is the only one dead has nobody to talk to.
+    """
     call = state.call_of(seat)
     if call is not None and call.status is CallStatus.ACTIVE:
         return "call", Audience.to(call.caller, call.callee)
     player = state.player(seat)
     if state.phase is Phase.OVER:
         return "market", Audience.public()
-    if state.phase is Phase.NIGHT:
-        if player.alive and in_night_room(player) and bonds_known(state):
-            return "night_room", Audience.group(night_room(state))
-        return None
     if not player.alive:
+        dead = frozenset(p.seat for p in state.players if not p.alive)
+        return ("out", Audience.group(dead)) if len(dead) > 1 else None
+    if state.phase is Phase.NIGHT:
+        if in_night_room(player) and bonds_known(state):
+            return "night_room", Audience.group(night_room(state))
         return None
     return "market", Audience.public()
 

@@ -20,7 +20,12 @@ from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.ruleset import CommandDecodeError
 from vollmond.i18n import render_event, render_rejection, text
 from vollmond.moderation import WEB
-from vollmond.service.actor import ClientIdReusedError, GameActor, GameClosedError
+from vollmond.service.actor import (
+    ClientIdReusedError,
+    GameActor,
+    GameClosedError,
+    SpectatorLine,
+)
 from vollmond.service.enforce import Enforcer, Person, denial_json, notice_text
 from vollmond.service.hub import Hub
 from vollmond.service.metrics import Metrics
@@ -50,6 +55,7 @@ log = structlog.get_logger(__name__)
 OUTBOX_LIMIT = 1000
 HEARTBEAT_LOST = 4408  # close code: no ping within `ws_heartbeat_timeout_s`
 EVENT_CACHE_SIZE = 256
+SPECTATOR_CHAT_CHARS = 500  # as long as a player's line (MAX_CHAT_CHARS of the rule sets)
 
 # One fan-out hands the same Event object to every subscriber of its audience; the message is
 # the same for all of them in one language, so it is rendered and encoded once. The entry holds
@@ -119,6 +125,10 @@ class Connection:
             return  # already sent from the log while catching up: never twice
         self._last_seq = seq
         self._put_text(event_message(seq, event, self.lang, self.world, self.actor.ruleset.id))
+
+    def spectator_line(self, line: SpectatorLine) -> None:
+        """A line of the spectators' room; the actor sends it only to its readers."""
+        self._put({"type": "side_chat", "room": "spectators", "name": line.name, "text": line.text})
 
     def state_changed(self, state: Any, phase_changed: bool) -> None:
         self._view_dirty.set()
@@ -409,6 +419,9 @@ class Connection:
         )
         await self._catch_up(actor)
         actor.subscribe(self)  # presence (a seat with a connection) follows from this
+        if actor.reads_spectator_room(self.viewer):
+            for line in list(actor.spectator_lines):
+                self.spectator_line(line)
         self._watch_recording(hello.game)
         if actor.next_event_seq != shown:
             self._view_dirty.set()  # the welcome view is older than the events now sent
@@ -495,12 +508,47 @@ class Connection:
             if actor.next_event_seq == sent_out:
                 return
 
+    async def _spectator_say(self, message: CommandMessage, raw: str) -> None:
+        """A spectator's line goes to the spectators' room (issue 12): spectators and the
+        players out of the game read it, never the living. Only a signed-in account writes
+        there (its name is shown, and moderation can mute it); the same rate and mute checks
+        as a player's chat apply."""
+        assert self.actor is not None and self.world is not None
+        account_id = Sessions.account_id(self.ws)
+        if account_id is None:
+            code = "spectator_login"
+            self.error(code, web_text(code, self.lang, self.world), message.id, message.cid)
+            return
+        text = raw.strip()
+        if not text or len(text) > SPECTATOR_CHAT_CHARS:
+            code = "spectator_text"
+            self.error(code, web_text(code, self.lang, self.world), message.id, message.cid)
+            return
+        if self.limits is not None and not self.limits.chat.allow(
+            f"{self.actor.game_id}:a{account_id}"
+        ):
+            code = "chat_rate_limited"
+            self.error(code, web_text(code, self.lang, self.world), message.id, message.cid)
+            return
+        if await self._refuse_muted(message):
+            return
+        name = await self.hub.account_name(account_id)
+        self.actor.say_as_spectator(name, text)
+        ack: dict[str, Any] = {"type": "ack", "id": message.id, "seq": None}
+        if message.cid is not None:
+            ack["cid"] = message.cid
+            ack["repeated"] = False
+        self._put(ack)
+
     async def _command(self, message: CommandMessage) -> None:
         assert self.actor is not None and self.world is not None
+        payload = dict(message.command)
+        if self.seat is None and payload.get("type") == "Say":
+            await self._spectator_say(message, str(payload.get("text", "")))
+            return
         if self.seat is None:
             self.error("spectator", "spectators watch; they cannot act", message.id)
             return
-        payload = dict(message.command)
         if payload.get("actor", self.seat) != self.seat:
             self.error("not_your_seat", "you can only act for your own seat", message.id)
             return

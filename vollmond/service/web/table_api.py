@@ -8,10 +8,17 @@
   password nobody knows, signed in at once; its seats are kept by seat tokens like any other.
 - ``GET /api/my-games``: the signed-in account's seats in games not yet finished ("Meine
   Spiele" on any device; `account_seats`).
+- ``POST /api/balance`` (the founding body): simulated win rates of that deck (`balance`),
+  with the world's side names; a custom deck is checked as at founding first.
+- ``POST /api/games/{id}/rematch`` ``{token?}``: after the end, a player of that game founds
+  the same setup again (same rule set, options, privacy; the clicker hosts and sits), or joins
+  the rematch another player founded first. ``GET`` of the same path tells the game's players
+  whether there is one (the end screen's offer to join).
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from typing import Annotated
 
@@ -20,17 +27,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.i18n import text
-from vollmond.service.hub import Hub
-from vollmond.service.web.account_seats import open_seats
+from vollmond.service.balance import BalancePreview
+from vollmond.service.deck_check import custom_deck_problem
+from vollmond.service.hub import Hub, LobbyError
+from vollmond.service.web.account_seats import account_seat, open_seats
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.client_api import Guard
 from vollmond.service.web.edge import ApiError, read_json
 from vollmond.service.web.error_catalogue import error_sentences
 from vollmond.service.web.limits import DEFAULT_WORLD, client_address
 from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.service.web.schema import FoundingBody
 from vollmond.settings import WebSettings
-from vollmond.store.accounts import create_account
+from vollmond.store.accounts import create_account, get_account
 from vollmond.store.errors import InvalidAccountNameError, NameTakenError
 from vollmond.worlds import LANGUAGES, get_world, world_ids
 
@@ -50,6 +61,11 @@ class TableApi:
         self.guest_limit = RateLimiter(
             hub.policy.login_attempts_per_minute, 60.0, max_keys=web.rate_limit_max_keys
         )
+        # Finished game -> its rematch. In memory (docs/decisions.md "Rematch"): an offer is
+        # for the minutes after the end; after a restart a new click founds a new one.
+        self.rematches: dict[str, str] = {}
+        self.balance = BalancePreview()
+        self._rematch_lock = asyncio.Lock()
 
     def routes(self, guard: Guard) -> list[Route]:
         return [
@@ -57,6 +73,13 @@ class TableApi:
             Route("/api/my-games", guard(self.my_games, csrf=False)),
             Route("/api/front", guard(self.front, csrf=False)),
             Route("/api/guest", guard(self.guest), methods=["POST"]),
+            Route("/api/balance", guard(self.balance_preview), methods=["POST"]),
+            Route("/api/games/{game_id}/rematch", guard(self.rematch), methods=["POST"]),
+            Route(
+                "/api/games/{game_id}/rematch",
+                guard(self.rematch_offer, csrf=False),
+                methods=["GET"],
+            ),
         ]
 
     async def errors(self, request: Request) -> Response:
@@ -106,9 +129,90 @@ class TableApi:
         await self.sessions.login(request, response, account.id)
         return response
 
+    async def balance_preview(self, request: Request) -> Response:
+        """Win rates of a deck from bot games (signed in: the games cost the server time)."""
+        if self.sessions.account_id(request) is None:
+            raise ApiError(401, "login_required", "please sign in")
+        body = await read_json(request, FoundingBody, MAX_BALANCE_BODY, invalid="invalid_options")
+        size = body.players()
+        if size is None:
+            raise ApiError(400, "size_required", "size must be a whole number")
+        try:
+            rules = self.hub.ruleset(body.ruleset)
+            options = rules.decode_options(body.engine_json(size))
+        except LobbyError as exc:
+            raise ApiError(400, exc.code, str(exc)) from exc
+        except OptionsDecodeError as exc:
+            raise ApiError(400, "invalid_options", str(exc)) from exc
+        if rules.id == "standard":
+            problem = custom_deck_problem(options, self.hub.policy)
+            if problem is not None:
+                raise ApiError(400, problem, "this custom deck does not make a fair game")
+        report = await self.balance.preview(rules, options, size)
+        names = get_world(options.world).names_in(_lang(request.query_params.get("lang")))
+        sides = {"village": names.village, "evil": names.evil_group, "fox": names.roles["fox"]}
+        return JSONResponse(
+            {**report.to_json(), "sides": {s: sides.get(s, s) for s in report.win_rates}}
+        )
+
+    async def _player_of(self, request: Request, game_id: str, token: str | None) -> int:
+        """The signed-in account that played `game_id` (by its seat token or its account)."""
+        account_id = self.sessions.account_id(request)
+        if account_id is None:
+            raise ApiError(401, "login_required", "please sign in")
+        if token is not None:
+            seat = await self.hub.seat_for(game_id, token)
+            if seat is not None and seat.house is not None and seat.account_id == account_id:
+                return account_id
+        if await account_seat(self.hub, game_id, account_id) is None:
+            raise ApiError(403, "rematch_not_player", "only the game's players start its rematch")
+        return account_id
+
+    async def rematch_offer(self, request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        await self._player_of(request, game_id, request.query_params.get("token"))
+        return JSONResponse({"game": self.rematches.get(game_id)})
+
+    async def rematch(self, request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        body = await read_json(request, RematchBody, MAX_GUEST_BODY)
+        account_id = await self._player_of(request, game_id, body.token)
+        actor = await self.hub.readable(game_id)
+        if actor is None or not actor.is_over:
+            raise ApiError(409, "not_over", "a rematch is founded after the end")
+        name = (await get_account(self.hub.sessions, account_id)).name
+        async with self._rematch_lock:  # two clicks at once found one game
+            new_id = self.rematches.get(game_id)
+            if new_id is None:
+                table = await self.hub.table(game_id)
+                founded = await self.hub.found(
+                    actor.options,
+                    ruleset=actor.ruleset.id,
+                    private=table.game.private,
+                    host_account_id=account_id,
+                    host_name=name,
+                )
+                self.rematches[game_id] = founded.game.id
+                return JSONResponse(
+                    {"game": founded.game.id, "token": founded.token, "founded": True},
+                    status_code=201,
+                )
+        seated = any(seat.account_id == account_id for seat in await self.hub.seats(new_id))
+        if seated:  # already seated (a second click): the account takes the seat
+            return JSONResponse({"game": new_id, "token": None, "founded": False})
+        joined = await self.hub.join(new_id, account_id=account_id, name=name)
+        return JSONResponse(
+            {"game": new_id, "token": joined.token, "founded": False}, status_code=201
+        )
+
+
+class RematchBody(msgspec.Struct, forbid_unknown_fields=True):
+    token: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+
 
 class GuestBody(msgspec.Struct, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(max_length=200)]
 
 
 MAX_GUEST_BODY = 1024
+MAX_BALANCE_BODY = 16 * 1024

@@ -554,39 +554,7 @@ function foundSection() {
           }
           return;
         }
-        const body = {
-          world: worldSelect.value,
-          private: data.get("visibility") === "private",
-          size: num("size"),
-          deck: deckSelect.value,
-          unanimous: on("unanimous"),
-          instant_kill: on("instant_kill"),
-          lovers: on("lovers") ? true : null,
-          calls: {
-            enabled: on("calls_enabled"),
-            max_duration_s: num("max_duration_s"),
-            per_night: num("per_night"),
-            by_day: on("by_day"),
-            day_modes: String(data.get("day_modes")),
-            evil_may_call: on("evil_may_call"),
-            ring_s: num("ring_s"),
-          },
-          stalemate_rounds: num("stalemate_rounds"),
-          durations: {
-            steal_s: num("steal_s"),
-            night_s: num("night_s"),
-            morning_s: num("morning_s"),
-            day_s: num("day_s"),
-            vote_s: num("vote_s"),
-            floor_s: num("floor_s"),
-          },
-        };
-        if (body.deck === "custom") {
-          body.custom_roles = [...customRows.children].map((row) => [
-            row.querySelector("select").value,
-            Number(row.querySelector("input").value),
-          ]);
-        }
+        const body = foundingBody();
         try {
           const res = await api("/api/games", { method: "POST", body });
           saveSeat(res.game, { token: res.token, code: res.invitation_code, host: true, world: body.world });
@@ -665,6 +633,65 @@ function foundSection() {
     h("button", { type: "submit", id: "found-submit", class: "primary" }, t("found_submit")),
     box,
   );
+  // The founding options as POST /api/games reads them (also sent for the balance preview).
+  function foundingBody() {
+    const data = new FormData(form);
+        const on = (name) => data.get(name) === "on";
+        const num = (name) => Number(data.get(name));
+        const body = {
+          world: worldSelect.value,
+          private: data.get("visibility") === "private",
+          size: num("size"),
+          deck: deckSelect.value,
+          unanimous: on("unanimous"),
+          instant_kill: on("instant_kill"),
+          lovers: on("lovers") ? true : null,
+          calls: {
+            enabled: on("calls_enabled"),
+            max_duration_s: num("max_duration_s"),
+            per_night: num("per_night"),
+            by_day: on("by_day"),
+            day_modes: String(data.get("day_modes")),
+            evil_may_call: on("evil_may_call"),
+            ring_s: num("ring_s"),
+          },
+          stalemate_rounds: num("stalemate_rounds"),
+          durations: {
+            steal_s: num("steal_s"),
+            night_s: num("night_s"),
+            morning_s: num("morning_s"),
+            day_s: num("day_s"),
+            vote_s: num("vote_s"),
+            floor_s: num("floor_s"),
+          },
+        };
+        if (body.deck === "custom") {
+          body.custom_roles = [...customRows.children].map((row) => [
+            row.querySelector("select").value,
+            Number(row.querySelector("input").value),
+          ]);
+        }
+    return body;
+  }
+
+  // Balance preview (issue 12): win rates of this deck in a few bot games on the server.
+  const balanceResult = h("p", { class: "balance-result", id: "balance-result", role: "status" });
+  const balanceButton = h("button", { type: "button", class: "secondary", id: "balance-check" }, t("balance_check"));
+  balanceButton.addEventListener("click", async () => {
+    balanceButton.disabled = true;
+    balanceResult.textContent = t("balance_wait");
+    try {
+      const res = await api(`/api/balance?lang=${lang()}`, { method: "POST", body: foundingBody() });
+      const side = (s) => (res.sides[s] && res.sides[s] !== s ? res.sides[s] : t("side_" + s));
+      const rates = Object.entries(res.win_rates).map(([s, r]) => `${side(s)} ${Math.round(r * 100)} %`);
+      balanceResult.textContent = t("balance_result", { games: res.games, rates: rates.join(", ") });
+    } catch (err) {
+      balanceResult.textContent = errorText(err, t("balance_check"));
+    } finally {
+      balanceButton.disabled = false;
+    }
+  });
+  customBox.append(balanceButton, balanceResult);
   return h("section", { class: "card wide", "aria-labelledby": "found-h" }, h("h2", { id: "found-h" }, t("found")), form);
 }
 

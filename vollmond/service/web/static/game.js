@@ -369,6 +369,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   // Queued and sent moves are (re)sent after the next welcome; the server never applies a
   // cid twice (docs/protocol.md), so a resend is safe.
   const SHOW_DONE_MS = 4000;
+  const REMATCH_POLL_MS = 3000;
 
   function send(command) {
     const message = { type: "command", id: g.nextId++, cid: newCid(), command };
@@ -479,6 +480,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       case "event":
         onEvent(msg);
         break;
+      case "side_chat":
+        appendSideChat(msg);
+        break;
       case "recording":
         setRecording(msg.active ? msg : null);
         if (msg.text) announce(msg.text);
@@ -569,6 +573,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.moment = h("div", { class: "moment", id: "moment", hidden: true, onclick: () => nextMoment() });
     el.momentLive = h("p", { class: "sr-only", id: "moment-live", "aria-live": "polite" });
     el.sound = soundButton();
+    el.notify = notifyButton();
     el.outbox = h("ol", { class: "outbox plain", id: "outbox", "aria-label": t("moves"), hidden: true });
     // A list that is also a polite live region; focusable, so the keyboard can scroll it.
     el.chatList = h("ol", { class: "chat-list", id: "chat-list", tabindex: 0, "aria-live": "polite", "aria-label": t("chat") });
@@ -605,7 +610,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           h("h1", {}, n ? `${n.world} · ${n.place}` : gameId),
           h("p", { class: "phase-line" }, el.phase, el.timer),
         ),
-        h("div", { class: "head-tools" }, el.sound, el.conn),
+        h("div", { class: "head-tools" }, el.sound, el.notify, el.conn),
       ),
       el.recording,
       el.moment,
@@ -840,8 +845,78 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
   function renderTitle() {
     const legal = g.view?.me?.legal || [];
     const yourTurn = g.view?.phase !== "over" && legal.some((cmd) => !PASSIVE.has(cmd.type));
-    document.title = yourTurn ? `▶ ${t("your_turn")} · ${BASE_TITLE}` : BASE_TITLE;
+    if (!g.flashTimer) document.title = yourTurn ? turnTitle() : BASE_TITLE;
     root.dataset.yourTurn = String(yourTurn);
+    if (!yourTurn) stopFlash();
+    else if (g.turnSeq !== g.view.phase_seq && !g.catchingUp) {
+      g.turnSeq = g.view.phase_seq; // once per phase: a new turn, not every redraw
+      if (document.hidden) callAttention();
+    }
+  }
+
+  function turnTitle() {
+    return `▶ ${t("your_turn")} · ${BASE_TITLE}`;
+  }
+
+  // Notifications (issue 12): when the tab is hidden and a turn begins (a night action, a
+  // vote), the title flashes until the tab is seen again, and a system notification shows
+  // if the player switched them on (the browser asks for permission on that click).
+  const NOTIFY_KEY = "vollmond.notify";
+  const FLASH_MS = 1000;
+  const canNotify = () => "Notification" in window;
+  const notifyOn = () => canNotify() && localStorage.getItem(NOTIFY_KEY) === "on" && Notification.permission === "granted";
+
+  function callAttention() {
+    stopFlash();
+    let on = false;
+    root.dataset.flashing = "true";
+    g.flashTimer = window.setInterval(() => {
+      on = !on;
+      document.title = on ? `🔔 ${t("your_turn")}` : turnTitle();
+    }, FLASH_MS);
+    if (!notifyOn()) return;
+    try {
+      const note = new Notification(t("your_turn"), { body: t("notify_body", { phase: t("phase_" + g.view.phase) }), tag: "vollmond-" + gameId });
+      note.onclick = () => {
+        window.focus();
+        note.close();
+      };
+    } catch {
+      /* the browser refused (e.g. only from a service worker): the title still flashes */
+    }
+  }
+
+  function stopFlash() {
+    if (!g.flashTimer) return;
+    window.clearInterval(g.flashTimer);
+    g.flashTimer = null;
+    delete root.dataset.flashing;
+    renderTitle();
+  }
+
+  function onVisibility() {
+    if (!document.hidden) stopFlash();
+  }
+  document.addEventListener("visibilitychange", onVisibility);
+
+  function notifyButton() {
+    const button = h("button", { type: "button", class: "ghost notify", id: "notify-toggle", dataset: { key: "notify" }, hidden: !canNotify() || spectate });
+    const show = () => {
+      button.textContent = notifyOn() ? t("notify_on") : t("notify_off");
+      button.setAttribute("aria-pressed", notifyOn() ? "true" : "false");
+    };
+    button.addEventListener("click", async () => {
+      if (notifyOn()) {
+        localStorage.setItem(NOTIFY_KEY, "off");
+      } else {
+        const permission = await Notification.requestPermission();
+        localStorage.setItem(NOTIFY_KEY, permission === "granted" ? "on" : "off");
+        if (permission !== "granted") showAlert(t("notify_denied"));
+      }
+      show();
+    });
+    show();
+    return button;
   }
 
   function renderTimer() {
@@ -1206,10 +1281,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.call.hidden = !me || (rulesetId() !== "standard" && !call && !groups.has("PlaceCall"));
   }
 
+  // Where this page's words go; the server decides (engine room_of, the spectators' room),
+  // this only labels the input. The dead talk among themselves once two or more are dead.
   function myRoom() {
     const view = g.view;
     const me = view.me;
-    if (!me) return null;
+    if (!me) return "spectators";
     if (rulesetId() !== "standard") {
       // The server decides who hears a line (the mayor rules: the market by day, the back
       // room at night, the out players among themselves); the page only names the room.
@@ -1220,15 +1297,17 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     }
     if (me.call && me.call.status === "active") return "call";
     if (view.phase === "over") return "market";
+    if (!me.alive) return (view.seats || []).filter((s) => !s.alive).length > 1 ? "out" : null;
     if (view.phase === "night") return view.night_room ? "night_room" : null;
-    return me.alive ? "market" : null;
+    return "market";
   }
 
   function roomLabel(room) {
     if (room === "night_room") return g.text?.night_room || t("night_room");
     if (room === "call") return t("chat_room_call");
     if (room === "market") return t("chat_room_market");
-    if (room === "out") return t("dead");
+    if (room === "out") return t("chat_room_out");
+    if (room === "spectators") return t("chat_room_spectators");
     return t("chat_room_none");
   }
 
@@ -1240,7 +1319,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.chatInput.disabled = disabled;
     el.chatForm.querySelector("button").disabled = disabled;
     const info = rulesetInfo();
-    el.chatForm.hidden = !g.view.me || (info !== null && !info.chat);
+    // A spectator always has the spectators' room; a player has a chat if the rules have one.
+    el.chatForm.hidden = Boolean(g.view.me) && info !== null && !info.chat;
   }
 
   function appendChat(ev) {
@@ -1253,6 +1333,21 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         h("span", { class: "chat-who" }, houseLabel(ev.params.seat)),
         room !== "market" ? h("span", { class: "chat-tag" }, roomLabel(room)) : null,
         h("span", { class: "chat-text" }, ev.params.text),
+      ),
+    );
+    el.chatList.scrollTop = el.chatList.scrollHeight;
+  }
+
+  // A line of the spectators' room: written by a signed-in spectator (by name, not a house).
+  function appendSideChat(msg) {
+    if (!el.chatList) return;
+    el.chatList.append(
+      h(
+        "li",
+        { class: "chat-line room-spectators", dataset: { room: "spectators" } },
+        h("span", { class: "chat-who" }, msg.name),
+        h("span", { class: "chat-tag" }, roomLabel("spectators")),
+        h("span", { class: "chat-text" }, msg.text),
       ),
     );
     el.chatList.scrollTop = el.chatList.scrollHeight;
@@ -1407,6 +1502,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.over.dataset.done = String(view.phase_seq);
     const winners = new Set(outcome.winners);
     const replayBox = h("div", { class: "replay", id: "replay" });
+    const chatsBox = h("div", { class: "all-chats-box", id: "all-chats-box" });
     el.over.replaceChildren(
       h("h2", { id: "over-h" }, t("over_title")),
       g.seat !== null && g.seat !== undefined
@@ -1429,10 +1525,70 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
           ),
         )),
       ),
+      g.seat !== null && g.seat !== undefined ? rematchBox() : null,
+      h("h3", {}, t("all_chats")),
+      h("button", { type: "button", id: "all-chats-load", onclick: () => loadAllChats(chatsBox) }, t("all_chats_load")),
+      chatsBox,
       h("h3", {}, t("replay")),
       h("button", { type: "button", id: "replay-load", onclick: () => loadReplay(replayBox) }, t("replay_load")),
       replayBox,
     );
+  }
+
+  // After the end every room's chat is in the history for everyone (night room, calls, the
+  // dead): the server reveals it, this lists it room by room in the order it was said.
+  async function loadAllChats(box) {
+    const data = await api(`/api/games/${gameId}/history`, { method: "POST", body: { token, lang: lang() } });
+    const lines = data.events.filter((ev) => ev.code === "chat");
+    box.replaceChildren(
+      lines.length
+        ? h("ol", { class: "log-list all-chats", id: "all-chats", tabindex: 0, "aria-label": t("all_chats") },
+            lines.map((ev) => h("li", { class: "chat-line room-" + ev.params.room, dataset: { room: ev.params.room } }, ev.text)))
+        : h("p", { class: "muted", id: "all-chats" }, t("all_chats_none")),
+    );
+    box.querySelector("#all-chats").focus();
+  }
+
+  // Rematch: one click founds the same setup (or joins the one another player founded); the
+  // others see the offer, asked for every few seconds while the end screen is shown.
+  function rematchBox() {
+    const box = h("div", { class: "rematch", id: "rematch" });
+    const offer = h("p", { class: "rematch-offer", id: "rematch-offer", role: "status" });
+    const button = h("button", { type: "button", class: "primary", id: "rematch-button" }, t("rematch"));
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const made = await api(`/api/games/${gameId}/rematch`, { method: "POST", body: { token } });
+        if (made.token) saveSeat(made.game, { token: made.token, host: made.founded });
+        window.clearInterval(g.rematchPoll);
+        location.hash = `#/game/${made.game}`;
+      } catch (err) {
+        button.disabled = false;
+        offer.textContent = errorText(err, t("rematch"));
+      }
+    });
+    let shown = false;
+    async function ask() {
+      if (box.isConnected) shown = true;
+      else if (shown) {
+        window.clearInterval(g.rematchPoll); // the end screen is gone
+        return;
+      }
+      try {
+        const found = await api(`/api/games/${gameId}/rematch${token ? "?token=" + encodeURIComponent(token) : ""}`);
+        if (found.game) {
+          offer.textContent = t("rematch_offer");
+          button.textContent = t("rematch_join");
+        }
+      } catch {
+        window.clearInterval(g.rematchPoll); // not signed in, or not a player here
+      }
+    }
+    window.clearInterval(g.rematchPoll);
+    g.rematchPoll = window.setInterval(ask, REMATCH_POLL_MS);
+    window.setTimeout(ask, 0);
+    box.append(button, offer);
+    return box;
   }
 
   async function loadReplay(box) {
@@ -1498,9 +1654,12 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     tones.destroy();
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
+    window.clearInterval(g.rematchPoll);
     window.clearTimeout(reconnectTimer);
     window.clearInterval(heartbeatTimer);
     window.clearTimeout(momentTimer);
+    window.clearInterval(g.flashTimer);
+    document.removeEventListener("visibilitychange", onVisibility);
     document.title = BASE_TITLE;
     if (g.ws) g.ws.close();
     delete document.documentElement.dataset.phase;
