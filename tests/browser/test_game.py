@@ -27,7 +27,7 @@ DURATIONS = {
     "steal_s": "5",
     "night_s": "30",
     "morning_s": "3",
-    "day_s": "20",
+    "day_s": "40",
     "vote_s": "40",
     "floor_s": "5",
 }
