@@ -25,7 +25,7 @@ from .players import Player
 
 pytestmark = pytest.mark.slow
 
-GAME_BUDGET_S = 75
+GAME_BUDGET_S = 150  # a guard against a game that never ends, not a speed target
 """A guard, not a speed figure: a whole game at these stage lengths takes 15–40 s on a busy
 machine (a mayor game may see a few rounds); past this the test fails rather than hang."""
 
@@ -37,15 +37,17 @@ CLASSIC_DURATIONS = {
     "day_s": 4,
     "decision_s": 2,
 }
+# The stages the one person acts in are long enough for a page on a loaded machine (with
+# two-second stages the bots had finished a whole game before the page was asked once).
 MAYOR_DURATIONS = {
-    "candidacy_s": 2,
+    "candidacy_s": 5,
     "introduction_s": 1,
-    "ballot_s": 2,
+    "ballot_s": 5,
     "night_s": 2,
     "morning_s": 1,
-    "accusations_s": 3,
+    "accusations_s": 5,
     "defence_s": 1,
-    "vote_s": 2,
+    "vote_s": 5,
 }
 
 # The predicate the page is awaited with: the end screen, or a group of buttons this player

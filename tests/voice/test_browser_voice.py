@@ -79,6 +79,18 @@ async def hang_up_all(rig: PhoneRig, lines: dict[str, Phone]) -> dict[str, Int16
     return {name: (await phone.final_recording())[8000:] for name, phone in lines.items()}
 
 
+def flowing_level(recording: Int16Array, freq: float) -> float:
+    """The level of `freq` while audio flows: the loudest quarter second. On a loaded machine
+    a source's frames come late and the mix has gaps of silence, which lower a whole window's
+    level by however much was missing (a ratio of 0.09 for a gain of 0.25 under the whole
+    suite); a gain is a ratio of two levels and is read where both flow."""
+    block = 2000
+    return max(
+        (level_at(recording[i : i + block], freq) for i in range(0, len(recording) - block, block)),
+        default=0.0,
+    )
+
+
 def quiet(recording: Int16Array, freqs: Sequence[float]) -> bool:
     return all(level_at(recording, f) < SILENT for f in freqs) and rms(recording) < SILENT
 
@@ -294,9 +306,9 @@ async def test_a_browser_call_is_private_and_halbmodus_hears_the_market_at_a_qua
     assert level_at(phone_heard["callee"], 1000.0) > HEARD  # the call partner hears the browser
     assert level_at(phone_heard["callee"], 700.0) < SILENT  # the callee is stumm
     for name in ("m4", "watcher"):
-        assert level_at(stumm[name], 700.0) > HEARD, name  # the market works
+        assert flowing_level(stumm[name], 700.0) > HEARD, name  # the market works
         assert level_at(stumm[name], 1000.0) < SILENT, name  # the call is private
     assert level_at(stumm["caller"], 700.0) < SILENT  # stumm: no market
-    market_level = level_at(stumm["m4"], 700.0)
-    quarter = level_at(halb, 700.0) / market_level
+    market_level = flowing_level(stumm["m4"], 700.0)
+    quarter = flowing_level(halb, 700.0) / market_level
     assert 0.18 < quarter < 0.32, quarter  # Halbmodus: the market at 0.25, as on the telephone
