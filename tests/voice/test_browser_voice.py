@@ -303,7 +303,7 @@ async def test_a_browser_call_is_private_and_halbmodus_hears_the_market_at_a_qua
         halb = web["caller"].since(mark)
         phone_heard = await hang_up_all(rig, lines)
 
-    assert flowing_level(phone_heard["callee"], 1000.0) > HEARD  # the call partner hears the browser
+    assert flowing_level(phone_heard["callee"], 1000.0) > HEARD  # the partner hears the browser
     assert level_at(phone_heard["callee"], 700.0) < SILENT  # the callee is stumm
     for name in ("m4", "watcher"):
         assert flowing_level(stumm[name], 700.0) > HEARD, name  # the market works
