@@ -33,6 +33,6 @@ fi
 rc=0
 echo "-- everything but the browser table (${PYTEST_WORKERS:-4} workers)"
 run_pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile --ignore=tests/browser || rc=$?
-echo "-- the browser table in Chromium (${BROWSER_WORKERS:-3} workers)"
-run_pytest -n "${BROWSER_WORKERS:-3}" --dist loadfile tests/browser || rc=$?
+echo "-- the browser table in Chromium (${BROWSER_WORKERS:-2} workers)"
+run_pytest -n "${BROWSER_WORKERS:-2}" --dist loadfile tests/browser || rc=$?
 exit "$rc"

@@ -17,7 +17,7 @@ from .players import Player
 
 pytestmark = pytest.mark.slow
 
-DURATIONS = {"night_s": 6, "morning_s": 2, "day_s": 6, "vote_s": 20}
+DURATIONS = {"night_s": 10, "morning_s": 2, "day_s": 10, "vote_s": 20}
 
 
 def moment(player: Player, kind: str, artifacts: Path) -> None:
