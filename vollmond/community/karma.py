@@ -103,12 +103,6 @@ def same_group(humans: frozenset[int], earlier: Iterable[frozenset[int]], percen
     return sum(1 for table in earlier if len(humans & table) >= max(needed, 2))
 
 
-def unlock_due(total_after: int, rules: KarmaSettings, unlocked: bool) -> bool:
-    """Whether this game's booking (re)opens the time-limited unlock (P5): karma at or above
-    the threshold after a game, and no unlock running that it would merely repeat."""
-    return total_after >= rules.unlock_threshold and not unlocked
-
-
 def earned_today(amounts: Sequence[int]) -> int:
     """Points already earned from games today: only what was earned counts against the cap."""
     return sum(amount for amount in amounts if amount > 0)

@@ -35,10 +35,9 @@ class KarmaSettings:
     # `repeat_window_days`; each such earlier game halves the points.
     repeat_overlap_percent: int = 80
     repeat_window_days: int = 7
-    # P5: a game's points bringing a player's karma to `unlock_threshold` or above unlock
+    # P5: karma at or above the karma path's threshold (`[policy.karma] threshold`) unlocks
     # larger private rounds (up to `[policy.karma] max_size`) for `unlock_days` days; playing
-    # again above the threshold renews it.
-    unlock_threshold: int = 500
+    # or founding again above the threshold opens the next unlock (service/karma.py).
     unlock_days: int = 7
 
     def __post_init__(self) -> None:
