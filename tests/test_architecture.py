@@ -279,11 +279,7 @@ SEAM_DEBT: frozenset[tuple[str, str]] = frozenset(
         # The phone's game line speaks the standard rules' commands and roles (keys to
         # commands, role help); it moves behind the protocol with the phone session work.
         ("vollmond/phone/session/game.py", "vollmond.engine.standard"),
-        # Came with main's work in parallel to the seam (merged in h/seammerge); each moves
-        # behind the protocol in its own step:
-        # the custom-deck fairness check reads the standard rules' role specs (web founding
-        # runs it for standard rounds only);
-        ("vollmond/service/deck_check.py", "vollmond.engine.standard"),
+        # Came with main's work in parallel to the seam (merged in h/seammerge):
         # the recorder finds the concerned rooms with the standard rules' `room_of`.
         ("vollmond/service/recorder.py", "vollmond.engine.standard"),
     }

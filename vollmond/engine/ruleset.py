@@ -32,6 +32,7 @@ __all__ = [
     "AnyRuleSet",
     "Bot",
     "BotFactory",
+    "ChecksDecks",
     "CommandCodec",
     "CommandDecodeError",
     "HasKeypad",
@@ -242,6 +243,18 @@ class ScoresSeats(Protocol):
     def seat_results(self, state: Any, commands: Sequence[Any]) -> Mapping[int, SeatResult]:
         """Each seat's result, from the final state and the game's accepted commands (the
         log, in order, timers included)."""
+        ...
+
+
+@runtime_checkable
+class ChecksDecks(Protocol):
+    """A rule set that can tell a hand-mixed deck which would make an unfair game (no evil
+    card, an evil majority at the start, ...) before it is founded; the web founding refuses
+    it with the code. A rule set without it founds any deck its options accept."""
+
+    def deck_problem(self, options: Any) -> str | None:
+        """The error code (a web error in the catalogue) of the first thing wrong with the
+        options' deck, or None for a fair deck."""
         ...
 
 

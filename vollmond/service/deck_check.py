@@ -1,39 +1,26 @@
-"""A custom deck checked before a web founding (issue 12), with a reason the founder can act on.
+"""A custom deck checked before a web founding (issue 12), by the rule set that deals it.
 
-The engine repairs any deck so that a game can be dealt (`decks.fit`: an evil card is added
-to an all-village deck, an odd twin becomes a villager). That repair is right for a deck cut
-to a smaller table, but for a deck someone mixed by hand it silently plays a different game,
-and a deck with an evil majority is accepted and decided at the start. So the web refuses
-such decks up front and says why.
+Whether a deck is fair is the rule set's knowledge (`ChecksDecks`, e.g. the standard rules'
+`fairness.deck_problem`); which table sizes the operators allow is the service's. A rule set
+without the part founds any deck its options accept.
 """
 
 from __future__ import annotations
 
-from vollmond.engine.standard import GameOptions
-from vollmond.engine.standard.queries import spec
-from vollmond.engine.standard.types import DeckId, RoleId
+from typing import Any
+
+from vollmond.engine.ruleset import AnyRuleSet, ChecksDecks
 from vollmond.service.policy import Policy
 
 
-def custom_deck_problem(options: GameOptions, policy: Policy) -> str | None:
-    """The error code of the first thing wrong with a custom deck, or None (also for the
-    prepared decks, which are balanced by design). A table size the operators do not allow
-    is the hub's to refuse (`size_out_of_range`), so it is left to it."""
-    if options.deck is not DeckId.CUSTOM:
+def custom_deck_problem(
+    rules: AnyRuleSet, options: Any, players: int, policy: Policy
+) -> str | None:
+    """The error code of the first thing wrong with the founding's deck, or None. A table
+    size the operators do not allow is the hub's to refuse (`size_out_of_range`), so it is
+    left to it."""
+    if not isinstance(rules, ChecksDecks):
         return None
-    if not policy.min_players <= options.players <= policy.max_players:
+    if not policy.min_players <= players <= policy.max_players:
         return None
-    if any(count < 0 for _, count in options.custom_roles):
-        return None  # the hub's bounds check answers this (custom_deck_invalid)
-    listed = [role for role, count in options.custom_roles for _ in range(count)]
-    if not listed:
-        return None  # custom_deck_empty, also from the hub
-    cards = listed[: options.players]  # what the table is dealt; the rest fill up as villagers
-    evil = sum(1 for role in cards if spec(role).counts_for_evil_majority)
-    if evil == 0:
-        return "deck_no_evil"
-    if 2 * evil >= options.players:
-        return "deck_evil_majority"
-    if sum(1 for role in cards if role is RoleId.TWIN) % 2:
-        return "deck_twins_unpaired"
-    return None
+    return rules.deck_problem(options)

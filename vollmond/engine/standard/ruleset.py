@@ -24,6 +24,7 @@ from vollmond.engine.standard import commands as cmds
 from vollmond.engine.standard import rules
 from vollmond.engine.standard.bots import RandomBot
 from vollmond.engine.standard.commands import Command, TimerCommand
+from vollmond.engine.standard.fairness import deck_problem
 from vollmond.engine.standard.legal import legal_actions
 from vollmond.engine.standard.messages import SCHEMA
 from vollmond.engine.standard.narration import night_steps
@@ -150,6 +151,9 @@ class StandardRuleSet:
         self, state: GameState, commands: Sequence[Command]
     ) -> Mapping[int, SeatResult]:
         return seat_results(state, commands)
+
+    def deck_problem(self, options: GameOptions) -> str | None:
+        return deck_problem(options)
 
     def simulate(self, options: GameOptions, seed: int) -> Simulated:
         game = play_game(options, seed)

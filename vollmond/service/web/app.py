@@ -352,9 +352,7 @@ class Api:
         except OptionsDecodeError as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
         await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
-        # The custom-deck fairness check knows the standard rules only (SEAM_DEBT).
-        standard = rules.id == "standard"
-        deck_problem = custom_deck_problem(options, self.hub.policy) if standard else None
+        deck_problem = custom_deck_problem(rules, options, size, self.hub.policy)
         if deck_problem is not None:
             raise ApiError(400, deck_problem, "this custom deck does not make a fair game")
         founded = await self.hub.found(

@@ -144,10 +144,9 @@ class TableApi:
             raise ApiError(400, exc.code, str(exc)) from exc
         except OptionsDecodeError as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
-        if rules.id == "standard":
-            problem = custom_deck_problem(options, self.hub.policy)
-            if problem is not None:
-                raise ApiError(400, problem, "this custom deck does not make a fair game")
+        problem = custom_deck_problem(rules, options, size, self.hub.policy)
+        if problem is not None:
+            raise ApiError(400, problem, "this custom deck does not make a fair game")
         report = await self.balance.preview(rules, options, size)
         names = get_world(options.world).names_in(_lang(request.query_params.get("lang")))
         sides = {"village": names.village, "evil": names.evil_group, "fox": names.roles["fox"]}
