@@ -279,9 +279,6 @@ SEAM_DEBT: frozenset[tuple[str, str]] = frozenset(
         # The phone's game line speaks the standard rules' commands and roles (keys to
         # commands, role help); it moves behind the protocol with the phone session work.
         ("vollmond/phone/session/game.py", "vollmond.engine.standard"),
-        # Came with main's work in parallel to the seam (merged in h/seammerge):
-        # the recorder finds the concerned rooms with the standard rules' `room_of`.
-        ("vollmond/service/recorder.py", "vollmond.engine.standard"),
     }
 )
 """Known imports across the seam, each with its reason: the list may only shrink. A new one

@@ -29,16 +29,14 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import structlog
 
 from vollmond.engine.core import Event, Viewer
-from vollmond.engine.standard import GameState
-from vollmond.engine.standard.chat import room_of
-from vollmond.engine.standard.types import Phase
+from vollmond.engine.ruleset import AnyRuleSet, place_of
 from vollmond.moderation import Moderation
 from vollmond.moderation.alarms import Alarm, AlarmStatus
 from vollmond.moderation.vault import RecordingWriter
@@ -112,18 +110,26 @@ class RecordingSink:
         await asyncio.to_thread(self._thread.join)
 
 
-def concerned_seats(alarm: Alarm, state: GameState) -> frozenset[int]:
-    """The caller's and the accused's houses, where they are houses of this game."""
-    houses = (alarm.caller.house, alarm.accused_house)
-    return frozenset(h for h in houses if h is not None and 1 <= h <= len(state.players))
+def concerned_seats(alarm: Alarm, ruleset: AnyRuleSet, state: Any) -> frozenset[int]:
+    """The caller's and the accused's houses, where they are seats of this game (every seat
+    is a listener of the rule set's routing table)."""
+    seats = {listener for listener in ruleset.routing(state) if isinstance(listener, int)}
+    return frozenset(h for h in (alarm.caller.house, alarm.accused_house) if h in seats)
 
 
-def room_name(state: GameState, seats: frozenset[int]) -> str:
-    """What the recording's metadata calls the place it began in (market, night room, call)."""
-    rooms = sorted({found[0] for s in seats if (found := room_of(state, s)) is not None})
+def room_name(ruleset: AnyRuleSet, state: Any, seats: frozenset[int]) -> str:
+    """What the recording's metadata calls the place it began in: the rooms of the concerned
+    seats as any rule set names them (`place_of`: market, night_room, call, halb, silent);
+    the market when the alarm names no seat (the recording takes what spectators hear)."""
     if not seats:
-        rooms = ["market"]
-    return "+".join(rooms) or "none"
+        return "market"
+    return "+".join(sorted({place_of(ruleset, state, seat).kind.value for seat in seats}))
+
+
+def _round(state: Any) -> int:
+    """The game's round: every rule set's state counts its rounds (`kit.stages.RoundState`),
+    which the recording window stops at; the protocol has no other word for it."""
+    return int(state.round)
 
 
 class TableRecorder:
@@ -201,16 +207,17 @@ class TableRecorder:
         game_id = alarm.game_id
         actor = self.hub.actors.get(game_id)
         state = actor.state if actor is not None else None
-        if actor is None or state is None or state.phase is Phase.OVER:
+        if actor is None or state is None or actor.is_over:
             log.info("recording_no_running_game", game=game_id, alarm=alarm.id)
             return
-        seats = concerned_seats(alarm, state)
+        rules = actor.ruleset
+        seats = concerned_seats(alarm, rules, state)
         warning = RecordingNotice(
             game_id,
             alarm.id,
             NoticeStage.WARNING,
             seats,
-            state.round,
+            _round(state),
             since=self.moderation.clock().timestamp(),
             max_s=self.moderation.settings.recording_max_s,
         )
@@ -222,23 +229,23 @@ class TableRecorder:
             for ack in late:
                 ack.cancel()
         state = actor.state
-        if state is None or state.phase is Phase.OVER or self.hub.actors.get(game_id) is not actor:
+        if state is None or actor.is_over or self.hub.actors.get(game_id) is not actor:
             return
         writer = await self.moderation.start_recording(
-            room=room_name(state, seats), game_id=game_id, alarm_id=alarm.id
+            room=room_name(rules, state, seats), game_id=game_id, alarm_id=alarm.id
         )
-        window = self.moderation.game_window(state.round)
+        window = self.moderation.game_window(_round(state))
         sink = RecordingSink(writer)
         self.sinks[game_id] = sink
         stop = asyncio.Event()
 
-        def observe(first_seq: int, events: Sequence[Event], now_state: GameState) -> None:
+        def observe(first_seq: int, events: Sequence[Event], now_state: Any) -> None:
             for event in events:
                 if event.code == "chat" and _reaches(event, seats):
                     speaker = f"{event.params.get('seat')} ({event.params.get('room')})"
                     sink.chat(speaker, str(event.params.get("text", "")))
-            if now_state.phase is Phase.OVER or window.must_stop(
-                self.moderation.clock(), now_state.round
+            if rules.is_over(now_state) or window.must_stop(
+                self.moderation.clock(), _round(now_state)
             ):
                 stop.set()
 
@@ -246,7 +253,7 @@ class TableRecorder:
         running = replace(
             warning,
             stage=NoticeStage.RECORDING,
-            round=state.round,
+            round=_round(state),
             since=window.started_at.timestamp(),
             until=window.deadline.timestamp(),
         )
