@@ -1,8 +1,8 @@
-"""Every action of the classic and mayor rules has keys (`HasKeypad`), in every state a bot
-game passes through: each legal player command (leaving and chat aside, which are not moves)
-is offered with its key entries, one entry sequence gives at most one command per offer, and
-an entry of one command is never the start of another's (the phone could not tell them
-apart). Driven through the `RuleSet` protocol only, with the rule set's own bots."""
+"""Every action of the standard, classic and mayor rules has keys (`HasKeypad`), in every
+state a bot game passes through: each legal player command (leaving and chat aside, which are
+not moves) is offered with its key entries, one entry sequence gives at most one command per
+offer, and an entry of one command is never the start of another's (the phone could not tell
+them apart). Driven through the `RuleSet` protocol only, with the rule set's own bots."""
 
 from __future__ import annotations
 
@@ -75,3 +75,20 @@ def test_every_mayor_action_has_keys(seed: int) -> None:
     from vollmond.engine.mayor.options import MayorOptions  # noqa: PLC0415
 
     assert check_keypad("mayor", MayorOptions(players=7), seed) > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_standard_action_has_keys(seed: int) -> None:
+    from vollmond.engine.standard import GameOptions  # noqa: PLC0415
+
+    for players in (6, 12):
+        assert check_keypad("standard", GameOptions(players=players), seed) > 0
+
+
+def test_the_standard_keys_are_the_call_lines_keys() -> None:
+    """The standard rules are played with the call line (`HasCalls`); the others are not."""
+    from vollmond.engine.ruleset import HasCalls  # noqa: PLC0415
+
+    assert isinstance(get_ruleset("standard"), HasCalls)
+    assert not isinstance(get_ruleset("classic"), HasCalls)
+    assert not isinstance(get_ruleset("mayor"), HasCalls)

@@ -35,6 +35,7 @@ __all__ = [
     "ChecksDecks",
     "CommandCodec",
     "CommandDecodeError",
+    "HasCalls",
     "HasKeypad",
     "Key",
     "KeyAction",
@@ -184,7 +185,16 @@ class Key(StrEnum):
     NO = "no"
     """``2`` (at once)."""
     DONE = "done"
-    """``*#``: done, end my turn (my turn to speak)."""
+    """``*#``: done, end my turn (my turn to speak: an interjection)."""
+    DAY_HOUSE = "day_house"
+    """``*NN#`` (``**NN#`` for any house, needed for 7 and 9): a house for an action by day,
+    apart from the day's nominations and votes (the hunter's shot, passing one's vote)."""
+    CALL = "call"
+    """``*0NN#``: phone house NN (a rule set with `HasCalls`)."""
+    HANG_UP = "hang_up"
+    """``*0#``, or ``#`` in a call: hang up (while it rings, ``#`` is `NO`)."""
+    TOGGLE = "toggle"
+    """``*0*`` in a call: between the call alone and half listening to the market."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +229,26 @@ class HasKeypad(Protocol):
     def key_probe(self, state: Any, seat: int, presses: Sequence[Press]) -> Any | None:
         """A command the entries would mean if it were allowed now (None: they mean nothing
         in this phase), so that a refusal can be spoken with the rules' own reason."""
+        ...
+
+
+@runtime_checkable
+class HasCalls(Protocol):
+    """A rule set whose players phone each other during the game (a call rings, is answered,
+    declined or missed, and ends) and speak up out of turn (interjections). Its keypad gives
+    those with the call keys (`Key.CALL`, `Key.HANG_UP`, `Key.TOGGLE`, `Key.YES`/`Key.NO`
+    while it rings, `Key.DONE` to interject) and day actions with `Key.DAY_HOUSE`; the phone
+    plays it with its call line, which rings the callee's telephone and speaks each ability
+    by the world's name of its action. Offers are named as that line reads them:
+    ``night.<action>`` and ``day.<action>`` for abilities, else ``nominate``, ``vote``,
+    ``abstain``, ``answer``, ``hang_up``, ``toggle``, ``call``, ``interject``."""
+
+    def keypad(self, state: Any, seat: int) -> Sequence[KeyAction]: ...
+
+    def key_probe(self, state: Any, seat: int, presses: Sequence[Press]) -> Any | None: ...
+
+    def ring_seconds(self, options: Any) -> float:
+        """How long a call rings before it is missed (a public founding option)."""
         ...
 
 

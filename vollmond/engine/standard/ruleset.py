@@ -13,7 +13,9 @@ from vollmond.engine.core import Json, Rejection, Rng, Viewer
 from vollmond.engine.kit.routing import WhereAmI
 from vollmond.engine.ruleset import (
     BotFactory,
+    KeyAction,
     MessageSchema,
+    Press,
     RuleSet,
     SeatedGame,
     SeatResult,
@@ -25,6 +27,7 @@ from vollmond.engine.standard import rules
 from vollmond.engine.standard.bots import RandomBot
 from vollmond.engine.standard.commands import Command, TimerCommand
 from vollmond.engine.standard.fairness import deck_problem
+from vollmond.engine.standard.keys import key_probe, keypad
 from vollmond.engine.standard.legal import legal_actions
 from vollmond.engine.standard.messages import SCHEMA
 from vollmond.engine.standard.narration import night_steps
@@ -154,6 +157,15 @@ class StandardRuleSet:
 
     def deck_problem(self, options: GameOptions) -> str | None:
         return deck_problem(options)
+
+    def keypad(self, state: GameState, seat: int) -> Sequence[KeyAction]:
+        return keypad(state, seat)
+
+    def key_probe(self, state: GameState, seat: int, presses: Sequence[Press]) -> Command | None:
+        return key_probe(state, seat, presses)
+
+    def ring_seconds(self, options: GameOptions) -> float:
+        return float(options.calls.ring_s)
 
     def simulate(self, options: GameOptions, seed: int) -> Simulated:
         game = play_game(options, seed)

@@ -50,13 +50,11 @@ STANDARD: Final = "standard"
 
 
 def phone_rulesets() -> tuple[str, ...]:
-    """The rule sets a caller can found and play, in the registry's order: the standard one
-    and every rule set with a keypad (`HasKeypad`), each with at least one world."""
+    """The rule sets a caller can found and play, in the registry's order: every rule set
+    with a keypad (`HasKeypad`), each with at least one world."""
     from vollmond.phone.session.rules_line import has_keypad  # noqa: PLC0415
 
-    return tuple(
-        r for r in ruleset_ids() if (r == STANDARD or has_keypad(get_ruleset(r))) and world_ids(r)
-    )
+    return tuple(r for r in ruleset_ids() if has_keypad(get_ruleset(r)) and world_ids(r))
 
 
 def phone_world_ids() -> tuple[str, ...]:
@@ -761,15 +759,15 @@ class Announcer:
         await self._enter(game_id, seat.house)
 
     async def _enter(self, game_id: str, house: int | None) -> None:
-        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
-        from vollmond.phone.session.rules_line import RulesLine, has_keypad  # noqa: PLC0415
+        from vollmond.phone.session.game import GameLine, has_calls  # noqa: PLC0415
+        from vollmond.phone.session.rules_line import RulesLine  # noqa: PLC0415
 
         actor = self.s.hub.actors[game_id]
         line: GameLine | RulesLine
-        if has_keypad(actor.ruleset):
-            line = RulesLine(self.s, actor, house)
-        else:
+        if has_calls(actor.ruleset):
             line = GameLine(self.s, actor, house)
+        else:
+            line = RulesLine(self.s, actor, house)
         self.state = "game"
         if house is not None:
             self.remember_seat(game_id, house)
