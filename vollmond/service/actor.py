@@ -182,6 +182,9 @@ class GameActor:
         self._cids: dict[str, Remembered] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._next_timer = 0
+        # The seats out of the game in one state (identity): every line and page asks after
+        # each command, and the answer needs the public view.
+        self._out: tuple[GameState, frozenset[int]] | None = None
         # phase_seq -> due (clock time) of its PhaseTimeout, so "how long is left" is answered
         # from memory (GET /api/games/{id}/clock) instead of by reading the command log.
         self._phase_due: dict[int, float] = {}
@@ -451,11 +454,21 @@ class GameActor:
         return viewer.seat in (self._out_seats() if out is None else out)
 
     def _out_seats(self) -> frozenset[int]:
-        """The seats out of the game, from the public view (any rule set's `seats`)."""
-        if self.state is None:
+        """The seats out of the game, from the public view (any rule set's `seats`); worked
+        out once per state, however many lines and pages ask."""
+        state = self.state
+        if state is None:
             return frozenset()
-        seats = self.ruleset.view(self.state, Viewer.spectator()).to_json().get("seats", [])
-        return frozenset(s["seat"] for s in seats if s.get("alive") is False)
+        if self._out is not None and self._out[0] is state:
+            return self._out[1]
+        seats = self.ruleset.view(state, Viewer.spectator()).to_json().get("seats", [])
+        out = frozenset(s["seat"] for s in seats if s.get("alive") is False)
+        self._out = (state, out)
+        return out
+
+    def seat_out(self, seat: int) -> bool:
+        """Whether `seat` is out of the game now (dead, or left it): public knowledge."""
+        return seat in self._out_seats()
 
     def say_as_spectator(self, name: str, text: str) -> SpectatorLine:
         """Keep a spectator's line and hand it to every subscriber who reads the room."""

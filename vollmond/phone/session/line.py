@@ -168,10 +168,9 @@ class GameLineBase(ABC):
         return self.actor.view_for(self.viewer)
 
     def _seat_alive(self) -> bool:
-        """Whether the caller's seat lives (public: every death is announced)."""
-        if self.seat is None or self.actor.state is None:
-            return self.seat is not None
-        return _alive_in(self._view(), self.seat)
+        """Whether the caller's seat lives (public: every death is announced). Asked after
+        every command on every line, so it is the actor's answer, not a view of one's own."""
+        return self.seat is not None and not self.actor.seat_out(self.seat)
 
     def _actions(self) -> list[KeyAction]:
         """The caller's own legal commands now, with their keys."""
@@ -380,13 +379,6 @@ class GameLineBase(ABC):
             return
         if isinstance(outcome, Rejection):
             self.s.refuse(render_rejection(outcome, self.s.lang, self.world, self.rs))
-
-
-def _alive_in(view: Mapping[str, Any], seat: int) -> bool:
-    for entry in view.get("seats", []):
-        if isinstance(entry, Mapping) and entry.get("seat") == seat:
-            return bool(entry.get("alive", True))
-    return False
 
 
 def _has_seat(view: Mapping[str, Any], seat: int) -> bool:
