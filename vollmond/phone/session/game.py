@@ -275,25 +275,9 @@ class GameLine(GameLineBase):
     def _can_lines(self, actions: Sequence[KeyAction]) -> list[str]:
         return self._ability_lines(actions, night=True) + self._other_lines(actions)
 
-    def can_lines(self) -> list[str]:
-        lines = self._can_lines(self._actions())
-        if lines:
-            return lines
-        if self.seat is None:
-            return [self.t("phone.game.spectator_keys")]
-        if not self._alive:
-            return [self.t("phone.game.dead_keys")]
-        return [self.t("phone.can.nothing")]
-
     # -- Mode ------------------------------------------------------------------------------
-    def immediate(self) -> frozenset[str]:
-        if self._confirm_leave:
-            return frozenset("12")
-        if self._choice:
-            return frozenset(str(i) for i in range(1, min(len(self._choice), 9) + 1))
-        if self._ringing_in():
-            return frozenset("12")
-        return frozenset()
+    def _yes_or_no(self) -> bool:
+        return self._ringing_in()
 
     def hash_immediate(self) -> bool:
         return self._call() is not None

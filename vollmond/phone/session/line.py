@@ -194,12 +194,35 @@ class GameLineBase(ABC):
         left = int(self._phase_s - (self.s.clock() - self._phase_at))
         return [self.t("phone.game.time_left", n=left)] if left > 0 else []
 
-    # -- Mode ------------------------------------------------------------------------------
+    # -- what the caller can do (spoken) ---------------------------------------------------
     @abstractmethod
-    def can_lines(self) -> list[str]: ...
+    def _can_lines(self, actions: Sequence[KeyAction]) -> list[str]:
+        """What the caller can do with these commands, and with which keys."""
+
+    def can_lines(self) -> list[str]:
+        lines = self._can_lines(self._actions())
+        if lines:
+            return lines
+        if self.seat is None:
+            return [self.t("phone.game.spectator_keys")]
+        if not self._alive:
+            return [self.t("phone.game.dead_keys")]
+        return [self.t("phone.can.nothing")]
+
+    # -- Mode ------------------------------------------------------------------------------
+    def immediate(self) -> frozenset[str]:
+        """Keys that act at once, without ``#``: the answer to a question."""
+        if self._confirm_leave:
+            return frozenset("12")
+        if self._choice:
+            return frozenset(str(i) for i in range(1, min(len(self._choice), 9) + 1))
+        if self._yes_or_no():
+            return frozenset("12")
+        return frozenset()
 
     @abstractmethod
-    def immediate(self) -> frozenset[str]: ...
+    def _yes_or_no(self) -> bool:
+        """Whether ``1`` and ``2`` answer something now (a ringing phone, a question)."""
 
     @abstractmethod
     def hash_immediate(self) -> bool: ...

@@ -124,25 +124,9 @@ class RulesLine(GameLineBase):
             lines.append(self.t(f"{self.rs}.phone.can.{offer}", targets=targets, numbers=numbers))
         return lines
 
-    def can_lines(self) -> list[str]:
-        actions = self._actions()
-        if actions:
-            return self._can_lines(actions)
-        if self.seat is None:
-            return [self.t("phone.game.spectator_keys")]
-        if not self._alive:
-            return [self.t("phone.game.dead_keys")]
-        return [self.t("phone.can.nothing")]
-
     # -- Mode ------------------------------------------------------------------------------
-    def immediate(self) -> frozenset[str]:
-        if self._confirm_leave:
-            return frozenset("12")
-        if self._choice:
-            return frozenset(str(i) for i in range(1, min(len(self._choice), 9) + 1))
-        if any(a.presses[0].key in (Key.YES, Key.NO) for a in self._actions()):
-            return frozenset("12")
-        return frozenset()
+    def _yes_or_no(self) -> bool:
+        return any(a.presses[0].key in (Key.YES, Key.NO) for a in self._actions())
 
     def hash_immediate(self) -> bool:
         return False
