@@ -233,7 +233,7 @@ class HasKeypad(Protocol):
 
 
 @runtime_checkable
-class HasCalls(Protocol):
+class HasCalls(HasKeypad, Protocol):
     """A rule set whose players phone each other during the game (a call rings, is answered,
     declined or missed, and ends) and speak up out of turn (interjections). Its keypad gives
     those with the call keys (`Key.CALL`, `Key.HANG_UP`, `Key.TOGGLE`, `Key.YES`/`Key.NO`
@@ -241,11 +241,8 @@ class HasCalls(Protocol):
     plays it with its call line, which rings the callee's telephone and speaks each ability
     by the world's name of its action. Offers are named as that line reads them:
     ``night.<action>`` and ``day.<action>`` for abilities, else ``nominate``, ``vote``,
-    ``abstain``, ``answer``, ``hang_up``, ``toggle``, ``call``, ``interject``."""
-
-    def keypad(self, state: Any, seat: int) -> Sequence[KeyAction]: ...
-
-    def key_probe(self, state: Any, seat: int, presses: Sequence[Press]) -> Any | None: ...
+    ``abstain``, ``answer``, ``hang_up``, ``toggle``, ``call``, ``interject``; phases are
+    named (`phase_name`) ``night`` and ``vote`` where that line reminds a silent caller."""
 
     def ring_seconds(self, options: Any) -> float:
         """How long a call rings before it is missed (a public founding option)."""

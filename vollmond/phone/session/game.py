@@ -14,7 +14,8 @@ its action and knows no rule set's commands.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.core import Event
 from vollmond.engine.ruleset import HasCalls, Key, KeyAction, Press
@@ -23,6 +24,10 @@ from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
 from vollmond.phone.session.line import GameLineBase
 from vollmond.phone.session.prompts import Priority, tones
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.session import PhoneSession
+    from vollmond.service.actor import GameActor
 
 MAX_REMINDERS: Final = 3
 """Silence reminders per phase in a game (a caller may just be listening)."""
@@ -51,10 +56,9 @@ OTHER_OFFERS: Final = (
 )
 """The call keys and the interjection, in the order they are said (after nominate, vote)."""
 
-REFUSED: Final = {
-    Key.NOBODY: "phone.game.no_nobody",
-    Key.DAY_HOUSE: "phone.game.no_day_action",
-}
+REFUSED: Final = MappingProxyType(
+    {Key.NOBODY: "phone.game.no_nobody", Key.DAY_HOUSE: "phone.game.no_day_action"}
+)
 """What is said when an entry means nothing now (the rules have no command to refuse)."""
 
 RING_ENDS: Final = frozenset(
@@ -84,7 +88,7 @@ class GameLine(GameLineBase):
         {"game_started", "role_assigned", "team_revealed", "partner_revealed", "role_taken"}
     )
 
-    def __init__(self, session: Any, actor: Any, seat: int | None) -> None:
+    def __init__(self, session: PhoneSession, actor: GameActor, seat: int | None) -> None:
         super().__init__(session, actor, seat)
         assert isinstance(actor.ruleset, HasCalls)
         self.calls: HasCalls = actor.ruleset

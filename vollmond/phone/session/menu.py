@@ -46,7 +46,7 @@ KARMA_READ_OUT: Final = 3
 """How many of the latest karma changes `#3` reads out in the announcer."""
 
 STANDARD: Final = "standard"
-"""The rule set with its own game line (`game.py`) and founding steps (`founding.py`)."""
+"""The rule set with its own founding steps (`founding.py`) and the first in the menus."""
 
 
 def phone_rulesets() -> tuple[str, ...]:

@@ -16,7 +16,7 @@ leaving (``#9``) and the moderators (``*9#``) are those of every game.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.core import Event
 from vollmond.engine.ruleset import HasKeypad, Key, KeyAction, Press
@@ -25,6 +25,10 @@ from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
 from vollmond.phone.session.line import GameLineBase
 from vollmond.phone.session.prompts import Priority
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.session import PhoneSession
+    from vollmond.service.actor import GameActor
 
 MAX_REMINDERS: Final = 3
 """Silence reminders per turn (a caller may just be listening)."""
@@ -53,9 +57,12 @@ class RulesLine(GameLineBase):
             "captain_elected",
         }
     )
-    _offered: tuple[tuple[str, tuple[Press, ...]], ...] = ()
-    _pending: tuple[Press, ...] = ()
-    _reminders = 0
+
+    def __init__(self, session: PhoneSession, actor: GameActor, seat: int | None) -> None:
+        super().__init__(session, actor, seat)
+        self._offered: tuple[tuple[str, tuple[Press, ...]], ...] = ()
+        self._pending: tuple[Press, ...] = ()
+        self._reminders = 0
 
     def t(self, key: str, **params: Any) -> str:
         return self.s.t(key, self.world, **params)
