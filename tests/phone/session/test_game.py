@@ -186,6 +186,8 @@ async def test_a_whole_game_by_phone_with_every_key_command(hub: Hub) -> None:  
     assert heard(giver, t("phone.game.no_action"), mark)
     await press(filler, "##")
     assert heard(filler, t("phone.game.no_nobody"))
+    await press(filler, "*3#")  # a day action of a role without one: nothing to refuse
+    assert heard(filler, t("phone.game.no_day_action"))
     await press(filler, "*5*")
     assert heard(filler, t("phone.keyerror.misplaced_star"))
     await press(hunter, "*9#")
