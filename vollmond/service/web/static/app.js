@@ -276,6 +276,22 @@ function gamesSection() {
     list,
     box,
   );
+  // The list is asked for again every 3 s. It is redrawn only when it changed, never under a
+  // pressed pointer (a click whose press and release land on two different buttons is lost),
+  // and the focused control keeps the focus (a keyboard user tabbing through the list).
+  let shown = "";
+  let pressing = false;
+  list.addEventListener("pointerdown", () => {
+    pressing = true;
+  });
+  window.addEventListener("pointerup", () => window.setTimeout(() => (pressing = false), 0));
+  function focusedKey() {
+    const active = document.activeElement;
+    if (!active || !list.contains(active)) return null;
+    if (active.dataset.join) return `[data-join="${active.dataset.join}"]`;
+    const href = active.getAttribute("href");
+    return href ? `[href="${href}"]` : null;
+  }
   async function load() {
     const query = ctx.worldFilter ? `?world=${encodeURIComponent(ctx.worldFilter)}` : "";
     let data;
@@ -286,6 +302,10 @@ function gamesSection() {
       return;
     }
     const mine = seats();
+    const signature = JSON.stringify([data.games, Object.keys(mine).sort(), ctx.me, lang()]);
+    if (signature === shown || pressing) return;
+    shown = signature;
+    const focus = focusedKey();
     const items = data.games.map((game) => {
       const world = worldById(game.world);
       const n = world ? names(world) : null;
@@ -321,6 +341,7 @@ function gamesSection() {
       );
     });
     list.replaceChildren(...(items.length ? items : [h("li", { class: "muted" }, t("no_games"))]));
+    if (focus) list.querySelector(focus)?.focus();
   }
   load();
   const timer = window.setInterval(load, 3000);
