@@ -314,6 +314,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       ws.send(JSON.stringify(hello));
     });
     ws.addEventListener("message", (msg) => {
+      // A socket given up on (silent too long) may still deliver what it had queued; the
+      // answers it would need go to the new socket, so it is heard no more.
+      if (g.ws !== ws) return;
       g.lastHeard = Date.now();
       onMessage(JSON.parse(msg.data));
     });
