@@ -1,6 +1,6 @@
 """The moderation console in Chromium (issue 9): an alarm reaches a moderator's page (its
-latency printed) and is taken and resolved there; an admin plays a recording in the page and the audit
-log shows it; a moderator is refused the recordings.
+latency printed) and is taken and resolved there; an admin plays a recording in the page and
+the audit log shows it; a moderator is refused the recordings.
 
 The service runs in a thread of this process (uvicorn on its own event loop) instead of the
 shared `server` process, so the test can reach the service's own `Moderation` — the object
