@@ -15,7 +15,15 @@ clients in a second child process, each with a WebSocket to the service, signall
 does, sending Opus of a speech-like signal and decoding what it hears). The service's CPU per
 peer is ``(BOTH - LINES) / N`` — Opus decode, 48 kHz → 8 kHz, the mixer, 8 kHz → 48 kHz, Opus
 encode, SRTP and aiortc's RTP path — and peers per core is its inverse. Also reported: the
-frames each peer got into the mixer and out to its browser per second (50 = real time).
+frames each peer got into the mixer and out to its browser per second (50 = real time); a step
+where a peer's frames in or out, or a line's, fell below ``REAL_TIME`` per second is flagged
+"fell behind" (the service or the load generator could not keep up, so its CPU figure is a
+starved one, not a cost), and the CPU the load generators (aiortc clients, SIPp) used in the
+same window is reported beside the service's, to show how much of the machine they took.
+
+The service runs on uvloop, as ``vollmond serve`` does (``--loop asyncio`` for the standard
+loop). ``--client-procs N`` spreads the aiortc peers over N client processes, so one client's
+event loop does not become the bottleneck of a large step.
 """
 
 from __future__ import annotations
@@ -39,6 +47,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.phone_load import HOST, Seated, _sipp, free_udp_port, write_pcap
+
+#: Frames per second a peer or line must reach in the window to count as real time (of 50).
+REAL_TIME = 48.0
 
 # --- the service (child process) -------------------------------------------------------------
 
@@ -258,7 +269,8 @@ async def browsers(args: argparse.Namespace) -> None:
 
         keep.extend([pc, ws, asyncio.ensure_future(read())])
 
-    for game, token in seats[: args.peers]:
+    index, procs = (int(part) for part in str(args.slice).split("/"))
+    for game, token in seats[: args.peers][index::procs]:
         await one(game, token)
     print("up", flush=True)
     stop = asyncio.Event()
@@ -274,6 +286,15 @@ def free_tcp_port() -> int:
         sock.bind((HOST, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a live process has used, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _child(step: Path, name: str, *argv: str) -> asyncio.subprocess.Process:
@@ -324,6 +345,7 @@ async def run_step(
         *("--port", str(port), "--sip-port", str(sip_port), "--lines", str(n)),
         *("--peers", str(peers), "--game-size", str(args.game_size)),
         *("--seconds", str(args.seconds), "--stats", str(stats_file), "--data", str(step)),
+        *("--loop", args.loop),
     )
     others: list[asyncio.subprocess.Process] = []
     try:
@@ -333,17 +355,27 @@ async def run_step(
         others.append(await _sipp(step, "uac_load.xml", sip_port, n, args.rate, hold_ms, []))
         if peers:
             tokens = stats_file.with_suffix(".tokens.json")
-            client = await _child(
-                step,
-                "browsers",
-                "--browsers",
-                *("--port", str(port), "--tokens", str(tokens), "--peers", str(peers)),
-            )
-            others.append(client)
-            await _line(client, "up", 300, step / "browsers.log")
+            procs = max(1, min(args.client_procs, peers))
+            clients = [
+                await _child(
+                    step,
+                    f"browsers{i}",
+                    "--browsers",
+                    *("--port", str(port), "--tokens", str(tokens), "--peers", str(peers)),
+                    *("--slice", f"{i}/{procs}"),
+                )
+                for i in range(procs)
+            ]
+            others.extend(clients)
+            for i, client in enumerate(clients):
+                await _line(client, "up", 300, step / f"browsers{i}.log")
         await _line(server, "window", 300, step / "server.log")
+        load0 = sum(proc_cpu_s(proc.pid) for proc in others)
+        began = time.perf_counter()
         await _line(server, "done", args.seconds + 60, step / "server.log")
+        load1, window = sum(proc_cpu_s(p.pid) for p in others), time.perf_counter() - began
         stats: dict[str, Any] = json.loads(stats_file.read_text())
+        stats["generator_cores"] = (load1 - load0) / window
     finally:
         for proc in others:
             await _stop(proc)
@@ -364,6 +396,12 @@ async def drive(args: argparse.Namespace) -> None:
             rows += [lines, both]
             per_peer = (both["cpu_share"] - lines["cpu_share"]) / max(1, both["peers_up"])
             per_line = lines["cpu_share"] / max(1, lines["lines_up"])
+            rates = [
+                both["peer_frames_in_per_s"],
+                both["peer_frames_out_per_s"],
+                both["line_frames_out_per_s"],
+                lines["line_frames_out_per_s"],
+            ]
             summary.append(
                 {
                     "n": n,
@@ -379,7 +417,10 @@ async def drive(args: argparse.Namespace) -> None:
                     "peer_frames_in_per_s": both["peer_frames_in_per_s"],
                     "peer_frames_out_per_s": both["peer_frames_out_per_s"],
                     "line_frames_out_per_s": both["line_frames_out_per_s"],
+                    "fell_behind": min(rates) < REAL_TIME or both["peers_up"] < n,
+                    "generator_cores": both["generator_cores"],
                     "load_average": both["load_average"],
+                    "loop": args.loop,
                 }
             )
             if not args.json:
@@ -396,7 +437,10 @@ async def drive(args: argparse.Namespace) -> None:
             f"(a line {s['cpu_per_line_pct']:.2f}% = {s['lines_per_core']:.0f} per core); peer "
             f"frames in/out per s: {s['peer_frames_in_per_s']:.1f}/"
             f"{s['peer_frames_out_per_s']:.1f}, "
-            f"a line's out: {s['line_frames_out_per_s']:.1f}; load average {s['load_average']:.1f}"
+            f"a line's out: {s['line_frames_out_per_s']:.1f}"
+            f"{' — FELL BEHIND real time, not a valid cost' if s['fell_behind'] else ''}; "
+            f"load generators {s['generator_cores']:.2f} cores; load average "
+            f"{s['load_average']:.1f}; {s['loop']}"
         )
 
 
@@ -407,6 +451,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
     parser.add_argument("--rate", type=float, default=20.0, help="new calls per second")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
+    parser.add_argument("--client-procs", type=int, default=1, help="aiortc client processes")
     # internal: the child processes
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--browsers", action="store_true", help=argparse.SUPPRESS)
@@ -416,10 +462,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tokens", help=argparse.SUPPRESS)
     parser.add_argument("--stats", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--slice", default="0/1", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         args.peers = int(str(args.peers))
-        asyncio.run(serve(args))
+        if args.loop == "uvloop":
+            import uvloop  # noqa: PLC0415 - the service's loop (vollmond serve)
+
+            uvloop.run(serve(args))
+        else:
+            asyncio.run(serve(args))
     elif args.browsers:
         args.peers = int(str(args.peers))
         asyncio.run(browsers(args))
