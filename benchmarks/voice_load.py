@@ -192,12 +192,15 @@ async def serve(args: argparse.Namespace) -> None:
 
 def speechlike_track() -> Any:
     """A microphone with a speech-like signal (a tone gliding and pulsing), paced in real time
-    and Opus-encoded in the track (cheaply, so one client process can drive many peers; the
-    service decodes it to 48 kHz exactly as it decodes a browser's)."""
+    and Opus-encoded in the track (narrowband, cheaply, so one client process can drive many
+    peers; a real browser sends wideband or fullband Opus, which costs the service's decoder
+    somewhat more than this)."""
     import av  # noqa: PLC0415
     from aiortc import MediaStreamTrack  # noqa: PLC0415
 
-    from vollmond.voice.webrtc import NarrowbandOpus  # noqa: PLC0415
+    from vollmond.voice.opus import NarrowbandEncoder  # noqa: PLC0415
+
+    time_base = fractions.Fraction(1, 8000)
 
     class Speech(MediaStreamTrack):
         kind = "audio"
@@ -206,29 +209,20 @@ def speechlike_track() -> Any:
             super().__init__()
             self.index = 0
             self.start: float | None = None
-            self.opus = NarrowbandOpus()
-            self.pending: list[Any] = []
+            self.opus = NarrowbandEncoder()
 
         async def recv(self) -> Any:
-            while not self.pending:
-                self.pending.extend(self.opus.encode(await self.frame()))
-            return self.pending.pop(0)
-
-        async def frame(self) -> av.AudioFrame:
             loop = asyncio.get_running_loop()
             self.start = self.start or loop.time()
             await asyncio.sleep(max(0.0, self.start + self.index * 0.02 - loop.time()))
             n = np.arange(self.index * 160, (self.index + 1) * 160) / 8000
             envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * n)
             wave = 5000 * envelope * np.sin(2 * np.pi * (300 + 200 * np.sin(n)) * n)
-            frame = av.AudioFrame.from_ndarray(
-                wave.astype(np.int16).reshape(1, -1), format="s16", layout="mono"
-            )
-            frame.sample_rate = 8000
-            frame.pts = self.index * 160
-            frame.time_base = fractions.Fraction(1, 8000)
+            packet = av.Packet(self.opus.encode(wave.astype(np.int16)))
+            packet.pts = self.index * 160
+            packet.time_base = time_base
             self.index += 1
-            return frame
+            return packet
 
     return Speech()
 
