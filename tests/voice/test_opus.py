@@ -66,6 +66,27 @@ def test_a_browsers_fullband_opus_is_decoded_straight_to_8_khz() -> None:
     assert abs(peak_hz(heard) - 1000.0) < 10.0
 
 
+def test_the_mix_is_encoded_bit_for_bit_as_pyavs_libopus_encoded_it() -> None:
+    """Same library, same settings (24 kbit/s unconstrained VBR, voip, complexity 0): a
+    browser hears exactly the packets the service sent before it called libopus itself."""
+    t = np.arange(100 * FRAME_SAMPLES) / SAMPLE_RATE
+    wave = 5000 * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t)) * np.sin(2 * np.pi * 400 * t)
+    frames = [f.astype(np.int16) for f in np.split(wave, 100)]
+    codec = av.CodecContext.create("libopus", "w")
+    assert isinstance(codec, av.AudioCodecContext)
+    codec.bit_rate, codec.format, codec.layout = NarrowbandEncoder.BITRATE, "s16", "mono"
+    codec.sample_rate, codec.time_base = SAMPLE_RATE, fractions.Fraction(1, SAMPLE_RATE)
+    codec.options = {"application": "voip", "compression_level": str(NarrowbandEncoder.COMPLEXITY)}
+    pyav: list[bytes] = []
+    for i, samples in enumerate(frames):
+        frame = av.AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate, frame.pts = SAMPLE_RATE, i * FRAME_SAMPLES
+        frame.time_base = fractions.Fraction(1, SAMPLE_RATE)
+        pyav += [bytes(packet) for packet in codec.encode(frame)]
+    encoder = NarrowbandEncoder()
+    assert [encoder.encode(samples) for samples in frames] == pyav
+
+
 def test_a_broken_packet_is_dropped() -> None:
     assert NarrowbandDecoder().decode(b"\xff\xff\xff") is None
 
