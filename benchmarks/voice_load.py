@@ -11,10 +11,11 @@ game half the seats are telephone lines and half browser peers.
 
 Two runs per step, both with ``N`` telephone lines (SIPp playing speech-like PCMU from a pcap,
 as ``benchmarks.phone_load``): LINES (no browser) and BOTH (plus ``N`` browser peers: aiortc
-clients in a second child process, each with a WebSocket to the service, signalled as the page
-does, sending Opus of a speech-like signal and decoding what it hears). The service's CPU per
-peer is ``(BOTH - LINES) / N`` — Opus decode, 48 kHz → 8 kHz, the mixer, 8 kHz → 48 kHz, Opus
-encode, SRTP and aiortc's RTP path — and peers per core is its inverse. Also reported: the
+clients in further child processes, each with a WebSocket to the service, signalled as the
+page does, sending Opus of a speech-like signal; what a client receives is counted, not decoded,
+to keep the load generator light). The service's CPU per peer is ``(BOTH - LINES) / N`` — SRTP
+and aiortc's RTP path both ways, Opus decode to 8 kHz, the mixer, Opus encode — and peers per
+core is its inverse. Also reported: the
 frames each peer got into the mixer and out to its browser per second (50 = real time); a step
 where a peer's frames in or out, or a line's, fell below ``REAL_TIME`` per second is flagged
 "fell behind" (the service or the load generator could not keep up, so its CPU figure is a
@@ -23,7 +24,9 @@ same window is reported beside the service's, to show how much of the machine th
 
 The service runs on uvloop, as ``vollmond serve`` does (``--loop asyncio`` for the standard
 loop). ``--client-procs N`` spreads the aiortc peers over N client processes, so one client's
-event loop does not become the bottleneck of a large step.
+event loop does not become the bottleneck of a large step. To measure two versions of the
+service with the same load generator, point ``VOICE_LOAD_CLIENT_PYTHONPATH`` at the checkout
+whose clients should run (the service runs from the current one).
 """
 
 from __future__ import annotations
@@ -232,20 +235,30 @@ async def browsers(args: argparse.Namespace) -> None:
     from aiortc.mediastreams import MediaStreamError  # noqa: PLC0415
     from websockets.asyncio.client import connect  # noqa: PLC0415
 
+    from vollmond.voice.webrtc import decode_inline  # noqa: PLC0415
+
     seats: list[tuple[str, str]] = [tuple(s) for s in json.loads(Path(args.tokens).read_text())]
     keep: list[Any] = []
 
     async def drain(track: Any) -> None:
         with contextlib.suppress(MediaStreamError):
             while True:
-                await track.recv()  # decoded, as a browser plays it
+                await track.recv()  # only G.711 would come this way
+
+    def heard(pc: Any, track: Any) -> None:
+        """What the service sends is counted, not decoded: decoding it would only load the
+        machine the service is measured on (its frames out are counted by the service)."""
+        for transceiver in pc.getTransceivers():
+            if transceiver.receiver.track is track:
+                decode_inline(transceiver.receiver, None)
+        keep.append(asyncio.ensure_future(drain(track)))
 
     async def one(game: str, token: str) -> None:
         ws = await connect(f"ws://{HOST}:{args.port}/ws", max_size=2**20)
         await ws.send(json.dumps({"type": "hello", "game": game, "token": token}))
         pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         pc.addTransceiver(speechlike_track(), direction="sendrecv")
-        pc.on("track", lambda track: keep.append(asyncio.ensure_future(drain(track))))
+        pc.on("track", lambda track: heard(pc, track))
         await pc.setLocalDescription(await pc.createOffer())
         await ws.send(json.dumps({"type": "voice_offer", "sdp": pc.localDescription.sdp}))
         while True:
@@ -292,6 +305,11 @@ def proc_cpu_s(pid: int) -> float:
 
 
 async def _child(step: Path, name: str, *argv: str) -> asyncio.subprocess.Process:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    client_path = os.environ.get("VOICE_LOAD_CLIENT_PYTHONPATH")
+    cwd = None
+    if client_path and "--browsers" in argv:
+        env["PYTHONPATH"] = cwd = client_path  # -m looks in the working directory first
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -299,7 +317,8 @@ async def _child(step: Path, name: str, *argv: str) -> asyncio.subprocess.Proces
         *argv,
         stdout=asyncio.subprocess.PIPE,
         stderr=(step / f"{name}.log").open("wb"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=env,
+        cwd=cwd,
     )
 
 

@@ -121,7 +121,14 @@ def test_inline_opus_decodes_opus_into_the_mixer_and_leaves_the_rest_to_the_thre
     inline.put(pcmu)
     inline.put(None)  # the end of the stream still stops the thread and the track
     assert inline.get() is pcmu and inline.get() is None
-    assert len(taken) == 10
+    assert len(taken) == 10 and inline.packets == 10
+
+
+def test_without_a_taker_opus_is_counted_and_dropped_undecoded() -> None:
+    inner: queue.Queue[Any] = queue.Queue()
+    inline = InlineOpus(inner, None)
+    inline.put(item("opus", b"\xff\xff\xff"))  # not even decodable: never decoded
+    assert inline.packets == 1 and inner.empty()
 
 
 async def test_aiortcs_receiver_takes_the_inline_decoder() -> None:

@@ -48,10 +48,15 @@ def _candidates() -> list[str]:
 
 @functools.cache
 def libopus() -> ctypes.CDLL:
-    """The loaded libopus, with the signatures this module calls."""
+    """The loaded libopus, with the signatures this module calls.
+
+    Loaded as a ``PyDLL``: a call keeps the GIL. 20 ms of Opus takes microseconds, and
+    releasing the GIL around each call would let another thread (aiortc's, the database's)
+    take it and make the event loop wait for it back, up to the switch interval, per packet.
+    """
     for path in _candidates():
         try:
-            lib = ctypes.CDLL(path)
+            lib = ctypes.PyDLL(path)
         except OSError:
             continue
         lib.opus_get_version_string.restype = ctypes.c_char_p

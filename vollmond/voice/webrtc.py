@@ -190,17 +190,23 @@ class InlineOpus:
     a task, a future and a resampler; here it is one ``opus_decode``. Anything but Opus (G.711)
     and the end-of-stream ``None`` still go to the thread, whose track the peer keeps reading,
     so that path is unchanged. The thread itself waits on the real queue (``get``) for good.
+    Without ``take`` (a spectator's microphone, which no room hears) Opus is counted and
+    dropped undecoded.
     """
 
-    def __init__(self, inner: queue.Queue[Any], take: Callable[[Int16Array], None]) -> None:
+    def __init__(self, inner: queue.Queue[Any], take: Callable[[Int16Array], None] | None) -> None:
         self._inner = inner
         self._take = take
-        self._decoder = NarrowbandDecoder()
+        self._decoder = NarrowbandDecoder() if take is not None else None
         self._frames = Reframer()
+        self.packets = 0  # Opus frames handed over by the jitter buffer
 
     def put(self, item: tuple[Any, Any] | None) -> None:
         if item is None or str(item[0].name).lower() != "opus":
             self._inner.put(item)
+            return
+        self.packets += 1
+        if self._decoder is None or self._take is None:
             return
         samples = self._decoder.decode(item[1].data)
         if samples is None:
@@ -216,9 +222,10 @@ class InlineOpus:
 _DECODER_QUEUE = "_RTCRtpReceiver__decoder_queue"
 
 
-def decode_inline(receiver: Any, take: Callable[[Int16Array], None]) -> bool:
-    """Decode ``receiver``'s Opus on the loop into ``take`` (:class:`InlineOpus`); False when
-    this aiortc keeps its decoder queue elsewhere (then its own thread decodes, as before)."""
+def decode_inline(receiver: Any, take: Callable[[Int16Array], None] | None) -> bool:
+    """Decode ``receiver``'s Opus on the loop into ``take`` (:class:`InlineOpus`; None: drop
+    it undecoded); False when this aiortc keeps its decoder queue elsewhere (then its own
+    thread decodes, as before)."""
     inner = getattr(receiver, _DECODER_QUEUE, None)
     if isinstance(inner, InlineOpus):
         return True
@@ -315,10 +322,10 @@ class BrowserPeer:
     def _on_track(self, track: MediaStreamTrack) -> None:
         if track.kind != "audio":
             return
-        if self.line.seat is not None:
-            for transceiver in self.pc.getTransceivers():
-                if transceiver.receiver.track is track:
-                    self.inline = decode_inline(transceiver.receiver, self._take)
+        take = self._take if self.line.seat is not None else None  # spectators feed none
+        for transceiver in self.pc.getTransceivers():
+            if transceiver.receiver.track is track:
+                self.inline = decode_inline(transceiver.receiver, take)
         self._spawn(self._receive(track))
 
     async def _receive(self, track: MediaStreamTrack) -> None:
