@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import cProfile
 import fractions
+import gc
 import json
 import math
 import os
@@ -89,11 +90,34 @@ async def measure(voice: Any, uas: Any, args: argparse.Namespace) -> dict[str, A
     start = {peer: (peer.frames_in, peer.frames_out) for peer in voice.peers}
     sent = {call: call.media.packets_sent for call in uas.calls}
     profile = cProfile.Profile() if os.environ.get("VOICE_LOAD_PROFILE") else None
+    pauses: list[float] = []  # garbage collections in the window, seconds each
+    began: list[float] = []
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[:] = [time.perf_counter()]
+        elif began:
+            pauses.append(time.perf_counter() - began[0])
+
+    lateness: list[float] = []
+
+    async def probe() -> None:
+        """How late a 20 ms timer fires: the event loop's stalls, which cost the clocks ticks."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + 0.02
+            await asyncio.sleep(0.02)
+            lateness.append(loop.time() - due)
+
+    gc.callbacks.append(collected)
+    prober = asyncio.create_task(probe())
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profile is not None:
         profile.enable()  # the event loop's thread only (decoding runs in aiortc's threads)
     await asyncio.sleep(args.seconds)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    prober.cancel()
+    gc.callbacks.remove(collected)
     if profile is not None:
         profile.disable()
         profile.dump_stats(str(Path(args.stats).with_suffix(".prof")))
@@ -110,6 +134,10 @@ async def measure(voice: Any, uas: Any, args: argparse.Namespace) -> dict[str, A
         "peer_frames_in_per_s": sum(p.frames_in - start[p][0] for p in lived) / wall / count,
         "peer_frames_out_per_s": sum(p.frames_out - start[p][1] for p in lived) / wall / count,
         "line_frames_out_per_s": line_out,  # the telephone's clock, for comparison
+        "loop_late_max_ms": 1000 * max(lateness, default=0.0),
+        "loop_stalls_over_100ms": sum(late > 0.1 for late in lateness),
+        "gc_s": sum(pauses),
+        "gc_max_ms": 1000 * max(pauses, default=0.0),
         "load_average": os.getloadavg()[0],
     }
 
@@ -430,6 +458,10 @@ async def drive(args: argparse.Namespace) -> None:
                     "peer_frames_in_per_s": both["peer_frames_in_per_s"],
                     "peer_frames_out_per_s": both["peer_frames_out_per_s"],
                     "line_frames_out_per_s": both["line_frames_out_per_s"],
+                    "loop_late_max_ms": both["loop_late_max_ms"],
+                    "loop_stalls_over_100ms": both["loop_stalls_over_100ms"],
+                    "gc_s": both["gc_s"],
+                    "gc_max_ms": both["gc_max_ms"],
                     "fell_behind": min(rates) < REAL_TIME or both["peers_up"] < n,
                     "generator_cores": both["generator_cores"],
                     "load_average": both["load_average"],
@@ -452,6 +484,9 @@ async def drive(args: argparse.Namespace) -> None:
             f"{s['peer_frames_out_per_s']:.1f}, "
             f"a line's out: {s['line_frames_out_per_s']:.1f}"
             f"{' — FELL BEHIND real time, not a valid cost' if s['fell_behind'] else ''}; "
+            f"event loop late up to {s['loop_late_max_ms']:.0f} ms "
+            f"({s['loop_stalls_over_100ms']} stalls > 100 ms), garbage collection "
+            f"{s['gc_s']:.2f} s (longest {s['gc_max_ms']:.0f} ms); "
             f"load generators {s['generator_cores']:.2f} cores; load average "
             f"{s['load_average']:.1f}; {s['loop']}"
         )
