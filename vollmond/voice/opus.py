@@ -130,7 +130,7 @@ class NarrowbandEncoder:
     #: than the G.711 the same mix reaches callers with.
     COMPLEXITY = 0
 
-    def __init__(self) -> None:
+    def __init__(self, complexity: int = COMPLEXITY) -> None:
         lib = libopus()
         error = ctypes.c_int(0)
         state = lib.opus_encoder_create(SAMPLE_RATE, 1, _APPLICATION_VOIP, ctypes.byref(error))
@@ -141,7 +141,7 @@ class NarrowbandEncoder:
             (_SET_BITRATE, self.BITRATE),
             (_SET_VBR, 1),
             (_SET_VBR_CONSTRAINT, 0),
-            (_SET_COMPLEXITY, self.COMPLEXITY),
+            (_SET_COMPLEXITY, complexity),
         ):
             lib.opus_encoder_ctl(state, request, value)
         self._out = ctypes.create_string_buffer(MAX_PACKET_BYTES)
