@@ -23,6 +23,7 @@ from vollmond.engine.standard.commands import AnswerCall, PhaseTimeout, PlaceCal
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import Phase
 from vollmond.phone.media import Int16Array
+from vollmond.voice.webrtc import BrowserVoice
 
 HEARD = 1500.0  # a 6000-amplitude tone arrives near full level, through Opus or G.711
 SILENT = 60.0
@@ -116,7 +117,9 @@ async def test_by_day_a_browser_tone_reaches_browsers_callers_and_spectators(
         marks = {name: client.mark() for name, client in web.items()}
         await asyncio.sleep(LISTEN_S)
         heard = {name: client.since(marks[name]) for name, client in web.items()}
-        seated = [p for p in rig.service.app.state.voice.peers if p.line.seat is not None]
+        assert rig.service.app is not None
+        voice: BrowserVoice = rig.service.app.state.voice
+        seated = [p for p in voice.peers if p.line.seat is not None]
         phone_heard = await hang_up_all(rig, lines)
 
     # The seats' Opus was decoded on the event loop (InlineOpus), not in aiortc's thread.

@@ -124,6 +124,19 @@ def test_inline_opus_decodes_opus_into_the_mixer_and_leaves_the_rest_to_the_thre
     assert len(taken) == 10 and inline.packets == 10
 
 
+def test_a_failing_taker_does_not_end_the_connection() -> None:
+    """``put`` runs inside aiortc's DTLS transport loop, which closes the connection on any
+    exception; a fault behind it costs the frame, not the call."""
+
+    def broken(samples: Int16Array) -> None:
+        raise RuntimeError("mixer fault")
+
+    inline = InlineOpus(queue.Queue(), broken)
+    for packet in browser_packets(1000.0, 2):
+        inline.put(item("opus", packet))
+    assert inline.packets == 2
+
+
 def test_without_a_taker_opus_is_counted_and_dropped_undecoded() -> None:
     inner: queue.Queue[Any] = queue.Queue()
     inline = InlineOpus(inner, None)

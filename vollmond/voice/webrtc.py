@@ -211,8 +211,11 @@ class InlineOpus:
         samples = self._decoder.decode(item[1].data)
         if samples is None:
             return
-        for frame in self._frames.feed(samples):
-            self._take(frame)
+        try:
+            for frame in self._frames.feed(samples):
+                self._take(frame)
+        except Exception:  # this runs inside aiortc's transport loop: never end the connection
+            log.exception("voice_frame_in_failed")
 
     def get(self, *args: Any, **kwargs: Any) -> Any:
         return self._inner.get(*args, **kwargs)
