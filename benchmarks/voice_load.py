@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import cProfile
 import fractions
+import functools
 import gc
 import json
 import math
@@ -221,15 +222,17 @@ async def serve(args: argparse.Namespace) -> None:
 # --- the browsers (child process) ------------------------------------------------------------
 
 
+#: Frames of speech-like Opus each client encodes once and replays (as SIPp replays its pcap).
+SPEECH_FRAMES = 150
+
+
 def speechlike_track() -> Any:
-    """A microphone with a speech-like signal (a tone gliding and pulsing), paced in real time
-    and Opus-encoded in the track (narrowband, cheaply, so one client process can drive many
-    peers; a real browser sends wideband or fullband Opus, which costs the service's decoder
-    somewhat more than this)."""
+    """A microphone with a speech-like signal (a tone gliding and pulsing), paced in real time:
+    3 s of narrowband Opus encoded once per client process and replayed in a loop, so the load
+    generator spends nothing on encoding (a real browser sends wideband or fullband Opus, which
+    costs the service's decoder somewhat more than this; docs/voice.md)."""
     import av  # noqa: PLC0415
     from aiortc import MediaStreamTrack  # noqa: PLC0415
-
-    from vollmond.voice.opus import NarrowbandEncoder  # noqa: PLC0415
 
     time_base = fractions.Fraction(1, 8000)
 
@@ -240,16 +243,13 @@ def speechlike_track() -> Any:
             super().__init__()
             self.index = 0
             self.start: float | None = None
-            self.opus = NarrowbandEncoder()
 
         async def recv(self) -> Any:
             loop = asyncio.get_running_loop()
             self.start = self.start or loop.time()
             await asyncio.sleep(max(0.0, self.start + self.index * 0.02 - loop.time()))
-            n = np.arange(self.index * 160, (self.index + 1) * 160) / 8000
-            envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * n)
-            wave = 5000 * envelope * np.sin(2 * np.pi * (300 + 200 * np.sin(n)) * n)
-            packet = av.Packet(self.opus.encode(wave.astype(np.int16)))
+            speech = speech_packets()
+            packet = av.Packet(speech[self.index % len(speech)])
             packet.pts = self.index * 160
             packet.time_base = time_base
             self.index += 1
@@ -311,6 +311,18 @@ async def browsers(args: argparse.Namespace) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await stop.wait()
+
+
+@functools.cache
+def speech_packets() -> list[bytes]:
+    """The speech-like signal as narrowband Opus packets, one per 20 ms."""
+    from vollmond.voice.opus import NarrowbandEncoder  # noqa: PLC0415
+
+    encoder = NarrowbandEncoder()
+    n = np.arange(SPEECH_FRAMES * 160) / 8000
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * n)
+    wave = (5000 * envelope * np.sin(2 * np.pi * (300 + 200 * np.sin(n)) * n)).astype(np.int16)
+    return [encoder.encode(frame) for frame in np.split(wave, SPEECH_FRAMES)]
 
 
 # --- the driver -----------------------------------------------------------------------------
