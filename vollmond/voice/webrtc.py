@@ -176,7 +176,7 @@ class Downsampler:
         if not parts:
             return []
         samples = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return self._frames.feed(samples.astype(np.int16, copy=False))
+        return self._frames.feed(samples.astype(np.int16))  # owned, not a view of the frame
 
 
 class InlineOpus:
