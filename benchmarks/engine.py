@@ -7,6 +7,10 @@ Three figures, side by side:
 - replayed games/s: the same games' command logs applied by the engine alone;
 - per-command apply time (median, p99), against a baseline that does the least any immutable
   update must do: one `dataclasses.replace` of the game state per command.
+
+Games per second are given twice: by the wall clock and by this process's CPU time (per
+core). On a machine shared with other work the CPU figure is the steadier one; compare two
+trees in the same time window (e.g. alternating runs) and report ratios.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ def percentile(values: list[float], q: float) -> float:
 
 def measure(games: int, players: int) -> dict[str, float]:
     options = GameOptions(players=players)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     played: list[PlayedGame] = [play_game(options, seed) for seed in range(games)]
     bot_seconds = time.perf_counter() - started
+    bot_cpu = time.process_time() - cpu_started
 
     apply_ns: list[float] = []
     floor_ns: list[float] = []
-    replay_started = time.perf_counter()
+    replay_started, replay_cpu_started = time.perf_counter(), time.process_time()
     for game in played:
         state = new_game(options, rng_for(game.seed, 0)).state
         for index, command in enumerate(game.commands, start=1):
@@ -52,6 +57,7 @@ def measure(games: int, players: int) -> dict[str, float]:
             floor_ns.append(t2 - t1)
             state = outcome.state
     replay_seconds = time.perf_counter() - replay_started
+    replay_cpu = time.process_time() - replay_cpu_started
     commands = len(apply_ns)
     return {
         "games": games,
@@ -59,6 +65,8 @@ def measure(games: int, players: int) -> dict[str, float]:
         "commands_per_game": commands / games,
         "bot_games_per_second": games / bot_seconds,
         "replayed_games_per_second": games / replay_seconds,
+        "bot_games_per_cpu_second": games / bot_cpu,
+        "replayed_games_per_cpu_second": games / replay_cpu,
         "apply_median_us": statistics.median(apply_ns) / 1000,
         "apply_p99_us": percentile(apply_ns, 0.99) / 1000,
         "baseline_replace_median_us": statistics.median(floor_ns) / 1000,
@@ -91,8 +99,14 @@ def main() -> None:
         f"{figures['games']:.0f} games of {figures['players']:.0f} players, "
         f"{figures['commands_per_game']:.1f} commands per game"
     )
-    print(f"  bot-driven complete games   {figures['bot_games_per_second']:8.1f} /s")
-    print(f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s")
+    print(
+        f"  bot-driven complete games   {figures['bot_games_per_second']:8.1f} /s"
+        f"  ({figures['bot_games_per_cpu_second']:.1f} per CPU second)"
+    )
+    print(
+        f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s"
+        f"  ({figures['replayed_games_per_cpu_second']:.1f} per CPU second)"
+    )
     print(
         f"  apply per command           median {figures['apply_median_us']:.1f} µs, "
         f"p99 {figures['apply_p99_us']:.1f} µs"

@@ -89,7 +89,7 @@ def next_round(tx: Tx[R, Any]) -> bool:
     what that means is the rule set's)."""
     state = tx.state
     quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
+    tx.change(round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
     return quiet >= state.options.stalemate_rounds
 
 

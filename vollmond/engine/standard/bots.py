@@ -59,7 +59,7 @@ class RandomBot:
         for group in groups:
             if self.rng.random() >= self.temperament.for_kind(group.kind):
                 continue
-            candidates = list(group.candidates())
+            candidates = group.candidates()
             self.rng.shuffle(candidates)
             for command in candidates:
                 if group.allowed(command):

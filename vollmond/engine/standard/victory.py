@@ -38,9 +38,7 @@ def decide(state: GameState) -> Outcome | None:
 
 
 def finish(tx: Tx, outcome: Outcome) -> None:
-    tx.state = evolve(
-        tx.state, phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, outcome=outcome, calls=()
-    )
+    tx.change(phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, outcome=outcome, calls=())
     tx.emit(
         Ev.GAME_OVER,
         Audience.public(),

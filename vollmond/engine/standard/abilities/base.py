@@ -72,7 +72,7 @@ class Ability:
         """Default: remember the choice for the night's resolution steps."""
         night = tx.state.night
         assert night is not None
-        tx.state = evolve(tx.state, night=night.with_action(actor.seat, self.kind, target))
+        tx.change(night=night.with_action(actor.seat, self.kind, target))
 
 
 def living_target(
