@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from vollmond.engine.core import Audience, Json, evolve
+from vollmond.engine.core import Audience, Json
 from vollmond.engine.kit.commands import PhaseTimeout
 from vollmond.engine.kit.tx import Tx
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vollmond.engine.core import evolve
 from vollmond.engine.standard.abilities.night import choose_victim
 from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, spec_of
 from vollmond.engine.standard.state import GameState, NightState

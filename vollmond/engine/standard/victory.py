@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vollmond.engine.core import Audience, evolve
+from vollmond.engine.core import Audience
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.properties import has_trait, on_team, spec_of
 from vollmond.engine.standard.state import GameState, Outcome

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from vollmond.engine.core import Rejection, evolve
+from vollmond.engine.core import Rejection
 from vollmond.engine.standard.codes import Rej
 from vollmond.engine.standard.stages import StageSpec
 from vollmond.engine.standard.state import GameState, Player, RoleState
