@@ -13,8 +13,16 @@ from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
 
+_PLAIN: dict[Rej, Rejection] = {code: Rejection(code.value) for code in Rej}
+_VALUES: dict[Rej, str] = {code: code.value for code in Rej}
+
+
 def reject(code: Rej, **params: int | str) -> Rejection:
-    return Rejection(code.value, params)
+    """A refusal. Those without parameters are made once: candidates are probed by the
+    thousand (bots, menus) and most are refused, so a refusal should cost a lookup."""
+    if not params:
+        return _PLAIN[code]
+    return Rejection(_VALUES[code], params)
 
 
 class Ability:
