@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,28 @@ def event_message(seq: int, event: Event, lang: str, world: World, ruleset: str)
     if len(_event_messages) >= EVENT_CACHE_SIZE:
         del _event_messages[next(iter(_event_messages))]
     _event_messages[key] = (event, text)
+    return text
+
+
+# The view message of one state for one viewer, encoded once however many sockets show it
+# (every spectator, a seat's tabs and reconnects): a view is a function of the state and the
+# viewer alone, so the viewer as a whole is the key — never a part of it. Kept by the state's
+# identity; the entry holds the state, so its id cannot be reused while it is cached.
+VIEW_CACHE_SIZE = 1024
+_view_messages: OrderedDict[tuple[int, Viewer], tuple[Any, str]] = OrderedDict()
+
+
+def view_message(actor: GameActor, viewer: Viewer) -> str:
+    """The encoded `view` message of the actor's current state for `viewer`."""
+    state = actor.state
+    key = (id(state), viewer)
+    hit = _view_messages.get(key)
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    text = encode({"type": "view", "view": actor.view_for(viewer)})
+    _view_messages[key] = (state, text)
+    if len(_view_messages) > VIEW_CACHE_SIZE:
+        _view_messages.popitem(last=False)
     return text
 
 
@@ -234,7 +257,7 @@ class Connection:
             if self._view_dirty.is_set():
                 self._view_dirty.clear()
                 if self.actor is not None and self.actor.state is not None:
-                    text = encode({"type": "view", "view": self.actor.view_for(self.viewer)})
+                    text = view_message(self.actor, self.viewer)
                     # Most commands leave most views as they were (a night action is secret):
                     # a view equal to the last one sent would only cost the client a re-render.
                     if text != self._last_view:
