@@ -12,7 +12,6 @@ from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
-
 _PLAIN: dict[Rej, Rejection] = {code: Rejection(code.value) for code in Rej}
 _VALUES: dict[Rej, str] = {code: code.value for code in Rej}
 
