@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -129,8 +129,11 @@ class Connection:
         self.world: World | None = None
         self.actor: GameActor | None = None
         self.seat: int | None = None
-        self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
-        self._view_dirty = asyncio.Event()
+        # What the writer sends: queued messages first, then (once they are out) a fresh view
+        # if one is due. One event wakes it for both, so a wake-up costs no helper tasks.
+        self._outbox: deque[str] = deque()
+        self._view_dirty = False
+        self._wake = asyncio.Event()
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
@@ -154,17 +157,23 @@ class Connection:
         self._put({"type": "side_chat", "room": "spectators", "name": line.name, "text": line.text})
 
     def state_changed(self, state: Any, phase_changed: bool) -> None:
-        self._view_dirty.set()
+        self._view_due()
+
+    def _view_due(self) -> None:
+        """Send a fresh view once the queued messages are out."""
+        self._view_dirty = True
+        self._wake.set()
 
     def _put(self, message: dict[str, Any]) -> None:
         self._put_text(encode(message))
 
     def _put_text(self, text: str) -> None:
-        try:
-            self._outbox.put_nowait(text)
-        except asyncio.QueueFull:
+        if len(self._outbox) >= OUTBOX_LIMIT:
             # A client too slow to read is dropped rather than slowing the game down.
             self._overflowed = True
+            return
+        self._outbox.append(text)
+        self._wake.set()
 
     # -- life ------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -250,12 +259,11 @@ class Connection:
 
     async def _write(self) -> None:
         while True:
-            if not self._outbox.empty():
-                # Queued messages go out at once, without two helper tasks per message.
-                await self.ws.send_text(self._outbox.get_nowait())
+            if self._outbox:
+                await self.ws.send_text(self._outbox.popleft())
                 continue
-            if self._view_dirty.is_set():
-                self._view_dirty.clear()
+            if self._view_dirty:
+                self._view_dirty = False
                 if self.actor is not None and self.actor.state is not None:
                     text = view_message(self.actor, self.viewer)
                     # Most commands leave most views as they were (a night action is secret):
@@ -264,23 +272,8 @@ class Connection:
                         self._last_view = text
                         await self.ws.send_text(text)
                 continue
-            getter = asyncio.create_task(self._outbox.get())
-            dirty = asyncio.create_task(self._view_dirty.wait())
-            try:
-                done, _ = await asyncio.wait({getter, dirty}, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
-                # The connection is closing: leave no helper task pending behind us.
-                getter.cancel()
-                dirty.cancel()
-                raise
-            if getter in done:
-                dirty.cancel()
-                await self.ws.send_text(getter.result())
-            else:
-                getter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    leftover = await getter
-                    await self.ws.send_text(leftover)
+            self._wake.clear()
+            await self._wake.wait()
 
     def error(
         self, code: str, message: str, request_id: int | None = None, cid: str | None = None
@@ -321,7 +314,7 @@ class Connection:
             self.error("hello_first", "send hello before anything else")
         elif isinstance(message, Sync):
             self._last_view = None  # a sync is always answered with a view
-            self._view_dirty.set()
+            self._view_due()
         elif isinstance(message, CommandMessage):
             await self._command(message)
         else:
@@ -447,7 +440,7 @@ class Connection:
                 self.spectator_line(line)
         self._watch_recording(hello.game)
         if actor.next_event_seq != shown:
-            self._view_dirty.set()  # the welcome view is older than the events now sent
+            self._view_due()  # the welcome view is older than the events now sent
 
     # -- moderation (O5) --------------------------------------------------------------------
     async def _admitted(self, hello: Hello, actor: GameActor, account_id: int | None) -> bool:
@@ -604,7 +597,7 @@ class Connection:
         if isinstance(outcome, Rejection):
             text = render_rejection(outcome, self.lang, self.world, self.actor.ruleset.id)
             self.error(outcome.code, text, message.id, message.cid)
-            self._view_dirty.set()
+            self._view_due()
             return
         ack: dict[str, Any] = {"type": "ack", "id": message.id, "seq": outcome.first_seq}
         if message.cid is not None:
