@@ -6,6 +6,7 @@ view first, by a spectator's, or not at all."""
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from tests.engine.driver import states_along
 from vollmond.engine.core import Viewer
@@ -14,15 +15,16 @@ from vollmond.engine.standard import view as view_module
 from vollmond.engine.standard.replay import rng_for
 from vollmond.engine.standard.rules import apply, new_game
 from vollmond.engine.standard.sim import play_game
+from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import Phase
 
 
-def _views(state: object, viewers: list[Viewer], *, fresh: bool) -> dict[Viewer, object]:
-    out = {}
+def _views(state: GameState, viewers: list[Viewer], *, fresh: bool) -> dict[Viewer, Any]:
+    out: dict[Viewer, Any] = {}
     for viewer in viewers:
         if fresh:
             view_module._shared_parts.clear()
-        out[viewer] = view_module.project(state, viewer).to_json()  # type: ignore[arg-type]
+        out[viewer] = view_module.project(state, viewer).to_json()
     return out
 
 

@@ -36,9 +36,9 @@ def test_each_viewer_gets_its_own_view_and_a_new_state_a_new_one() -> None:
     roles = (RoleId.EVIL, RoleId.EVIL, RoleId.SEER, RoleId.FILLER, RoleId.FILLER)
     opened = start_with_roles(GameOptions(players=5), roles, frozenset(), random.Random(1))
     actor = _Actor(opened.state)
-    wolf = view_message(actor, Viewer.player(1))  # type: ignore[arg-type]
-    seer = view_message(actor, Viewer.player(3))  # type: ignore[arg-type]
-    spectator = view_message(actor, Viewer.spectator())  # type: ignore[arg-type]
+    wolf = view_message(actor, Viewer.player(1))
+    seer = view_message(actor, Viewer.player(3))
+    spectator = view_message(actor, Viewer.spectator())
     assert _seats(wolf)[2] == "evil"  # the wolf knows his partner
     assert _seats(seer) == {1: None, 2: None, 3: "seer", 4: None, 5: None}
     assert set(_seats(spectator).values()) == {None}
@@ -48,5 +48,5 @@ def test_each_viewer_gets_its_own_view_and_a_new_state_a_new_one() -> None:
     actor.state = start_with_roles(
         GameOptions(players=5), roles[::-1], frozenset(), random.Random(1)
     ).state
-    assert _seats(view_message(actor, Viewer.player(3)))[3] == "seer"  # type: ignore[arg-type]
-    assert _seats(view_message(actor, Viewer.player(1)))[1] == "filler"  # type: ignore[arg-type]
+    assert _seats(view_message(actor, Viewer.player(3)))[3] == "seer"
+    assert _seats(view_message(actor, Viewer.player(1)))[1] == "filler"

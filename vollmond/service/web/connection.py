@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from starlette.types import Message
@@ -93,7 +93,16 @@ VIEW_CACHE_SIZE = 1024
 _view_messages: OrderedDict[tuple[int, Viewer], tuple[Any, str]] = OrderedDict()
 
 
-def view_message(actor: GameActor, viewer: Viewer) -> str:
+class ShowsViews(Protocol):
+    """What `view_message` asks of a game actor: its state and a viewer's view of it."""
+
+    @property
+    def state(self) -> Any: ...
+
+    def view_for(self, viewer: Viewer) -> dict[str, Any]: ...
+
+
+def view_message(actor: ShowsViews, viewer: Viewer) -> str:
     """The encoded `view` message of the actor's current state for `viewer`."""
     state = actor.state
     key = (id(state), viewer)
