@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 
 from vollmond.engine.core import Audience
@@ -28,7 +29,9 @@ def decide(state: GameState) -> Outcome | None:
     outcome = _decide(players)
     _decided[id(players)] = (players, outcome)
     if len(_decided) > DECIDED_KEPT:
-        _decided.popitem(last=False)
+        # Bot games may run in worker threads (balance preview): another may have evicted it.
+        with contextlib.suppress(KeyError):
+            _decided.popitem(last=False)
     return outcome
 
 

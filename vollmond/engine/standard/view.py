@@ -5,6 +5,7 @@ Channels never filter secrets themselves; if it is not in `view`, they cannot le
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -390,12 +391,11 @@ _shared_parts: OrderedDict[int, tuple[GameState, _Shared]] = OrderedDict()
 
 def _shared(state: GameState) -> _Shared:
     """The shared part of `state`'s views. Kept by the state's identity (states are immutable
-    values once `apply` returned them); the entry holds the state, so its id cannot be taken
-    by another object while cached."""
+    values once `apply` returned them), first in, first out; the entry holds the state, so its
+    id cannot be taken by another object while cached."""
     key = id(state)
     hit = _shared_parts.get(key)
     if hit is not None and hit[0] is state:
-        _shared_parts.move_to_end(key)
         return hit[1]
     outcome = state.outcome
     shared = _Shared(
@@ -407,7 +407,10 @@ def _shared(state: GameState) -> _Shared:
     )
     _shared_parts[key] = (state, shared)
     if len(_shared_parts) > SHARED_STATES:
-        _shared_parts.popitem(last=False)
+        # The oldest goes (a fan-out follows its state at once). Bot games may run in a
+        # worker thread (balance preview): another thread may have taken it already.
+        with contextlib.suppress(KeyError):
+            _shared_parts.popitem(last=False)
     return shared
 
 
