@@ -89,13 +89,13 @@ async def running_service(
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a liveness bound (migrations on a loaded machine)
         while not server.started:
             if task.done():
                 task.result()  # raises the start-up failure
                 raise RuntimeError("uvicorn stopped before it started")
             if time.monotonic() > deadline:
-                raise TimeoutError("the service did not start within 30 s")
+                raise TimeoutError("the service did not start within 60 s")
             await asyncio.sleep(0.02)
         yield Service(
             backend,

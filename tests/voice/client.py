@@ -85,6 +85,15 @@ class VoiceClient:
         part = self.heard[mark:]
         return np.concatenate(part) if part else np.zeros(0, dtype=np.int16)
 
+    async def listen(self, mark: int, seconds: float, limit_s: float = 30.0) -> Int16Array:
+        """What it hears from `mark` on, once that is `seconds` of audio: counted in samples,
+        not in wall time (a loaded machine delivers late, not less). Fails after `limit_s`."""
+        frames = int(seconds * 50)
+        async with asyncio.timeout(limit_s):
+            while len(self.heard) - mark < frames:
+                await asyncio.sleep(0.05)
+        return np.concatenate(self.heard[mark : mark + frames])
+
     async def send(self, message: dict[str, Any]) -> None:
         await self.ws.send(json.dumps(message))
 

@@ -30,6 +30,12 @@ SILENT = 60.0
 LISTEN_S = 3.0
 
 
+async def listen_all(web: dict[str, VoiceClient], marks: dict[str, int]) -> dict[str, Int16Array]:
+    """LISTEN_S seconds of what each client hears from its mark on (fails if the audio stops)."""
+    heard = await asyncio.gather(*(client.listen(marks[n], LISTEN_S) for n, client in web.items()))
+    return dict(zip(web, heard, strict=True))
+
+
 async def seated_tokens(rig: PhoneRig, players: int) -> tuple[str, list[str]]:
     """A running public game (every seat a guest); its id and the seat tokens (seat = i + 1)."""
     hub = rig.hub
@@ -115,8 +121,7 @@ async def test_by_day_a_browser_tone_reaches_browsers_callers_and_spectators(
         await dial_all(rig, lines)
         await asyncio.sleep(1.0)  # the call's set-up
         marks = {name: client.mark() for name, client in web.items()}
-        await asyncio.sleep(LISTEN_S)
-        heard = {name: client.since(marks[name]) for name, client in web.items()}
+        heard = await listen_all(web, marks)
         assert rig.service.app is not None
         voice: BrowserVoice = rig.service.app.state.voice
         seated = [p for p in voice.peers if p.line.seat is not None]
@@ -124,7 +129,6 @@ async def test_by_day_a_browser_tone_reaches_browsers_callers_and_spectators(
 
     # The seats' Opus was decoded on the event loop (InlineOpus), not in aiortc's thread.
     assert len(seated) == 2 and all(peer.inline for peer in seated)
-    assert len(heard["listener"]) >= 0.6 * LISTEN_S * 8000  # the mix kept flowing (loaded CI)
     for name in ("listener", "watcher"):
         assert flowing_level(heard[name], 1000.0) > HEARD, name  # the browser's voice (Opus)
         assert flowing_level(heard[name], 700.0) > HEARD, name  # the caller's voice (G.711)
@@ -158,14 +162,12 @@ async def test_at_night_an_evil_browser_tone_reaches_only_the_evil(rig: PhoneRig
         await dial_all(rig, lines)
         await asyncio.sleep(1.0)
         marks = {name: client.mark() for name, client in web.items()}
-        await asyncio.sleep(LISTEN_S)
-        heard = {name: client.since(marks[name]) for name, client in web.items()}
+        heard = await listen_all(web, marks)
         phone_heard = await hang_up_all(rig, lines)
 
     assert rig.hub.actors[game].state.phase is Phase.NIGHT  # type: ignore[union-attr]
     assert flowing_level(phone_heard["evil_caller"], 1000.0) > HEARD
     for name in ("villager", "villager2", "watcher"):
-        assert len(heard[name]) >= 0.6 * LISTEN_S * 8000, name  # it was listening
         assert quiet(heard[name], [1000.0]), name
     for name in ("village_caller", "watching_caller"):
         assert quiet(phone_heard[name], [1000.0]), name
@@ -183,9 +185,7 @@ async def test_a_g711_browser_is_heard_by_an_opus_browser(rig: PhoneRig) -> None
         for client in (speaker, listener):
             await listen_on(client)
         await asyncio.sleep(0.5)
-        mark = listener.mark()
-        await asyncio.sleep(2.0)
-        assert flowing_level(listener.since(mark), 1000.0) > HEARD
+        assert flowing_level(await listener.listen(listener.mark(), 2.0), 1000.0) > HEARD
         assert "PCMU" in (speaker.pc.remoteDescription.sdp or "")
     finally:
         await speaker.close()
@@ -298,15 +298,12 @@ async def test_a_browser_call_is_private_and_halbmodus_hears_the_market_at_a_qua
         await wait_status(web["caller"], room="call", other=2)
         await asyncio.sleep(0.5)
         marks = {name: client.mark() for name, client in web.items()}
-        await asyncio.sleep(LISTEN_S)
-        stumm = {name: client.since(marks[name]) for name, client in web.items()}
+        stumm = await listen_all(web, marks)
         outcome = await hub.submit(game, ToggleCallMode(1))
         assert not isinstance(outcome, Rejection), outcome
         await wait_status(web["caller"], room="halb", other=2)
         await asyncio.sleep(0.5)
-        mark = web["caller"].mark()
-        await asyncio.sleep(LISTEN_S)
-        halb = web["caller"].since(mark)
+        halb = await web["caller"].listen(web["caller"].mark(), LISTEN_S)
         phone_heard = await hang_up_all(rig, lines)
 
     assert flowing_level(phone_heard["callee"], 1000.0) > HEARD  # the partner hears the browser
