@@ -40,7 +40,7 @@ from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
-from vollmond.settings import IdentitySettings
+from vollmond.settings import IdentitySettings, PhoneSettings
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -96,8 +96,7 @@ class PhoneSession:
         lobby_poll_s: float = 0.05,
         on_operator: Callable[[OperatorCall], None] | None = None,
         enforcer: Enforcer | None = None,
-        silence_s: float = 8.0,
-        reminders: int = 3,
+        phone: PhoneSettings | None = None,
         flood_gap_s: float = 0.5,
     ) -> None:
         from vollmond.phone.session.menu import Announcer  # noqa: PLC0415 (cyclic by design)
@@ -105,6 +104,7 @@ class PhoneSession:
         self.hub = hub
         self.caller = caller
         self.identity = identity or IdentitySettings()
+        self.settings = phone or PhoneSettings()  # the operator's [phone] table
         self.lang = lang
         self.clock = clock
         self.lobby_poll_s = lobby_poll_s
@@ -130,8 +130,8 @@ class PhoneSession:
         self._lock = asyncio.Lock()
         # Re-prompt on silence: `silence_s` after the line went quiet with no key, a short
         # reminder; after `reminders` of them in the announcer, goodbye.
-        self.silence_s = silence_s
-        self.reminders = reminders
+        self.silence_s = self.settings.silence_s
+        self.reminders = self.settings.reminders
         self.reminded = 0
         self._quiet = False
         self._silence: asyncio.TimerHandle | None = None
