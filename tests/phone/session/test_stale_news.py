@@ -21,7 +21,7 @@ from vollmond.service.hub import Hub
 
 from .support import SAMPLES_PER_CHAR, TextVoice, call_in, press
 from .test_game import advance, by_role, custom, house, started
-from .test_priorities import t
+from .test_priorities import W, t
 
 DAY_S = Durations().day_s
 
@@ -59,6 +59,18 @@ async def test_a_live_line_with_nothing_true_left_is_dropped() -> None:
     audio = await queue.drain()
     report = len("Der Morgenbericht") * SAMPLES_PER_CHAR
     assert report <= len(audio) < report + FRAME_SAMPLES  # the report only, no timer
+
+
+async def test_what_stays_true_is_shortened_when_late_and_a_playing_one_is_heard_out() -> None:
+    queue = PromptQueue(TextVoice(), "de")
+    queue.say("Deine Rolle: Seherin. Jede Nacht prüfst du ...", Priority.NEWS, tag="role")
+    queue.say("Der Morgenbericht", Priority.NEWS)
+    assert queue.shorten("role", "Deine Rolle: Seherin.")
+    assert [u.text for u in queue.queued] == ["Deine Rolle: Seherin.", "Der Morgenbericht"]
+    await queue.rendered()
+    queue.next_frame()  # the short one plays now
+    assert not queue.shorten("role", "Rolle: Seherin.")
+    assert [u.text for u in queue.queued] == ["Deine Rolle: Seherin.", "Der Morgenbericht"]
 
 
 # -- the game lines ----------------------------------------------------------------------------
@@ -119,7 +131,10 @@ async def test_at_daybreak_the_nights_news_is_gone_and_deaths_and_roles_are_kept
             or text.endswith(t("phone.night.step.evil"))
         ]
         assert stale == [], session.seat
-        assert any(text.startswith("Deine Rolle") for text in texts)  # still true
+        # Still true, but late: the role's name only (#5 explains it), not the explanation.
+        role = hub.actors[game_id].state.player(house(session)).role  # type: ignore[union-attr]
+        assert t("phone.game.role_short", role=W.role_name(role.value, "de")) in texts
+        assert not any(text.startswith("Deine Rolle in diesem Spiel") for text in texts)
         assert any(text.startswith("Diese Nacht nicht überlebt") for text in texts)
         assert any(text.startswith("Tag 1") for text in texts)
         timers = [text for text in texts if text.startswith("Noch ")]

@@ -22,7 +22,7 @@ from vollmond.engine.ruleset import HasCalls, Key, KeyAction, Press
 from vollmond.i18n import render_event, role_explanation
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
-from vollmond.phone.session.line import PHASE, GameLineBase
+from vollmond.phone.session.line import PHASE, ROLE, GameLineBase
 from vollmond.phone.session.prompts import Line, Priority, tones
 
 if TYPE_CHECKING:
@@ -63,6 +63,9 @@ REFUSED: Final = MappingProxyType(
 
 OPENING: Final = frozenset({"game_started"})
 """Events whose narration opens the game and is past once the first phase is over."""
+
+ROLE_CODES: Final = frozenset({"role_assigned"})
+"""Events that tell the caller their role (with its explanation)."""
 
 RING_ENDS: Final = frozenset(
     {"call_connected", "call_declined", "call_missed", "call_ended", "call_busy", "seance_opened"}
@@ -162,7 +165,8 @@ class GameLine(GameLineBase):
             say(self.t("phone.game.you_declined"), priority=NEWS)
             return
         priority = URGENT if code == "game_over" else NEWS
-        tag = PHASE if code in OPENING else None  # the welcome belongs to the first phase
+        # The welcome belongs to the first phase; the role is shortened when it is late.
+        tag = PHASE if code in OPENING else ROLE if code in ROLE_CODES else None
         say(self._render(event), priority=priority, remember=code != "chat", tag=tag)
         if code == "game_over":
             self._game_over()

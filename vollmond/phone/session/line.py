@@ -25,6 +25,7 @@ from vollmond.i18n import render_rejection
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Info, Single, Star, Token
 from vollmond.phone.session.prompts import Line, Live, Priority
+from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.recording import RecordingNoticeLine
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.hub import LobbyError
@@ -37,6 +38,11 @@ PHASE: Final = "phase"
 """The tag of what describes the running phase and nothing after it (its narration, the night
 walk, the game's welcome before the first phase): withdrawn, unheard, when the next phase
 begins. A turn's own keys have their line's tag (``turn``), withdrawn then too."""
+
+ROLE: Final = "role"
+"""The tag of the caller's role with its explanation (the deal): it stays true, but if it is
+still unheard when the next phase begins it is shortened to the role's name (``#5`` explains
+it)."""
 
 TIMER_MIN_S: Final = 5
 """A timer line with less time left than this when it would play is dropped: by the time it
@@ -156,9 +162,16 @@ class GameLineBase(ABC):
         first phase there is none, and the game's welcome belongs to the first."""
         if self._phase_at is not None:
             self.s.prompts.withdraw(PHASE)
+            self._shorten_role()
         seconds = params.get("seconds")
         self._phase_at = self.s.clock()
         self._phase_s = float(seconds) if isinstance(seconds, int | float) else None
+
+    def _shorten_role(self) -> None:
+        me = self._view().get("me") if self.seat is not None else None
+        if isinstance(me, Mapping) and me.get("role"):
+            role = self.world.role_name(str(me["role"]), self.s.lang)
+            self.s.prompts.shorten(ROLE, sentence(self.t("phone.game.role_short", role=role)))
 
     def _game_over(self) -> None:
         if self._over:

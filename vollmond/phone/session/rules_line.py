@@ -23,7 +23,7 @@ from vollmond.engine.ruleset import HasKeypad, Key, KeyAction, Press
 from vollmond.i18n import render_event
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
-from vollmond.phone.session.line import PHASE, GameLineBase
+from vollmond.phone.session.line import PHASE, ROLE, GameLineBase
 from vollmond.phone.session.prompts import Line, Priority
 
 if TYPE_CHECKING:
@@ -82,7 +82,11 @@ class RulesLine(GameLineBase):
             render_event(event, self.s.lang, self.world, self.rs),
             priority=Priority.URGENT if over else Priority.NEWS,
             remember=event.code != "chat",
-            tag=PHASE if phase or event.code == "game_started" else None,
+            tag=PHASE
+            if phase or event.code == "game_started"
+            else ROLE
+            if event.code == "role_assigned"
+            else None,
         )
         if over:
             self._game_over()

@@ -196,6 +196,22 @@ class PromptQueue:
         (a past turn's keys and time). Returns how many."""
         return self._drop(lambda u: u.tag == tag)
 
+    def shorten(self, tag: str, text: str) -> bool:
+        """Say `text` instead of the unheard prompts tagged `tag` (one that is playing is heard
+        to its end): what stays true, in fewer words once it is late. Returns whether any was
+        replaced."""
+        unheard = [u for u in self._queue if u.tag == tag and u.played == 0]
+        if not unheard:
+            return False
+        first = unheard[0]
+        self._drop(lambda u: u in unheard[1:])
+        first.text, first.audio, first.refresh = text.strip(), None, None
+        if first.pending is not None:
+            first.pending.cancel()
+        first.pending = self._render_soon(first.text)
+        self._record(Spoken(first.text, None, first.priority))
+        return True
+
     def stop_tone(self, *names: str) -> int:
         """Stop tones by name (the ringing once a call is answered), also mid-play."""
         kept = deque(u for u in self._queue if u.tone is None or u.tone not in names)
