@@ -26,7 +26,7 @@ DURATIONS = {
     "morning_s": 1,
     "day_s": 5,
     "vote_s": 4,
-    "floor_s": 1,
+    "floor_s": 3,
 }
 
 
