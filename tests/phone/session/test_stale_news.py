@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from vollmond.engine.standard import UseAbility
+from vollmond.engine.standard import AnswerCall, PlaceCall, UseAbility
 from vollmond.engine.standard.options import Durations
 from vollmond.engine.standard.types import ActionKind, Phase, RoleId
 from vollmond.phone.session import PhoneSession
@@ -149,5 +149,23 @@ async def test_at_daybreak_the_nights_news_is_gone_and_deaths_and_roles_are_kept
     filler.next_frame()
     await filler.prompts.rendered()
     assert DAY_S - 103 <= seconds(day_timer.text) <= DAY_S - 100
+    for session in sessions:
+        await session.close()
+
+
+async def test_a_ring_that_ended_is_not_announced_any_more(hub: Hub) -> None:
+    """The callee answers while "Hausnummer N ruft dich an" is still queued behind what plays
+    (here: it is never played at all); once the call stands, neither side hears the ring's
+    words any more, only what became of the call."""
+    now = [0.0]
+    game_id, sessions = await seat_with_clock(hub, 4, now)
+    caller, callee = sessions[:2]
+    await hub.submit(game_id, PlaceCall(house(caller), house(callee)))
+    ringing = f"Hausnummer {house(caller)} ruft dich an"
+    assert any(text.startswith(ringing) for text in queued(callee))
+    await hub.submit(game_id, AnswerCall(house(callee), accept=True))
+    assert not any(text.startswith(ringing) for text in queued(callee))
+    assert not any("klingelt" in text for text in queued(caller))
+    assert any("Leitung steht" in text for text in queued(caller))
     for session in sessions:
         await session.close()

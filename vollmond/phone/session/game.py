@@ -67,6 +67,9 @@ OPENING: Final = frozenset({"game_started"})
 ROLE_CODES: Final = frozenset({"role_assigned"})
 """Events that tell the caller their role (with its explanation)."""
 
+RING: Final = "ring"
+"""The tag of what is said while a phone rings: withdrawn, if unheard, when the ring ends."""
+
 RING_ENDS: Final = frozenset(
     {"call_connected", "call_declined", "call_missed", "call_ended", "call_busy", "seance_opened"}
 )
@@ -143,18 +146,21 @@ class GameLine(GameLineBase):
             self._phase_started(event)
             return
         if code in RING_ENDS:
+            # The ring is over: its tones and, if unheard, its words ("ruft dich an", "es
+            # klingelt") are past; what became of the call is said next.
             self.s.prompts.stop_tone("ringing", "incoming_ring")
+            self.s.prompts.withdraw(RING)
         if code == "call_incoming":
             # An alert: the ring first (audio at once, nothing to render), then who calls and
             # the keys; it goes before whatever the callee was hearing and cuts menus and help.
             self.s.tone("incoming_ring", tones.incoming_ring(1), priority=Priority.ALERT)
-            say(self._render(event), self.t("phone.can.answer"), priority=Priority.ALERT)
+            say(self._render(event), self.t("phone.can.answer"), priority=Priority.ALERT, tag=RING)
             cycles = self._ring_cycles(1.8) - 1
             if cycles > 0:
                 self.s.tone("incoming_ring", tones.incoming_ring(cycles))
             return
         if code == "call_outgoing":
-            say(self._render(event), priority=NEWS)
+            say(self._render(event), priority=NEWS, tag=RING)
             self.s.tone("ringing", tones.ringing(self._ring_cycles(5.0)))
             return
         if code == "call_busy":
