@@ -36,7 +36,7 @@ async def quiet(live: LiveRig, names: list[str], timeout: float = 75.0) -> None:
     """Wait until no caller has a prompt queued (the room is then heard undimmed). The 3-second
     night's narration, walk and timers are withdrawn at daybreak (they are past), so what is
     left is the day's turn, what stays true (seat code, the role shortened to its name, the
-    morning's dead) and the call's own news: about 53 s here, was about 71 s (timeout 150)."""
+    morning's dead) and the call's own news: about 49 s here, was about 74 s (timeout 150)."""
     started = time.monotonic()
     await wait_until(lambda: not any(live.session(n).prompts.busy for n in names), timeout)
     print(f"quiet after {time.monotonic() - started:.1f} s")
