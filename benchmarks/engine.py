@@ -7,6 +7,14 @@ Three figures, side by side:
 - replayed games/s: the same games' command logs applied by the engine alone;
 - per-command apply time (median, p99), against a baseline that does the least any immutable
   update must do: one `dataclasses.replace` of the game state per command.
+
+- fan-out: the JSON view of every seat and a spectator for each state of the first
+  `--view-games` games (a table of `--view-players`, 10 by default, as the issue measured),
+  per viewer: `view()` as the web server builds it for each socket, encoding included.
+
+Games per second are given twice: by the wall clock and by this process's CPU time (per
+core). On a machine shared with other work the CPU figure is the steadier one; compare two
+trees in the same time window (e.g. alternating runs) and report ratios.
 """
 
 from __future__ import annotations
@@ -18,11 +26,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
+
 from benchmarks.jsonline import append_json_line
-from vollmond.engine.core import Rejection
+from vollmond.engine.core import Rejection, Viewer
 from vollmond.engine.standard import GameOptions, apply, new_game
 from vollmond.engine.standard.replay import rng_for
 from vollmond.engine.standard.sim import PlayedGame, play_game
+from vollmond.engine.standard.view import view
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -30,15 +41,38 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(games: int, players: int) -> dict[str, float]:
+def view_figures(games: int, players: int) -> dict[str, float]:
+    """CPU µs per viewer of a fan-out: every seat and a spectator see each state of the games."""
     options = GameOptions(players=players)
-    started = time.perf_counter()
+    states = []
+    for seed in range(games):
+        state = new_game(options, rng_for(seed, 0)).state
+        for index, command in enumerate(play_game(options, seed).commands, start=1):
+            outcome = apply(state, command, rng_for(seed, index))
+            assert not isinstance(outcome, Rejection)
+            state = outcome.state
+            states.append(state)
+    viewers = [Viewer.player(seat) for seat in range(1, players + 1)] + [Viewer.spectator()]
+    started = time.process_time()
+    for state in states:
+        for viewer in viewers:
+            msgspec.json.encode({"type": "view", "view": view(state, viewer)})
+    seconds = time.process_time() - started
+    return {"view_per_viewer_us": seconds / (len(states) * len(viewers)) * 1e6}
+
+
+def measure(
+    games: int, players: int, view_games: int = 20, view_players: int = 10
+) -> dict[str, float]:
+    options = GameOptions(players=players)
+    started, cpu_started = time.perf_counter(), time.process_time()
     played: list[PlayedGame] = [play_game(options, seed) for seed in range(games)]
     bot_seconds = time.perf_counter() - started
+    bot_cpu = time.process_time() - cpu_started
 
     apply_ns: list[float] = []
     floor_ns: list[float] = []
-    replay_started = time.perf_counter()
+    replay_started, replay_cpu_started = time.perf_counter(), time.process_time()
     for game in played:
         state = new_game(options, rng_for(game.seed, 0)).state
         for index, command in enumerate(game.commands, start=1):
@@ -52,13 +86,16 @@ def measure(games: int, players: int) -> dict[str, float]:
             floor_ns.append(t2 - t1)
             state = outcome.state
     replay_seconds = time.perf_counter() - replay_started
+    replay_cpu = time.process_time() - replay_cpu_started
     commands = len(apply_ns)
-    return {
+    return view_figures(view_games, view_players) | {
         "games": games,
         "players": players,
         "commands_per_game": commands / games,
         "bot_games_per_second": games / bot_seconds,
         "replayed_games_per_second": games / replay_seconds,
+        "bot_games_per_cpu_second": games / bot_cpu,
+        "replayed_games_per_cpu_second": games / replay_cpu,
         "apply_median_us": statistics.median(apply_ns) / 1000,
         "apply_p99_us": percentile(apply_ns, 0.99) / 1000,
         "baseline_replace_median_us": statistics.median(floor_ns) / 1000,
@@ -70,10 +107,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--players", type=int, default=12)
+    parser.add_argument("--view-games", type=int, default=20)
+    parser.add_argument("--view-players", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
     args = parser.parse_args()
-    figures = measure(args.games, args.players)
+    figures = measure(args.games, args.players, args.view_games, args.view_players)
     if args.json_out is not None:
         baseline = {"replace_median_us": figures["baseline_replace_median_us"]}
         own = {k: v for k, v in figures.items() if not k.startswith("baseline_")}
@@ -91,12 +130,19 @@ def main() -> None:
         f"{figures['games']:.0f} games of {figures['players']:.0f} players, "
         f"{figures['commands_per_game']:.1f} commands per game"
     )
-    print(f"  bot-driven complete games   {figures['bot_games_per_second']:8.1f} /s")
-    print(f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s")
+    print(
+        f"  bot-driven complete games   {figures['bot_games_per_second']:8.1f} /s"
+        f"  ({figures['bot_games_per_cpu_second']:.1f} per CPU second)"
+    )
+    print(
+        f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s"
+        f"  ({figures['replayed_games_per_cpu_second']:.1f} per CPU second)"
+    )
     print(
         f"  apply per command           median {figures['apply_median_us']:.1f} µs, "
         f"p99 {figures['apply_p99_us']:.1f} µs"
     )
+    print(f"  view per viewer (fan-out)   {figures['view_per_viewer_us']:.1f} µs CPU, encoded")
     print(
         f"  baseline (one state replace) median {figures['baseline_replace_median_us']:.1f} µs"
         f"  → apply = {figures['apply_over_baseline']:.1f}× baseline"

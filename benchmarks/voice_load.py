@@ -11,11 +11,22 @@ game half the seats are telephone lines and half browser peers.
 
 Two runs per step, both with ``N`` telephone lines (SIPp playing speech-like PCMU from a pcap,
 as ``benchmarks.phone_load``): LINES (no browser) and BOTH (plus ``N`` browser peers: aiortc
-clients in a second child process, each with a WebSocket to the service, signalled as the page
-does, sending Opus of a speech-like signal and decoding what it hears). The service's CPU per
-peer is ``(BOTH - LINES) / N`` — Opus decode, 48 kHz → 8 kHz, the mixer, 8 kHz → 48 kHz, Opus
-encode, SRTP and aiortc's RTP path — and peers per core is its inverse. Also reported: the
-frames each peer got into the mixer and out to its browser per second (50 = real time).
+clients in further child processes, each with a WebSocket to the service, signalled as the
+page does, sending Opus of a speech-like signal; what a client receives is counted, not decoded,
+to keep the load generator light). The service's CPU per peer is ``(BOTH - LINES) / N`` — SRTP
+and aiortc's RTP path both ways, Opus decode to 8 kHz, the mixer, Opus encode — and peers per
+core is its inverse. Also reported: the
+frames each peer got into the mixer and out to its browser per second (50 = real time); a step
+where a peer's frames in or out, or a line's, fell below ``REAL_TIME`` per second is flagged
+"fell behind" (the service or the load generator could not keep up, so its CPU figure is a
+starved one, not a cost), and the CPU the load generators (aiortc clients, SIPp) used in the
+same window is reported beside the service's, to show how much of the machine they took.
+
+The service runs on uvloop, as ``vollmond serve`` does (``--loop asyncio`` for the standard
+loop). ``--client-procs N`` spreads the aiortc peers over N client processes, so one client's
+event loop does not become the bottleneck of a large step. To measure two versions of the
+service with the same load generator, point ``VOICE_LOAD_CLIENT_PYTHONPATH`` at the checkout
+whose clients should run (the service runs from the current one).
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ import asyncio
 import contextlib
 import cProfile
 import fractions
+import functools
+import gc
 import json
 import math
 import os
@@ -39,6 +52,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.phone_load import HOST, Seated, _sipp, free_udp_port, write_pcap
+
+#: Frames per second a peer or line must reach in the window to count as real time (of 50).
+REAL_TIME = 48.0
 
 # --- the service (child process) -------------------------------------------------------------
 
@@ -75,11 +91,34 @@ async def measure(voice: Any, uas: Any, args: argparse.Namespace) -> dict[str, A
     start = {peer: (peer.frames_in, peer.frames_out) for peer in voice.peers}
     sent = {call: call.media.packets_sent for call in uas.calls}
     profile = cProfile.Profile() if os.environ.get("VOICE_LOAD_PROFILE") else None
+    pauses: list[float] = []  # garbage collections in the window, seconds each
+    began: list[float] = []
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[:] = [time.perf_counter()]
+        elif began:
+            pauses.append(time.perf_counter() - began[0])
+
+    lateness: list[float] = []
+
+    async def probe() -> None:
+        """How late a 20 ms timer fires: the event loop's stalls, which cost the clocks ticks."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + 0.02
+            await asyncio.sleep(0.02)
+            lateness.append(loop.time() - due)
+
+    gc.callbacks.append(collected)
+    prober = asyncio.create_task(probe())
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profile is not None:
         profile.enable()  # the event loop's thread only (decoding runs in aiortc's threads)
     await asyncio.sleep(args.seconds)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    prober.cancel()
+    gc.callbacks.remove(collected)
     if profile is not None:
         profile.disable()
         profile.dump_stats(str(Path(args.stats).with_suffix(".prof")))
@@ -96,6 +135,10 @@ async def measure(voice: Any, uas: Any, args: argparse.Namespace) -> dict[str, A
         "peer_frames_in_per_s": sum(p.frames_in - start[p][0] for p in lived) / wall / count,
         "peer_frames_out_per_s": sum(p.frames_out - start[p][1] for p in lived) / wall / count,
         "line_frames_out_per_s": line_out,  # the telephone's clock, for comparison
+        "loop_late_max_ms": 1000 * max(lateness, default=0.0),
+        "loop_stalls_over_100ms": sum(late > 0.1 for late in lateness),
+        "gc_s": sum(pauses),
+        "gc_max_ms": 1000 * max(pauses, default=0.0),
         "load_average": os.getloadavg()[0],
     }
 
@@ -179,14 +222,19 @@ async def serve(args: argparse.Namespace) -> None:
 # --- the browsers (child process) ------------------------------------------------------------
 
 
+#: Frames of speech-like Opus each client encodes once and replays (as SIPp replays its pcap).
+SPEECH_FRAMES = 150
+
+
 def speechlike_track() -> Any:
-    """A microphone with a speech-like signal (a tone gliding and pulsing), paced in real time
-    and Opus-encoded in the track (cheaply, so one client process can drive many peers; the
-    service decodes it to 48 kHz exactly as it decodes a browser's)."""
+    """A microphone with a speech-like signal (a tone gliding and pulsing), paced in real time:
+    3 s of narrowband Opus encoded once per client process and replayed in a loop, so the load
+    generator spends nothing on encoding (a real browser sends wideband or fullband Opus, which
+    costs the service's decoder somewhat more than this; docs/voice.md)."""
     import av  # noqa: PLC0415
     from aiortc import MediaStreamTrack  # noqa: PLC0415
 
-    from vollmond.voice.webrtc import NarrowbandOpus  # noqa: PLC0415
+    time_base = fractions.Fraction(1, 8000)
 
     class Speech(MediaStreamTrack):
         kind = "audio"
@@ -195,29 +243,17 @@ def speechlike_track() -> Any:
             super().__init__()
             self.index = 0
             self.start: float | None = None
-            self.opus = NarrowbandOpus()
-            self.pending: list[Any] = []
 
         async def recv(self) -> Any:
-            while not self.pending:
-                self.pending.extend(self.opus.encode(await self.frame()))
-            return self.pending.pop(0)
-
-        async def frame(self) -> av.AudioFrame:
             loop = asyncio.get_running_loop()
             self.start = self.start or loop.time()
             await asyncio.sleep(max(0.0, self.start + self.index * 0.02 - loop.time()))
-            n = np.arange(self.index * 160, (self.index + 1) * 160) / 8000
-            envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * n)
-            wave = 5000 * envelope * np.sin(2 * np.pi * (300 + 200 * np.sin(n)) * n)
-            frame = av.AudioFrame.from_ndarray(
-                wave.astype(np.int16).reshape(1, -1), format="s16", layout="mono"
-            )
-            frame.sample_rate = 8000
-            frame.pts = self.index * 160
-            frame.time_base = fractions.Fraction(1, 8000)
+            speech = speech_packets()
+            packet = av.Packet(speech[self.index % len(speech)])
+            packet.pts = self.index * 160
+            packet.time_base = time_base
             self.index += 1
-            return frame
+            return packet
 
     return Speech()
 
@@ -227,20 +263,30 @@ async def browsers(args: argparse.Namespace) -> None:
     from aiortc.mediastreams import MediaStreamError  # noqa: PLC0415
     from websockets.asyncio.client import connect  # noqa: PLC0415
 
+    from vollmond.voice.webrtc import decode_inline  # noqa: PLC0415
+
     seats: list[tuple[str, str]] = [tuple(s) for s in json.loads(Path(args.tokens).read_text())]
     keep: list[Any] = []
 
     async def drain(track: Any) -> None:
         with contextlib.suppress(MediaStreamError):
             while True:
-                await track.recv()  # decoded, as a browser plays it
+                await track.recv()  # only G.711 would come this way
+
+    def heard(pc: Any, track: Any) -> None:
+        """What the service sends is counted, not decoded: decoding it would only load the
+        machine the service is measured on (its frames out are counted by the service)."""
+        for transceiver in pc.getTransceivers():
+            if transceiver.receiver.track is track:
+                decode_inline(transceiver.receiver, None)
+        keep.append(asyncio.ensure_future(drain(track)))
 
     async def one(game: str, token: str) -> None:
         ws = await connect(f"ws://{HOST}:{args.port}/ws", max_size=2**20)
         await ws.send(json.dumps({"type": "hello", "game": game, "token": token}))
         pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         pc.addTransceiver(speechlike_track(), direction="sendrecv")
-        pc.on("track", lambda track: keep.append(asyncio.ensure_future(drain(track))))
+        pc.on("track", lambda track: heard(pc, track))
         await pc.setLocalDescription(await pc.createOffer())
         await ws.send(json.dumps({"type": "voice_offer", "sdp": pc.localDescription.sdp}))
         while True:
@@ -258,12 +304,25 @@ async def browsers(args: argparse.Namespace) -> None:
 
         keep.extend([pc, ws, asyncio.ensure_future(read())])
 
-    for game, token in seats[: args.peers]:
+    index, procs = (int(part) for part in str(args.slice).split("/"))
+    for game, token in seats[: args.peers][index::procs]:
         await one(game, token)
     print("up", flush=True)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await stop.wait()
+
+
+@functools.cache
+def speech_packets() -> list[bytes]:
+    """The speech-like signal as narrowband Opus packets, one per 20 ms."""
+    from vollmond.voice.opus import NarrowbandEncoder  # noqa: PLC0415
+
+    encoder = NarrowbandEncoder()
+    n = np.arange(SPEECH_FRAMES * 160) / 8000
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * n)
+    wave = (5000 * envelope * np.sin(2 * np.pi * (300 + 200 * np.sin(n)) * n)).astype(np.int16)
+    return [encoder.encode(frame) for frame in np.split(wave, SPEECH_FRAMES)]
 
 
 # --- the driver -----------------------------------------------------------------------------
@@ -276,7 +335,21 @@ def free_tcp_port() -> int:
         return port
 
 
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a live process has used, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _child(step: Path, name: str, *argv: str) -> asyncio.subprocess.Process:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    client_path = os.environ.get("VOICE_LOAD_CLIENT_PYTHONPATH")
+    cwd = None
+    if client_path and "--browsers" in argv:
+        env["PYTHONPATH"] = cwd = client_path  # -m looks in the working directory first
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -284,7 +357,8 @@ async def _child(step: Path, name: str, *argv: str) -> asyncio.subprocess.Proces
         *argv,
         stdout=asyncio.subprocess.PIPE,
         stderr=(step / f"{name}.log").open("wb"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=env,
+        cwd=cwd,
     )
 
 
@@ -324,6 +398,7 @@ async def run_step(
         *("--port", str(port), "--sip-port", str(sip_port), "--lines", str(n)),
         *("--peers", str(peers), "--game-size", str(args.game_size)),
         *("--seconds", str(args.seconds), "--stats", str(stats_file), "--data", str(step)),
+        *("--loop", args.loop),
     )
     others: list[asyncio.subprocess.Process] = []
     try:
@@ -333,17 +408,27 @@ async def run_step(
         others.append(await _sipp(step, "uac_load.xml", sip_port, n, args.rate, hold_ms, []))
         if peers:
             tokens = stats_file.with_suffix(".tokens.json")
-            client = await _child(
-                step,
-                "browsers",
-                "--browsers",
-                *("--port", str(port), "--tokens", str(tokens), "--peers", str(peers)),
-            )
-            others.append(client)
-            await _line(client, "up", 300, step / "browsers.log")
+            procs = max(1, min(args.client_procs, peers))
+            clients = [
+                await _child(
+                    step,
+                    f"browsers{i}",
+                    "--browsers",
+                    *("--port", str(port), "--tokens", str(tokens), "--peers", str(peers)),
+                    *("--slice", f"{i}/{procs}"),
+                )
+                for i in range(procs)
+            ]
+            others.extend(clients)
+            for i, client in enumerate(clients):
+                await _line(client, "up", 300, step / f"browsers{i}.log")
         await _line(server, "window", 300, step / "server.log")
+        load0 = sum(proc_cpu_s(proc.pid) for proc in others)
+        began = time.perf_counter()
         await _line(server, "done", args.seconds + 60, step / "server.log")
+        load1, window = sum(proc_cpu_s(p.pid) for p in others), time.perf_counter() - began
         stats: dict[str, Any] = json.loads(stats_file.read_text())
+        stats["generator_cores"] = (load1 - load0) / window
     finally:
         for proc in others:
             await _stop(proc)
@@ -364,6 +449,12 @@ async def drive(args: argparse.Namespace) -> None:
             rows += [lines, both]
             per_peer = (both["cpu_share"] - lines["cpu_share"]) / max(1, both["peers_up"])
             per_line = lines["cpu_share"] / max(1, lines["lines_up"])
+            rates = [
+                both["peer_frames_in_per_s"],
+                both["peer_frames_out_per_s"],
+                both["line_frames_out_per_s"],
+                lines["line_frames_out_per_s"],
+            ]
             summary.append(
                 {
                     "n": n,
@@ -379,7 +470,14 @@ async def drive(args: argparse.Namespace) -> None:
                     "peer_frames_in_per_s": both["peer_frames_in_per_s"],
                     "peer_frames_out_per_s": both["peer_frames_out_per_s"],
                     "line_frames_out_per_s": both["line_frames_out_per_s"],
+                    "loop_late_max_ms": both["loop_late_max_ms"],
+                    "loop_stalls_over_100ms": both["loop_stalls_over_100ms"],
+                    "gc_s": both["gc_s"],
+                    "gc_max_ms": both["gc_max_ms"],
+                    "fell_behind": min(rates) < REAL_TIME or both["peers_up"] < n,
+                    "generator_cores": both["generator_cores"],
                     "load_average": both["load_average"],
+                    "loop": args.loop,
                 }
             )
             if not args.json:
@@ -396,7 +494,13 @@ async def drive(args: argparse.Namespace) -> None:
             f"(a line {s['cpu_per_line_pct']:.2f}% = {s['lines_per_core']:.0f} per core); peer "
             f"frames in/out per s: {s['peer_frames_in_per_s']:.1f}/"
             f"{s['peer_frames_out_per_s']:.1f}, "
-            f"a line's out: {s['line_frames_out_per_s']:.1f}; load average {s['load_average']:.1f}"
+            f"a line's out: {s['line_frames_out_per_s']:.1f}"
+            f"{' — FELL BEHIND real time, not a valid cost' if s['fell_behind'] else ''}; "
+            f"event loop late up to {s['loop_late_max_ms']:.0f} ms "
+            f"({s['loop_stalls_over_100ms']} stalls > 100 ms), garbage collection "
+            f"{s['gc_s']:.2f} s (longest {s['gc_max_ms']:.0f} ms); "
+            f"load generators {s['generator_cores']:.2f} cores; load average "
+            f"{s['load_average']:.1f}; {s['loop']}"
         )
 
 
@@ -407,6 +511,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
     parser.add_argument("--rate", type=float, default=20.0, help="new calls per second")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
+    parser.add_argument("--client-procs", type=int, default=1, help="aiortc client processes")
     # internal: the child processes
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--browsers", action="store_true", help=argparse.SUPPRESS)
@@ -416,10 +522,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tokens", help=argparse.SUPPRESS)
     parser.add_argument("--stats", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--slice", default="0/1", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         args.peers = int(str(args.peers))
-        asyncio.run(serve(args))
+        if args.loop == "uvloop":
+            import uvloop  # noqa: PLC0415 - the service's loop (vollmond serve)
+
+            uvloop.run(serve(args))
+        else:
+            asyncio.run(serve(args))
     elif args.browsers:
         args.peers = int(str(args.peers))
         asyncio.run(browsers(args))

@@ -2,17 +2,20 @@
 
     .venv/bin/python -m benchmarks.voice_parts
 
-`benchmarks/voice_load.py` measures a whole peer in the running service (about 2.5 % of a core,
-i.e. ~500 µs per 20 ms); this tells which of the codec steps that are ours to choose cost how
-much, per 20 ms frame, as the best of five runs of 500 frames (``time.process_time``):
+`benchmarks/voice_load.py` measures a whole peer in the running service; this tells what the
+codec steps cost, per 20 ms frame, as the best of five runs of 500 frames
+(``time.process_time``), the service's way beside the way it went before (issue 13):
 
-* the browser's Opus decoded by aiortc's decoder (48 kHz stereo), as the service receives it;
-* ``Downsampler``: that 48 kHz stereo frame to the mixer's 8 kHz mono (libswresample);
-* ``NarrowbandOpus``: the listener's 8 kHz mix to Opus, with the frame made from the mix,
-  for the service's settings and for other libopus applications and complexities.
+* a browser's Opus (48 kHz, as a browser sends it) decoded by libopus straight to 8 kHz mono
+  (``NarrowbandDecoder``, what ``InlineOpus`` does on the event loop), beside aiortc's decoder
+  (48 kHz stereo) followed by ``Downsampler`` (libswresample to 8 kHz mono, still the G.711
+  path's resampler);
+* the listener's 8 kHz mix to Opus: ``NarrowbandEncoder`` (libopus called with the samples)
+  beside PyAV's libopus encoder with the same settings (an ``AudioFrame`` made per mix), and
+  libopus at complexity 10 for comparison.
 
-What remains of a peer's cost is aiortc's per-packet path (SRTP, RTP, jitter buffer, the decoder
-thread's hand-over to the event loop, RTCP), which this does not measure.
+What remains of a peer's cost is aiortc's per-packet path (SRTP, RTP, jitter buffer, the
+sender's task, RTCP), which this does not measure.
 """
 
 from __future__ import annotations
@@ -67,62 +70,56 @@ def measure() -> dict[str, float]:
     from aiortc.codecs.opus import OpusDecoder  # noqa: PLC0415
     from aiortc.jitterbuffer import JitterFrame  # noqa: PLC0415
 
-    from vollmond.voice.webrtc import Downsampler, NarrowbandOpus  # noqa: PLC0415
+    from vollmond.voice.opus import NarrowbandDecoder, NarrowbandEncoder  # noqa: PLC0415
+    from vollmond.voice.webrtc import Downsampler  # noqa: PLC0415
 
     packets = browser_packets()
-    decoder = OpusDecoder()
-    decoded = [
-        frame
-        for i, packet in enumerate(packets)
-        for frame in decoder.decode(JitterFrame(data=packet, timestamp=i * 960))
-        if isinstance(frame, av.AudioFrame)
-    ]
     samples = mixes()
 
-    def decode() -> None:
-        d = OpusDecoder()
+    def decode_8k() -> None:
+        decoder = NarrowbandDecoder()
+        for packet in packets:
+            decoder.decode(packet)
+
+    def decode_48k_and_downsample() -> None:
+        decoder, down = OpusDecoder(), Downsampler()
         for i, packet in enumerate(packets):
-            d.decode(JitterFrame(data=packet, timestamp=i * 960))
+            for frame in decoder.decode(JitterFrame(data=packet, timestamp=i * 960)):
+                if isinstance(frame, av.AudioFrame):
+                    down.feed(frame)
 
-    def downsample() -> None:
-        down = Downsampler()
-        for frame in decoded:
-            down.feed(frame)
-
-    def encoder(application: str | None = None, complexity: int | None = None) -> Any:
-        opus = NarrowbandOpus()
-        if application is not None:
-            codec = av.CodecContext.create("libopus", "w")
-            assert isinstance(codec, av.AudioCodecContext)
-            codec.bit_rate = NarrowbandOpus.BITRATE
-            codec.format = "s16"
-            codec.layout = "mono"
-            codec.sample_rate = 8000
-            codec.time_base = fractions.Fraction(1, 8000)
-            codec.options = {"application": application, "compression_level": str(complexity)}
-            opus._codec = codec
-        return opus
-
-    def encode(opus: Any) -> Callable[[], None]:
+    def encode_direct(complexity: int = NarrowbandEncoder.COMPLEXITY) -> Callable[[], None]:
         def run() -> None:
-            for i, mix in enumerate(samples):
-                frame = av.AudioFrame.from_ndarray(mix.reshape(1, -1), format="s16", layout="mono")
-                frame.sample_rate = 8000
-                frame.pts = i * 160
-                frame.time_base = fractions.Fraction(1, 8000)
-                opus.encode(frame)
+            encoder = NarrowbandEncoder(complexity)
+            for mix in samples:
+                encoder.encode(mix)
 
         return run
 
-    figures = {
-        "opus_decode_48k_stereo_us": cpu_us(decode),
-        "downsample_48k_to_8k_us": cpu_us(downsample),
-        "narrowband_opus_encode_us (service: voip, 0)": cpu_us(encode(encoder())),
+    def encode_pyav() -> None:
+        codec = av.CodecContext.create("libopus", "w")
+        assert isinstance(codec, av.AudioCodecContext)
+        codec.bit_rate = NarrowbandEncoder.BITRATE
+        codec.format = "s16"
+        codec.layout = "mono"
+        codec.sample_rate = 8000
+        codec.time_base = fractions.Fraction(1, 8000)
+        codec.options = {"application": "voip", "compression_level": "0"}
+        for i, mix in enumerate(samples):
+            frame = av.AudioFrame.from_ndarray(mix.reshape(1, -1), format="s16", layout="mono")
+            frame.sample_rate = 8000
+            frame.pts = i * 160
+            frame.time_base = fractions.Fraction(1, 8000)
+            for packet in codec.encode(frame):
+                bytes(packet)
+
+    return {
+        "decode_browser_opus_to_8k_us (service)": cpu_us(decode_8k),
+        "decode_48k_stereo_then_downsample_us (before)": cpu_us(decode_48k_and_downsample),
+        "encode_mix_narrowband_us (service: voip, 0)": cpu_us(encode_direct()),
+        "encode_mix_through_pyav_us (before, same settings)": cpu_us(encode_pyav),
+        "encode_mix_complexity_10_us": cpu_us(encode_direct(10)),
     }
-    for application, complexity in (("voip", 10), ("audio", 0), ("lowdelay", 0)):
-        key = f"opus_encode_{application}_{complexity}_us"
-        figures[key] = cpu_us(encode(encoder(application, complexity)))
-    return figures
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,10 +10,12 @@ echo "== ruff"; ruff check .
 echo "== ruff format"; ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== pytest"
-# Most tests wait on sockets, subprocesses and timers, not on the CPU. loadfile keeps a
-# module's fixtures (a browser, a server process) on one worker. The Chromium table tests run
-# apart, after the rest: overlapping them with the real-time audio tests (baresip, WebRTC)
-# loaded both cores to 20-30 runnable processes and timers of both kinds ran late.
+# Most tests wait on sockets, subprocesses and timers, not on the CPU (the whole suite needs
+# about a third of two cores' time), so they run in parallel: the Chromium table tests on
+# their own workers (each Chromium is heavy; more than two at once loaded both cores to 20-30
+# runnable processes and timers ran late) and, beside them, everything else on more workers.
+# loadfile keeps a module's fixtures (a browser, a server process) on one worker. The two runs
+# print with a prefix; the suite fails if either fails.
 # With arguments (a file, -k, ...) one run takes them as given.
 run_pytest() {
     set +e
@@ -30,9 +32,20 @@ if [ "$#" -gt 0 ]; then
     run_pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile "$@"
     exit $?
 fi
+core=${PYTEST_WORKERS:-6}
+chromium=${BROWSER_WORKERS:-2}
+echo "-- everything but the browser table on $core workers; beside it, the browser table in Chromium on $chromium"
+# Each run has a temporary directory of its own: pytest keeps only the newest three of its
+# default ones and deletes older ones, also those of a run still going.
+tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
+( run_pytest -n "$core" --dist loadfile --ignore=tests/browser --basetemp="$tmp/core" 2>&1 |
+    sed -u 's/^/[core] /' ) &
+core_pid=$!
+( run_pytest -n "$chromium" --dist loadfile tests/browser --basetemp="$tmp/browser" 2>&1 |
+    sed -u 's/^/[browser] /' ) &
+browser_pid=$!
 rc=0
-echo "-- everything but the browser table (${PYTEST_WORKERS:-4} workers)"
-run_pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile --ignore=tests/browser || rc=$?
-echo "-- the browser table in Chromium (${BROWSER_WORKERS:-2} workers)"
-run_pytest -n "${BROWSER_WORKERS:-2}" --dist loadfile tests/browser || rc=$?
+wait "$core_pid" || rc=$?
+wait "$browser_pid" || rc=$?
+[ "$rc" -ne 0 ] || rm -rf "$tmp"  # kept after a failure: the servers' logs are in it
 exit "$rc"

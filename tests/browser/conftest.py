@@ -44,9 +44,15 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The data directory of the service the browser tests use (for the operators' CLI)."""
+    return tmp_path_factory.mktemp("browser-data")
+
+
+@pytest.fixture(scope="session")
+def server(server_data: Path) -> Iterator[str]:
     """The service in its own process (its own event loop and logs), on a free port."""
-    data_dir = tmp_path_factory.mktemp("browser-data")
+    data_dir = server_data
     port = _free_port()
     log = (data_dir / "serve.log").open("wb")
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}

@@ -1,4 +1,4 @@
-"""Issue 12: a turn in a hidden tab, and play by keyboard alone — one short game.
+"""Issue 12: a turn in a hidden tab, and play by keyboard alone.
 
 - Notifications: every page reports itself hidden (the visibility API, overridden before the
   page's scripts run). When a turn begins (a night action, a nomination) the tab title flashes;
@@ -7,6 +7,8 @@
   the flashing.
 - Keyboard: one player signs up, joins the round, switches notifications on and votes with Tab
   and Enter only (the focus is moved by the Tab key, never by the test).
+- A whole game by keyboard: one player does everything its seat offers (join, night action,
+  chat, nomination, vote) with Tab, typing and Enter, until its result shows.
 """
 
 from __future__ import annotations
@@ -149,6 +151,85 @@ def test_turn_notifications_and_keyboard_only_vote(browser: Browser, server: str
         # The vote is confirmed and counted (its buttons are gone: a vote cannot be changed).
         expect(keys.page.locator("#log")).to_contain_text(f"Hausnummer {keys.seat} hat abgestimmt")
         expect(keys.page.locator("#outbox")).to_contain_text("bestätigt")
+        for player in players:
+            player.assert_no_script_errors()
+    finally:
+        for player in players:
+            player.close()
+
+
+def press_on(page: Page, selector: str) -> None:
+    """Tab to the control and press Enter, as a keyboard user does."""
+    tab_to(page, selector)
+    page.keyboard.press("Enter")
+
+
+def living_players(keys: Player, players: list[Player]) -> list[Player]:
+    dead = keys.page.locator(".seat.dead").evaluate_all("seats => seats.map(s => s.dataset.seat)")
+    return [p for p in players if str(p.seat) not in dead]
+
+
+def keyboard_round(keys: Player, wolf: Player, players: list[Player], tag: str) -> bool:
+    """One night and day; the keyboard player does its part by keyboard, the others click.
+    Returns whether the game is over."""
+    keys.wait_phase("night", timeout_ms=40_000)
+    if keys.page.locator('[data-group^="ability:"] button[data-target]').count():
+        press_on(keys.page, '[data-group^="ability:"] button[data-target]')  # its night action
+        expect(keys.page.locator("#outbox .move-confirmed")).not_to_have_count(0)
+    if wolf is not keys:
+        prey = next(p for p in living_players(keys, players) if p not in (wolf, keys))
+        wolf.act("ability:evil_vote", prey.seat)
+    keys.wait_phase("day", timeout_ms=40_000)
+    living = living_players(keys, players)
+    tab_to(keys.page, "#chat-input")
+    keys.page.keyboard.type(f"Ich war es nicht {tag}")
+    keys.page.keyboard.press("Enter")
+    expect(keys.page.locator("#chat-list")).to_contain_text(f"Ich war es nicht {tag}")
+    suspect = wolf if wolf is not keys else next(p for p in living if p is not keys)
+    press_on(keys.page, f'[data-group="Nominate"] button[data-target="{suspect.seat}"]')
+    keys.wait_phase("vote", timeout_ms=30_000)
+    press_on(keys.page, f'[data-group="Vote"] button[data-target="{suspect.seat}"]')
+    for player in living:
+        if player is not keys:
+            player.act("Vote", suspect.seat if player is not suspect else None)
+    game = keys.page.locator("#game")
+    expect(game).not_to_have_attribute("data-phase", "vote", timeout=30_000)
+    return game.get_attribute("data-phase") == "over"
+
+
+def test_a_whole_game_by_keyboard_alone(browser: Browser, server: str) -> None:
+    """One player signs up, joins, acts at night (whatever its card can do), chats, nominates
+    and votes with Tab, typing and Enter only, until the game is over and its result shows.
+    The others (by mouse) play along so that the game ends within a few rounds."""
+    tag = secrets.token_hex(3)
+    players: list[Player] = []
+    try:
+        host = Player.open(browser, server, f"Maus{tag}")
+        players.append(host)
+        host.signup()
+        game_id = host.found(4, {"night_s": 8, "morning_s": 2, "day_s": 30, "vote_s": 30})
+        for index in (1, 2):
+            player = Player.open(browser, server, f"Klick{index}{tag}")
+            players.append(player)
+            player.signup()
+            player.join(game_id)
+        keys = Player.open(browser, server, f"Tasten{tag}")
+        players.append(keys)
+        keys.signup_by_keyboard()
+        join = f'button[data-join="{game_id}"]'
+        expect(keys.page.locator(join)).to_be_visible()
+        press_on(keys.page, join)
+        for player in players:
+            player.wait_for_role()
+        wolf = next(p for p in players if p.role == "evil")
+        rounds = 0
+        while not keyboard_round(keys, wolf, players, f"{tag}{rounds}"):
+            rounds += 1
+            assert rounds < 4, "the game should be over within four rounds"
+        keys.wait_phase("over", timeout_ms=30_000)
+        expect(keys.page.locator("#my-result")).to_have_text(
+            re.compile("Du hast (gewonnen|verloren)")
+        )
         for player in players:
             player.assert_no_script_errors()
     finally:

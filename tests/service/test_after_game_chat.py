@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,10 +17,13 @@ from websockets.asyncio.client import connect
 from vollmond.engine.standard import Nominate, PhaseTimeout, Say, UseAbility, Vote
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import ActionKind
+from vollmond.moderation import Area, SanctionKind, Subject
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.web.auth import SESSION_COOKIE
+from vollmond.store.models import Role
 
 from .support import ApiClient, Service, WsClient, hello, seated_table
+from .test_moderation_enforce import staff
 from .wsplay import SLOW, table
 
 SEVEN = [["evil", 2], ["filler", 5]]
@@ -195,3 +199,46 @@ async def test_rematch_founds_the_same_setup_once_and_the_others_join_it(
     assert sorted(p["name"] for p in table["players"]) == ["Rev2", "Rev3"]
     stored = await service.hub.game(new_game)
     assert stored.options == (await service.hub.game(game)).options
+
+
+@pytest.mark.rule("O5")
+async def test_a_world_ban_holds_for_the_rematch_too(
+    service: Service, api: Callable[[], ApiClient]
+) -> None:
+    """A player banned from the game's world after it ended can neither found its rematch
+    nor join it; the others still can."""
+    deck = [["evil", 1], ["filler", 3]]
+    game, clients, tokens = await seated_table(api, 4, "Ban", deck="custom", custom_roles=deck)
+    actor = service.hub.actors[game]
+    assert actor.state is not None
+    (wolf,) = night_room(actor.state)
+    others = [s for s in range(1, 5) if s != wolf]
+    await _ok(actor, UseAbility(wolf, ActionKind.EVIL_VOTE, others[0]))
+    await _timeout(actor)  # morning
+    await _timeout(actor)  # day
+    await _ok(actor, Nominate(others[1], wolf))
+    await _timeout(actor)  # the vote
+    for seat in (wolf, *others[1:]):
+        await _ok(actor, Vote(seat, wolf))
+    assert actor.is_over
+
+    banned = clients[3]
+    assert banned.account_id is not None and service.enforcer is not None
+    world = (await service.hub.game(game)).world
+    await service.enforcer.moderation.impose(
+        by=await staff(service, "BanMo", Role.MODERATOR),
+        subject=Subject.account(banned.account_id),
+        kind=SanctionKind.BAN,
+        area=Area.in_world(world),
+        reason="Spielverderber",
+        duration=timedelta(hours=2),
+    )
+    path = f"/api/games/{game}/rematch"
+    refused = await banned.post(path, {"token": tokens[3]})
+    assert refused.status_code == 403 and refused.json()["area"] == f"world:{world}"
+    first = await clients[1].post(path, {"token": tokens[1]})
+    assert first.status_code == 201 and first.json()["founded"] is True
+    again = await banned.post(path, {"token": tokens[3]})
+    assert again.status_code == 403 and again.json()["area"] == f"world:{world}"
+    table = (await clients[1].get(f"/api/games/{first.json()['game']}")).json()["game"]
+    assert [p["name"] for p in table["players"]] == [clients[1].name]

@@ -1,6 +1,6 @@
 """Browser voice in the same rooms as the telephone: aiortc peers and baresip callers.
 
-A browser peer (Opus, resampled 48 kHz → 8 kHz into the mixer) and a telephone line (G.711)
+A browser peer (Opus, decoded straight to 8 kHz into the mixer) and a telephone line (G.711)
 are lines of one mixer; a tone played into one line is looked for in every other line's
 recording. The routing table decides who hears it, as for callers alone (tests/phone/e2e).
 """
@@ -23,6 +23,7 @@ from vollmond.engine.standard.commands import AnswerCall, PhaseTimeout, PlaceCal
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import Phase
 from vollmond.phone.media import Int16Array
+from vollmond.voice.webrtc import BrowserVoice
 
 HEARD = 1500.0  # a 6000-amplitude tone arrives near full level, through Opus or G.711
 SILENT = 60.0
@@ -116,8 +117,13 @@ async def test_by_day_a_browser_tone_reaches_browsers_callers_and_spectators(
         marks = {name: client.mark() for name, client in web.items()}
         await asyncio.sleep(LISTEN_S)
         heard = {name: client.since(marks[name]) for name, client in web.items()}
+        assert rig.service.app is not None
+        voice: BrowserVoice = rig.service.app.state.voice
+        seated = [p for p in voice.peers if p.line.seat is not None]
         phone_heard = await hang_up_all(rig, lines)
 
+    # The seats' Opus was decoded on the event loop (InlineOpus), not in aiortc's thread.
+    assert len(seated) == 2 and all(peer.inline for peer in seated)
     assert len(heard["listener"]) >= 0.6 * LISTEN_S * 8000  # the mix kept flowing (loaded CI)
     for name in ("listener", "watcher"):
         assert flowing_level(heard[name], 1000.0) > HEARD, name  # the browser's voice (Opus)

@@ -1,10 +1,11 @@
 """The browser's voice: one WebRTC peer per WebSocket, a line of the shared voice rooms.
 
 A :class:`BrowserPeer` is to the browser what a telephone line is to a caller
-(``vollmond.phone.service``): the browser's decoded audio (Opus at 48 kHz, or G.711) is
-resampled to the mixer's 8 kHz and pushed into the game's mixer as the seat's source; every
-20 ms the peer pulls its listener's own mix (a seat's row of the routing table, or the
-spectators' row) and hands it to aiortc, whose encoder resamples it to 48 kHz for Opus. Nothing
+(``vollmond.phone.service``): the browser's Opus is decoded straight to the mixer's 8 kHz
+(:class:`InlineOpus`, G.711 and anything else through aiortc's own decoder and
+:class:`Downsampler`) and pushed into the game's mixer as the seat's source; every 20 ms the
+peer pulls its listener's own mix (a seat's row of the routing table, or the spectators' row),
+encodes it as narrowband Opus and hands aiortc the packet. Nothing
 the browser hears comes from anywhere else, so secrecy stays the routing table's: the peer
 never decides who hears what, and a peer is bound for its whole life to the listener its
 WebSocket proved (seat token or spectator) — a reload makes a new peer, never reuses one.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fractions
+import queue
 import time
 from collections import deque
 from collections.abc import Callable
@@ -41,6 +43,7 @@ from aiortc.sdp import candidate_from_sdp
 from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.settings.voice import VoiceSettings
 from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
+from vollmond.voice.opus import NarrowbandDecoder, NarrowbandEncoder
 from vollmond.voice.ports import limit_ports
 from vollmond.voice.rooms import VoiceRooms
 from vollmond.voice.turn import turn_credential
@@ -84,47 +87,26 @@ class LineId:
     seat: int | None  # None: a spectator feeds no room
 
 
-class NarrowbandOpus:
-    """Opus of the mixer's own 8 kHz mono frames, made before aiortc sees them.
-
-    aiortc's own Opus encoder resamples every frame to 48 kHz stereo and encodes at 96 kbit/s
-    in a worker thread, and its sender measures the level of every raw frame in Python; a mix
-    that is 8 kHz telephone audio gains nothing from either. Handing the sender finished
-    packets (``av.Packet``) skips all three: libopus takes 8 kHz mono directly (narrowband,
-    ``BITRATE``), and the RTP timestamp still counts 48 kHz as the Opus RTP format demands.
-    """
-
-    BITRATE = 24000
-    #: libopus complexity 0: half the CPU of the default 10 for 8 kHz speech, still clearer
-    #: than the G.711 the same mix reaches callers with.
-    COMPLEXITY = 0
-
-    def __init__(self) -> None:
-        codec = av.CodecContext.create("libopus", "w")
-        assert isinstance(codec, av.AudioCodecContext)
-        codec.bit_rate = self.BITRATE
-        codec.format = "s16"
-        codec.layout = "mono"
-        codec.sample_rate = SAMPLE_RATE
-        codec.time_base = fractions.Fraction(1, SAMPLE_RATE)
-        codec.options = {"application": "voip", "compression_level": str(self.COMPLEXITY)}
-        self._codec = codec
-        self._first_pts: int | None = None
-
-    def encode(self, frame: av.AudioFrame) -> list[av.Packet[Any]]:
-        packets = list(self._codec.encode(frame))
-        for packet in packets:
-            pts = int(packet.pts or 0)
-            if self._first_pts is None:
-                self._first_pts = pts
-            packet.pts = pts - self._first_pts  # the encoder starts below zero (pre-skip)
-            packet.time_base = fractions.Fraction(1, SAMPLE_RATE)
-        return packets
+#: The time base of the mix's timestamps (one sample at 8 kHz), made once.
+TIME_BASE = fractions.Fraction(1, SAMPLE_RATE)
+#: The mix of a tick nobody the listener hears speaks in (never written to).
+SILENCE = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+SILENCE.flags.writeable = False
 
 
 class MixTrack(MediaStreamTrack):
-    """The audio the browser hears: one 8 kHz frame per tick of the voice clock (as finished
-    Opus packets once Opus is negotiated, see :class:`NarrowbandOpus`)."""
+    """The audio the browser hears: one 8 kHz frame per tick of the voice clock.
+
+    Once Opus is negotiated, every frame goes to aiortc as a finished packet (``av.Packet``)
+    of narrowband Opus (:class:`~vollmond.voice.opus.NarrowbandEncoder`): aiortc's own encoder
+    would resample each frame to 48 kHz stereo and encode at 96 kbit/s in a worker thread, and
+    its sender would measure the level of every raw frame in Python; a mix that is 8 kHz
+    telephone audio gains nothing from any of it. The RTP timestamp still counts 48 kHz, as
+    the Opus RTP format demands (aiortc converts from ``TIME_BASE``).
+
+    A silent mix is encoded like any other (no DTX, no skipped packets): the packets a
+    browser receives come every 20 ms whatever it hears, so their timing tells an observer
+    of the connection nothing about whether its listener hears anyone (docs/decisions.md)."""
 
     kind = "audio"
 
@@ -133,22 +115,13 @@ class MixTrack(MediaStreamTrack):
         self._queue: deque[Int16Array | None] = deque(maxlen=OUT_QUEUE)
         self._ready = asyncio.Event()
         self._pts = 0
-        self._pending: deque[av.Packet[Any]] = deque()
-        self.opus: NarrowbandOpus | None = None
+        self.opus: NarrowbandEncoder | None = None
 
     def put(self, frame: Int16Array | None) -> None:
         self._queue.append(frame)
         self._ready.set()
 
     async def recv(self) -> av.AudioFrame | av.Packet[Any]:
-        while not self._pending:
-            frame = await self._next_frame()
-            if self.opus is None:
-                return frame
-            self._pending.extend(self.opus.encode(frame))
-        return self._pending.popleft()
-
-    async def _next_frame(self) -> av.AudioFrame:
         while not self._queue:
             if self.readyState != "live":
                 raise MediaStreamError
@@ -156,12 +129,18 @@ class MixTrack(MediaStreamTrack):
             await self._ready.wait()
         samples = self._queue.popleft()
         if samples is None:
-            samples = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+            samples = SILENCE
+        pts = self._pts
+        self._pts += FRAME_SAMPLES
+        if self.opus is not None:
+            packet = av.Packet(self.opus.encode(samples))
+            packet.pts = pts
+            packet.time_base = TIME_BASE
+            return packet
         frame = av.AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = SAMPLE_RATE
-        frame.pts = self._pts
-        frame.time_base = fractions.Fraction(1, SAMPLE_RATE)
-        self._pts += FRAME_SAMPLES
+        frame.pts = pts
+        frame.time_base = TIME_BASE
         return frame
 
     def stop(self) -> None:
@@ -169,21 +148,94 @@ class MixTrack(MediaStreamTrack):
         self._ready.set()
 
 
+class Reframer:
+    """8 kHz mono samples in pieces of any length to whole 160-sample frames (the rest waits
+    for the next piece). A piece of exactly one frame, the usual case, passes untouched."""
+
+    def __init__(self) -> None:
+        self._pending = np.zeros(0, dtype=np.int16)
+
+    def feed(self, samples: Int16Array) -> list[Int16Array]:
+        if not len(self._pending) and len(samples) == FRAME_SAMPLES:
+            return [samples]
+        buffered = np.concatenate([self._pending, samples])
+        whole = len(buffered) // FRAME_SAMPLES * FRAME_SAMPLES
+        self._pending = buffered[whole:]
+        return [buffered[i : i + FRAME_SAMPLES] for i in range(0, whole, FRAME_SAMPLES)]
+
+
 class Downsampler:
     """Decoded browser audio (any rate and layout) to 160-sample frames at 8 kHz mono."""
 
     def __init__(self) -> None:
         self._resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
-        self._pending = np.zeros(0, dtype=np.int16)
+        self._frames = Reframer()
 
     def feed(self, frame: av.AudioFrame) -> list[Int16Array]:
-        parts = [self._pending]
-        for out in self._resampler.resample(frame):
-            parts.append(out.to_ndarray().reshape(-1).astype(np.int16))
-        buffered = np.concatenate(parts)
-        whole = len(buffered) // FRAME_SAMPLES * FRAME_SAMPLES
-        self._pending = buffered[whole:]
-        return [buffered[i : i + FRAME_SAMPLES] for i in range(0, whole, FRAME_SAMPLES)]
+        parts = [out.to_ndarray().reshape(-1) for out in self._resampler.resample(frame)]
+        if not parts:
+            return []
+        samples = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return self._frames.feed(samples.astype(np.int16))  # owned, not a view of the frame
+
+
+class InlineOpus:
+    """Stands in for an aiortc receiver's decoder queue, so the browser's Opus is decoded on
+    the event loop, straight to 8 kHz, as its packets arrive.
+
+    aiortc hands every reassembled frame (after its jitter buffer, in order) to a decoder
+    thread per peer through a ``queue.Queue``; the thread decodes at 48 kHz stereo and posts
+    each frame back to the event loop (``run_coroutine_threadsafe`` into the track's queue),
+    where :class:`Downsampler` resamples it. For 20 ms of voice that is two thread hand-offs,
+    a task, a future and a resampler; here it is one ``opus_decode``. Anything but Opus (G.711)
+    and the end-of-stream ``None`` still go to the thread, whose track the peer keeps reading,
+    so that path is unchanged. The thread itself waits on the real queue (``get``) for good.
+    Without ``take`` (a spectator's microphone, which no room hears) Opus is counted and
+    dropped undecoded.
+    """
+
+    def __init__(self, inner: queue.Queue[Any], take: Callable[[Int16Array], None] | None) -> None:
+        self._inner = inner
+        self._take = take
+        self._decoder = NarrowbandDecoder() if take is not None else None
+        self._frames = Reframer()
+        self.packets = 0  # Opus frames handed over by the jitter buffer
+
+    def put(self, item: tuple[Any, Any] | None) -> None:
+        if item is None or str(item[0].name).lower() != "opus":
+            self._inner.put(item)
+            return
+        self.packets += 1
+        if self._decoder is None or self._take is None:
+            return
+        samples = self._decoder.decode(item[1].data)
+        if samples is None:
+            return
+        try:
+            for frame in self._frames.feed(samples):
+                self._take(frame)
+        except Exception:  # this runs inside aiortc's transport loop: never end the connection
+            log.exception("voice_frame_in_failed")
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        return self._inner.get(*args, **kwargs)
+
+
+#: Where aiortc (1.16) keeps a receiver's decoder queue (a name-mangled private attribute).
+_DECODER_QUEUE = "_RTCRtpReceiver__decoder_queue"
+
+
+def decode_inline(receiver: Any, take: Callable[[Int16Array], None] | None) -> bool:
+    """Decode ``receiver``'s Opus on the loop into ``take`` (:class:`InlineOpus`; None: drop
+    it undecoded); False when this aiortc keeps its decoder queue elsewhere (then its own
+    thread decodes, as before)."""
+    inner = getattr(receiver, _DECODER_QUEUE, None)
+    if isinstance(inner, InlineOpus):
+        return True
+    if not isinstance(inner, queue.Queue):
+        return False
+    setattr(receiver, _DECODER_QUEUE, InlineOpus(inner, take))
+    return True
 
 
 class BrowserPeer:
@@ -207,6 +259,7 @@ class BrowserPeer:
         self.frames_in = 0
         self.frames_out = 0
         self.frames_muted = 0  # frames of a muted speaker, kept out of the rooms
+        self.inline = False  # the browser's Opus is decoded on the loop (InlineOpus)
         self._ticks = 0
         self._heard: set[int] = set()
         self._last_status: dict[str, Any] | None = None
@@ -240,7 +293,7 @@ class BrowserPeer:
             raise VoiceError("bad_offer", f"no answer could be made: {exc}") from exc
         description = self.pc.localDescription
         if answered_codec(description.sdp) == "opus":
-            self.track.opus = NarrowbandOpus()
+            self.track.opus = NarrowbandEncoder()
         self._spawn(self._connect_deadline())
         return self.voice.publish(description.sdp)
 
@@ -270,15 +323,17 @@ class BrowserPeer:
 
     # -- audio in --------------------------------------------------------------------------
     def _on_track(self, track: MediaStreamTrack) -> None:
-        if track.kind == "audio":
-            self._spawn(self._receive(track))
+        if track.kind != "audio":
+            return
+        take = self._take if self.line.seat is not None else None  # spectators feed none
+        for transceiver in self.pc.getTransceivers():
+            if transceiver.receiver.track is track:
+                self.inline = decode_inline(transceiver.receiver, take)
+        self._spawn(self._receive(track))
 
     async def _receive(self, track: MediaStreamTrack) -> None:
-        """The browser's voice into the mixer as this seat's source (spectators feed none).
-
-        A speaker muted by a moderator (O5) is still decoded, so the line stays in step, but
-        no frame of theirs enters the mixer: nobody hears it, no recording holds it. The
-        check is asked per frame, so the voice returns on the frame the mute ends."""
+        """The browser's voice that aiortc decodes itself (G.711; Opus only where
+        :func:`decode_inline` could not take over) into the mixer, as :meth:`_take` does."""
         down = Downsampler()
         while not self.closed:
             try:
@@ -287,13 +342,26 @@ class BrowserPeer:
                 return
             if not isinstance(frame, av.AudioFrame) or self.line.seat is None:
                 continue
-            room = self.voice.rooms.room_of(self)
             for samples in down.feed(frame):
-                self.frames_in += 1
-                if self.muted is not None and self.muted():
-                    self.frames_muted += 1
-                elif room is not None:
-                    room.mixer.push(self.line.seat, samples)
+                self._take(samples)
+
+    def _take(self, samples: Int16Array) -> None:
+        """One 20 ms frame of the browser's voice into the mixer as this seat's source
+        (spectators feed none).
+
+        A speaker muted by a moderator (O5) is still decoded, so the line stays in step, but
+        no frame of theirs enters the mixer: nobody hears it, no recording holds it. The
+        check is asked per frame, so the voice returns on the frame the mute ends."""
+        seat = self.line.seat
+        if seat is None or self.closed:
+            return
+        self.frames_in += 1
+        if self.muted is not None and self.muted():
+            self.frames_muted += 1
+            return
+        room = self.voice.rooms.room_of(self)
+        if room is not None:
+            room.mixer.push(seat, samples)
 
     # -- audio out -------------------------------------------------------------------------
     def tick(self) -> None:

@@ -79,6 +79,20 @@ class HandlerTable(Generic[S, X]):
                 return screened
         return handler.check(state, command)
 
+    def needs_living_actor(self, command_type: type) -> bool:
+        """Whether commands of this type are refused to an actor out of the game."""
+        return self.handlers[command_type].needs_living_actor
+
+    def check_seated(self, state: S, command: object) -> Rejection | None:
+        """`validate` without the common questions, for a caller that already knows their
+        answers for many candidates at once: a running game, an actor with a seat, alive
+        where the command needs it (legal actions, bots). Equal to `validate` then."""
+        if self.screen is not None:
+            screened = self.screen(state, command)
+            if screened is not None:
+                return screened
+        return self.handlers[type(command)].check(state, command)
+
     def run(self, state: S, command: object, rng: Rng) -> X | Rejection:
         """Validate, then change: the finished transaction, or the rejection (which leaves
         `state` exactly as it was)."""

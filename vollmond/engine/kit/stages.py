@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from vollmond.engine.core import Audience, Json, evolve
+from vollmond.engine.core import Audience, Json
 from vollmond.engine.kit.commands import PhaseTimeout
 from vollmond.engine.kit.tx import Tx
 
@@ -89,7 +89,7 @@ def next_round(tx: Tx[R, Any]) -> bool:
     what that means is the rule set's)."""
     state = tx.state
     quiet = state.quiet_rounds + 1 if state.deaths_this_round == 0 else 0
-    tx.state = evolve(state, round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
+    tx.change(round=state.round + 1, quiet_rounds=quiet, deaths_this_round=0)
     return quiet >= state.options.stalemate_rounds
 
 

@@ -1,27 +1,63 @@
 """A transaction: one command's work in progress.
 
-Handlers replace `tx.state` with new immutable values and collect events and timers; the
-original state handed to `apply` is never touched, so a rejection changes nothing. Each rule
-set subclasses it with its own state and timer-command types.
+Handlers change `tx.state` and collect events and timers; the original state handed to
+`apply` is never touched, so a rejection changes nothing. Each rule set subclasses it with its
+own state and timer-command types.
+
+One draft per command: the first `change` (or `put_player`) copies the state handed in; every
+later one writes into that copy, which nobody else has seen yet, instead of copying the whole
+state again. `result()` freezes it: from then on it is an ordinary immutable value, and a
+further change would copy it first. Only the top-level state is a draft; the values inside it
+(players, night, day) stay immutable and are replaced, never mutated. Assigning `tx.state`
+directly is still allowed and ends the draft (the assigned value may be shared).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from vollmond.engine.core import Audience, Event, Json, Result, Rng, Timer
+from vollmond.engine.core import Audience, Event, Json, Result, Rng, Timer, evolve
 
 S = TypeVar("S")
 C = TypeVar("C")
 
 
-@dataclass(slots=True)
 class Tx(Generic[S, C]):
-    state: S
-    rng: Rng
-    events: list[Event] = field(default_factory=list)
-    timers: list[Timer[C]] = field(default_factory=list)
+    __slots__ = ("_draft", "_state", "events", "rng", "timers")
+
+    def __init__(self, state: S, rng: Rng) -> None:
+        self._state = state
+        self._draft = False  # whether `_state` is this transaction's own, unseen copy
+        self.rng = rng
+        self.events: list[Event] = []
+        self.timers: list[Timer[C]] = []
+
+    @property
+    def state(self) -> S:
+        return self._state
+
+    @state.setter
+    def state(self, value: S) -> None:
+        self._state = value
+        self._draft = False
+
+    def change(self, **fields: Any) -> None:
+        """Set fields of the state: copies it once per command, then writes in place.
+
+        Reads of `tx.state` after a change see it; a local name bound to `tx.state` before
+        the first change keeps the old value (the state handed in), after it the draft."""
+        if self._draft:
+            for name, value in fields.items():
+                object.__setattr__(self._state, name, value)
+        else:
+            self._state = evolve(self._state, **fields)
+            self._draft = True
+
+    def put_player(self, player: Any) -> None:
+        """Replace the player at `player.seat` (seats count from 1 in `players` order)."""
+        players = list(self._state.players)  # type: ignore[attr-defined]
+        players[player.seat - 1] = player
+        self.change(players=tuple(players))
 
     def emit(self, code: str, audience: Audience, **params: Json) -> None:
         self.events.append(Event(code, audience, params))
@@ -30,5 +66,6 @@ class Tx(Generic[S, C]):
         self.timers.append(Timer(delay_s, command))
 
     def result(self) -> Result[S, C]:
-        """What the command did: the new state, its events and timers."""
-        return Result(self.state, tuple(self.events), tuple(self.timers))
+        """What the command did: the new state (frozen from here on), its events and timers."""
+        self._draft = False
+        return Result(self._state, tuple(self.events), tuple(self.timers))

@@ -4,8 +4,8 @@ A rule set brings its own bots (`RuleSet.bots`); channels and the simulator reac
 through the protocol.
 
 It decides from the legal candidates of its own seat only, so it never learns more than its
-seat may know. It picks a kind of action first, then a valid target, so it does not have to
-validate every possible command at every step.
+seat may know. It picks a kind of action first, then a valid target through the group's cheap
+filter (legal.py), so it does not have to validate every possible command at every step.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from types import MappingProxyType
 
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.legal import command_groups
-from vollmond.engine.standard.rules import validate
 from vollmond.engine.standard.state import GameState
 
 _DEFAULT_KEENNESS: Mapping[str, float] = MappingProxyType(
@@ -60,9 +59,9 @@ class RandomBot:
         for group in groups:
             if self.rng.random() >= self.temperament.for_kind(group.kind):
                 continue
-            candidates = list(group.candidates())
+            candidates = group.candidates()
             self.rng.shuffle(candidates)
             for command in candidates:
-                if validate(state, command) is None:
+                if group.allowed(command):
                     return command
         return None

@@ -88,8 +88,7 @@ def place(tx: Tx, cmd: PlaceCall) -> None:
     placed = state.calls_placed
     if not partner:
         placed = {**placed, cmd.actor: placed.get(cmd.actor, 0) + 1}
-    tx.state = evolve(
-        state,
+    tx.change(
         calls=(*state.calls, call),
         next_call_id=call.id + 1,
         calls_placed=placed,
@@ -126,15 +125,13 @@ def answer(tx: Tx, cmd: AnswerCall) -> None:
     )
     start = CallMode.HALB if halb_only else CallMode.STUMM
     active = evolve(call, status=CallStatus.ACTIVE, modes=(start, start))
-    tx.state = evolve(
-        tx.state, calls=tuple(active if c.id == call.id else c for c in tx.state.calls)
-    )
+    tx.change(calls=tuple(active if c.id == call.id else c for c in tx.state.calls))
     tx.emit(Ev.CALL_CONNECTED, both, call=call.id, caller=call.caller, callee=call.callee)
     tx.after(tx.state.options.calls.max_duration_s, CallTimeout(call.id, active=True))
 
 
 def _drop(tx: Tx, call: Call) -> None:
-    tx.state = evolve(tx.state, calls=tuple(c for c in tx.state.calls if c.id != call.id))
+    tx.change(calls=tuple(c for c in tx.state.calls if c.id != call.id))
 
 
 def check_hang_up(state: GameState, cmd: HangUp) -> Rejection | None:
@@ -182,9 +179,7 @@ def toggle(tx: Tx, cmd: ToggleCallMode) -> None:
     new = CallMode.HALB if current is CallMode.STUMM else CallMode.STUMM
     modes = (new, call.modes[1]) if cmd.actor == call.caller else (call.modes[0], new)
     updated = evolve(call, modes=modes)
-    tx.state = evolve(
-        tx.state, calls=tuple(updated if c.id == call.id else c for c in tx.state.calls)
-    )
+    tx.change(calls=tuple(updated if c.id == call.id else c for c in tx.state.calls))
     tx.emit(
         Ev.CALL_MODE_CHANGED,
         Audience.to(call.caller, call.callee),

@@ -34,7 +34,7 @@ def nominate(tx: Tx, cmd: Nominate) -> None:
     day = tx.state.today()
     nominations = {**day.nominations, cmd.actor: cmd.target}
     used = day.used | {(cmd.actor, NOMINATE)}  # once, even if the nominee dies (D2)
-    tx.state = evolve(tx.state, day=evolve(day, nominations=nominations, used=used))
+    tx.change(day=evolve(day, nominations=nominations, used=used))
     tx.emit(Ev.NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
 
 
@@ -55,7 +55,7 @@ def vote(tx: Tx, cmd: Vote) -> None:
     """Who voted is public at once; for whom, only in the result."""
     day = tx.state.today()
     day = evolve(day, votes={**day.votes, cmd.actor: cmd.target})
-    tx.state = evolve(tx.state, day=day)
+    tx.change(day=day)
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
 
 
@@ -73,9 +73,7 @@ def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
 def interject(tx: Tx, cmd: Interject) -> None:
     """S19: the player is announced and has the floor for a short turn."""
     day = tx.state.today()
-    tx.state = evolve(
-        tx.state, day=evolve(day, used=day.used | {(cmd.actor, INTERJECT)}, floor=cmd.actor)
-    )
+    tx.change(day=evolve(day, used=day.used | {(cmd.actor, INTERJECT)}, floor=cmd.actor))
     seconds = tx.state.options.durations.floor_s
     tx.emit(Ev.INTERJECTION, Audience.public(), seat=cmd.actor, seconds=seconds)
     tx.after(seconds, FloorTimeout(cmd.actor, tx.state.phase_seq))
@@ -88,5 +86,5 @@ def check_floor_timeout(state: GameState, cmd: FloorTimeout) -> Rejection | None
 
 
 def release_floor(tx: Tx, cmd: FloorTimeout) -> None:
-    tx.state = evolve(tx.state, day=evolve(tx.state.today(), floor=None))
+    tx.change(day=evolve(tx.state.today(), floor=None))
     tx.emit(Ev.FLOOR_RELEASED, Audience.public(), seat=cmd.seat)

@@ -21,11 +21,11 @@ def kill(tx: Tx, seats: Iterable[int]) -> list[int]:
         player = tx.state.player(seat)
         if not player.alive:
             continue
-        tx.state = tx.state.with_player(evolve(player, alive=False, revealed=True))
+        tx.put_player(evolve(player, alive=False, revealed=True))
         dead.append(seat)
         queue.extend(sorted(bonded_partners(tx.state, player)))
     if dead:
-        tx.state = evolve(tx.state, deaths_this_round=tx.state.deaths_this_round + len(dead))
+        tx.change(deaths_this_round=tx.state.deaths_this_round + len(dead))
         end_calls_of(tx, set(dead), CallEndReason.DEATH)
         _drop_dead_nominees(tx, set(dead))
     return dead
@@ -37,7 +37,7 @@ def _drop_dead_nominees(tx: Tx, dead: set[int]) -> None:
     if day is None or not dead & set(day.nominations.values()):
         return
     kept = {by: nominee for by, nominee in day.nominations.items() if nominee not in dead}
-    tx.state = evolve(tx.state, day=evolve(day, nominations=kept))
+    tx.change(day=evolve(day, nominations=kept))
 
 
 def end_calls_of(tx: Tx, seats: set[int] | None, reason: CallEndReason) -> None:
@@ -55,7 +55,7 @@ def end_calls_of(tx: Tx, seats: set[int] | None, reason: CallEndReason) -> None:
         else:
             keep.append(call)
     if len(keep) != len(tx.state.calls):
-        tx.state = evolve(tx.state, calls=tuple(keep))
+        tx.change(calls=tuple(keep))
 
 
 def death_list(tx: Tx, dead: list[int]) -> list[Json]:

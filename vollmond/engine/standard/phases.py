@@ -35,9 +35,9 @@ def _open_night(tx: Tx) -> None:
     state = tx.state
     night = state.night
     if night is not None and night.number == state.round:
-        tx.state = evolve(state, night=evolve(night, step=NightStep.MAIN))
+        tx.change(night=evolve(night, step=NightStep.MAIN))
     else:
-        tx.state = evolve(state, night=NightState(state.round, NightStep.MAIN), day=None)
+        tx.change(night=NightState(state.round, NightStep.MAIN), day=None)
 
 
 def _tell_mediums(tx: Tx) -> None:
@@ -49,7 +49,7 @@ def _tell_mediums(tx: Tx) -> None:
     for player in list(tx.state.living()):
         if has_trait(player, Trait.LEARNS_BANISHED):
             fact = Fact(FactKind.MEDIUM, tx.state.round, banished, evil)
-            tx.state = tx.state.with_player(evolve(player, facts=(*player.facts, fact)))
+            tx.put_player(evolve(player, facts=(*player.facts, fact)))
             tx.emit(Ev.MEDIUM_RESULT, Audience.to(player.seat), target=banished, evil=evil)
 
 
@@ -65,7 +65,7 @@ def _lock_when_the_room_voted(tx: Tx) -> None:
 def _end_night(tx: Tx) -> None:
     end_calls_of(tx, None, CallEndReason.PHASE_END)
     dead = kill(tx, resolve_night(tx))
-    tx.state = evolve(tx.state, day=DayState(tx.state.round))
+    tx.change(day=DayState(tx.state.round))
     tx.emit(Ev.MORNING_REPORT, Audience.public(), round=tx.state.round, dead=death_list(tx, dead))
 
 
@@ -172,7 +172,7 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
         day = evolve(day, floor=None)
     # C8: the per-night call count spans the whole night (steal step and main step).
     placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
-    tx.state = evolve(tx.state, phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
+    tx.change(phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
     seconds = stage.seconds(tx.state.options.durations)
     params: dict[str, Json] = {"phase": stage.phase.value}
     if stage.step is not None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vollmond.engine.core import evolve
 from vollmond.engine.standard.abilities.night import choose_victim
 from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, spec_of
 from vollmond.engine.standard.state import GameState, NightState
@@ -53,7 +52,7 @@ def step_protect_and_trap(tx: Tx, out: NightOutcome) -> None:
         if spec_of(player).ability(ActionKind.PROTECT) is not None:
             # "Not the same twice in a row": a night without protecting clears the mark.
             marked = player.role_state.with_last_target(ActionKind.PROTECT, chosen.get(player.seat))
-            tx.state = tx.state.with_player(player.with_role_state(marked))
+            tx.put_player(player.with_role_state(marked))
     for seat, target in out.night.targets_of(ActionKind.VISIT):
         if target is not None:
             out.away[seat] = target
@@ -127,5 +126,5 @@ def resolve_night(tx: Tx) -> list[int]:
     out = NightOutcome(night)
     for _name, step in NIGHT_STEPS:
         step(tx, out)
-    tx.state = evolve(tx.state, night=None)
+    tx.change(night=None)
     return out.dying

@@ -179,6 +179,15 @@ def validate(state: GameState, command: Command) -> Rejection | None:
     return _TABLE.validate(state, command)
 
 
+def check_seated(state: GameState, command: Command) -> Rejection | None:
+    """`validate` for a running game's seat known to be allowed to act (see legal.py)."""
+    return _TABLE.check_seated(state, command)
+
+
+def needs_living_actor(command_type: type) -> bool:
+    return _TABLE.needs_living_actor(command_type)
+
+
 def apply(state: GameState, command: Command, rng: Rng) -> StdResult | Rejection:
     """Validate, then change: a rejection leaves `state` exactly as it was."""
     tx = _TABLE.run(state, command, rng)

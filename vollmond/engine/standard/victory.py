@@ -2,28 +2,52 @@
 
 from __future__ import annotations
 
-from vollmond.engine.core import Audience, evolve
+import contextlib
+from collections import OrderedDict
+
+from vollmond.engine.core import Audience
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.properties import has_trait, on_team, spec_of
-from vollmond.engine.standard.state import GameState, Outcome
+from vollmond.engine.standard.state import GameState, Outcome, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase, Side, Team, Trait
 
+DECIDED_KEPT = 256
+_decided: OrderedDict[int, tuple[tuple[Player, ...], Outcome | None]] = OrderedDict()
+
 
 def decide(state: GameState) -> Outcome | None:
-    """The outcome if the game is decided now, else None."""
-    living = [p for p in state.players if p.alive]
-    lovers = [p for p in state.players if p.lover]
+    """The outcome if the game is decided now, else None.
+
+    Asked after every command, but it reads only the players, and most commands (votes,
+    nominations, calls) leave the players' tuple as it was: the answer is kept by the tuple's
+    identity (the entry holds the tuple, so its id cannot be reused while kept)."""
+    players = state.players
+    hit = _decided.get(id(players))
+    if hit is not None and hit[0] is players:
+        return hit[1]
+    outcome = _decide(players)
+    _decided[id(players)] = (players, outcome)
+    if len(_decided) > DECIDED_KEPT:
+        # Bot games may run in worker threads (balance preview): another may have evicted it.
+        with contextlib.suppress(KeyError):
+            _decided.popitem(last=False)
+    return outcome
+
+
+def _decide(players: tuple[Player, ...]) -> Outcome | None:
+    living = [p for p in players if p.alive]
+    lovers = [p for p in players if p.lover]
     lovers_alive = len(lovers) == 2 and all(p.alive for p in lovers)
     if lovers_alive and len(living) == 2:
         return Outcome((Side.LOVERS,), frozenset(p.seat for p in lovers))
     evil = sum(1 for p in living if spec_of(p).counts_for_evil_majority)
     if evil == 0:
         main = Side.VILLAGE
-        winners = {p.seat for p in state.players if on_team(p, Team.VILLAGE)}
+        winners = {p.seat for p in players if on_team(p, Team.VILLAGE)}
     elif evil >= len(living) - evil:
         main = Side.EVIL
-        winners = {p.seat for p in state.players if on_team(p, Team.EVIL)}
+        winners = {p.seat for p in players if on_team(p, Team.EVIL)}
     else:
         return None
     sides = [main]
@@ -38,9 +62,7 @@ def decide(state: GameState) -> Outcome | None:
 
 
 def finish(tx: Tx, outcome: Outcome) -> None:
-    tx.state = evolve(
-        tx.state, phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, outcome=outcome, calls=()
-    )
+    tx.change(phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, outcome=outcome, calls=())
     tx.emit(
         Ev.GAME_OVER,
         Audience.public(),

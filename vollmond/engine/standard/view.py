@@ -5,11 +5,13 @@ Channels never filter secrets themselves; if it is not in `view`, they cannot le
 
 from __future__ import annotations
 
+import contextlib
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from vollmond.engine.core import Json, Viewer, ViewerKind
+from vollmond.engine.core import Json, Viewer, ViewerKind, evolve
 from vollmond.engine.kit import view as kit_view
 from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.commands import Command
@@ -225,20 +227,35 @@ class StandardView:
         }
 
 
-def _seats(state: GameState, viewer: Viewer) -> tuple[SeatView, ...]:
-    roles = known_roles(state, viewer)
-    lovers = _known_lovers(state, viewer)
+def _public_seats(state: GameState) -> tuple[SeatView, ...]:
+    """The houses as everyone sees them (revealed roles; lovers only after the end)."""
+    over = state.phase is Phase.OVER
     by_day = state.phase is not Phase.NIGHT
     return tuple(
         SeatView(
             seat=p.seat,
             alive=p.alive,
-            role=roles.get(p.seat),
-            lover=p.seat in lovers,
+            role=p.role if p.revealed or over else None,
+            lover=over and p.lover,
             present=by_day and is_on_market(state, p.seat),
         )
         for p in state.players
     )
+
+
+def _seats(state: GameState, viewer: Viewer, public: tuple[SeatView, ...]) -> tuple[SeatView, ...]:
+    """The public houses, with what this viewer knows beyond them put in (own role, team,
+    twin, lover); a spectator's are the public ones themselves."""
+    if viewer.kind is not ViewerKind.PLAYER or viewer.seat is None:
+        return public
+    roles = known_roles(state, viewer)
+    lovers = _known_lovers(state, viewer)
+    seats = list(public)
+    for index, seen in enumerate(public):
+        role, lover = roles.get(seen.seat), seen.seat in lovers
+        if role is not seen.role or lover is not seen.lover:
+            seats[index] = SeatView(seen.seat, seen.alive, role, lover, seen.present)
+    return tuple(seats)
 
 
 def _me(state: GameState, player: Player) -> MeView:
@@ -326,31 +343,87 @@ def _waiting_for(state: GameState, day: DayState, my_seat: int | None) -> tuple[
     return tuple(sorted(waiting))
 
 
-def _day(state: GameState, viewer: Viewer) -> DayView | None:
+def _public_day(state: GameState) -> DayView | None:
+    """The day's record as someone outside every vote transfer sees it."""
     day = state.day
     if day is None:
         return None
-    my_seat = viewer.seat if viewer.kind is ViewerKind.PLAYER else None
-    transfers = {giver: to for giver, to in day.transfers.items() if my_seat in (giver, to)}
     return DayView(
         nominations=MappingProxyType(dict(day.nominations)),
         nominees=day.nominees,
         voted=tuple(sorted(day.votes)),
-        waiting_for=_waiting_for(state, day, my_seat) if state.phase is Phase.VOTE else (),
+        waiting_for=_waiting_for(state, day, None) if state.phase is Phase.VOTE else (),
         floor=day.floor,
+        my_transfers=MappingProxyType({}),
+    )
+
+
+def _day(state: GameState, viewer: Viewer, public: DayView | None) -> DayView | None:
+    """The public record, or for a giver or receiver of a transfer (S15) their own."""
+    day = state.day
+    my_seat = viewer.seat if viewer.kind is ViewerKind.PLAYER else None
+    if day is None or public is None or my_seat is None:
+        return public
+    transfers = {giver: to for giver, to in day.transfers.items() if my_seat in (giver, to)}
+    if not transfers:
+        return public
+    return evolve(
+        public,
+        waiting_for=_waiting_for(state, day, my_seat) if state.phase is Phase.VOTE else (),
         my_transfers=MappingProxyType(transfers),
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Shared:
+    """The part of every viewer's view that is the same for all of them, built once per state."""
+
+    seats: tuple[SeatView, ...]
+    day: DayView | None
+    outcome: OutcomeView | None
+
+
+SHARED_STATES = 64
+"""States whose shared part is kept: a fan-out asks for every seat of one state, and several
+games' fan-outs may interleave."""
+_shared_parts: OrderedDict[int, tuple[GameState, _Shared]] = OrderedDict()
+
+
+def _shared(state: GameState) -> _Shared:
+    """The shared part of `state`'s views. Kept by the state's identity (states are immutable
+    values once `apply` returned them), first in, first out; the entry holds the state, so its
+    id cannot be taken by another object while cached."""
+    key = id(state)
+    hit = _shared_parts.get(key)
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    outcome = state.outcome
+    shared = _Shared(
+        seats=_public_seats(state),
+        day=_public_day(state),
+        outcome=None
+        if outcome is None
+        else OutcomeView(outcome.sides, tuple(sorted(outcome.winners))),
+    )
+    _shared_parts[key] = (state, shared)
+    if len(_shared_parts) > SHARED_STATES:
+        # The oldest goes (a fan-out follows its state at once). Bot games may run in a
+        # worker thread (balance preview): another thread may have taken it already.
+        with contextlib.suppress(KeyError):
+            _shared_parts.popitem(last=False)
+    return shared
+
+
 def project(state: GameState, viewer: Viewer) -> StandardView:
-    """Everything `viewer` may know right now, as a typed value."""
+    """Everything `viewer` may know right now, as a typed value: the part shared by every
+    viewer is built once per state, per viewer only what is theirs."""
+    shared = _shared(state)
     me = night = witch = None
     if viewer.kind is ViewerKind.PLAYER and viewer.seat is not None:
         player = state.player(viewer.seat)
         me = _me(state, player)
         night = _night_room(state, player)
         witch = _witch_victim(state, player)
-    outcome = state.outcome
     return StandardView(
         phase=state.phase,
         round=state.round,
@@ -358,12 +431,10 @@ def project(state: GameState, viewer: Viewer) -> StandardView:
         step=state.night.step if state.night is not None else None,
         world=state.options.world,
         options=state.options,
-        seats=_seats(state, viewer),
-        day=_day(state, viewer),
+        seats=_seats(state, viewer, shared.seats),
+        day=_day(state, viewer, shared.day),
         instant_kill_used=state.instant_kill_used,
-        outcome=None
-        if outcome is None
-        else OutcomeView(outcome.sides, tuple(sorted(outcome.winners))),
+        outcome=shared.outcome,
         me=me,
         night_room=night,
         witch_victim=witch,

@@ -58,9 +58,9 @@ def resolve_vote(tx: Tx) -> None:
         if has_trait(player, pardon) and pardon not in player.role_state.used_traits:
             spared = True
             pardoned = player.with_role_state(player.role_state.with_used(pardon))
-            tx.state = tx.state.with_player(evolve(pardoned, revealed=True))
+            tx.put_player(evolve(pardoned, revealed=True))
         else:
-            tx.state = evolve(tx.state, last_banished=banished)
+            tx.change(last_banished=banished)
             dead = kill(tx, [banished])
     tx.emit(
         Ev.VOTE_RESULT,

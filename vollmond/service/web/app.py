@@ -193,6 +193,12 @@ class Api:
         if denied is not None:
             raise BannedError(denial_json(denied, preferred_language(request)))
 
+    async def refuse_banned_from_round(
+        self, request: Request, account_id: int, world: str, private: bool
+    ) -> None:
+        """Founding or joining a round of `world` (private or not): refused where banned."""
+        await self._refuse_banned(request, account_id, *_game_areas(world, private))
+
     async def _account_id(self, request: Request) -> int:
         account_id = self.sessions.account_id(request)
         if account_id is None:
@@ -490,7 +496,8 @@ def _mount_apis(
     client_api = ClientApi(hub, cookie_sessions, limits, settings.identity)
     for route in client_api.routes(api._guard):
         app.router.routes.insert(0, route)
-    for route in TableApi(hub, cookie_sessions, settings.web).routes(api._guard):
+    tables = TableApi(hub, cookie_sessions, settings.web, api.refuse_banned_from_round)
+    for route in tables.routes(api._guard):
         app.router.routes.insert(0, route)
     return api, client_api
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from starlette.types import Message
@@ -84,6 +85,37 @@ def event_message(seq: int, event: Event, lang: str, world: World, ruleset: str)
     return text
 
 
+# The view message of one state for one viewer, encoded once however many sockets show it
+# (every spectator, a seat's tabs and reconnects): a view is a function of the state and the
+# viewer alone, so the viewer as a whole is the key — never a part of it. Kept by the state's
+# identity; the entry holds the state, so its id cannot be reused while it is cached.
+VIEW_CACHE_SIZE = 1024
+_view_messages: OrderedDict[tuple[int, Viewer], tuple[Any, str]] = OrderedDict()
+
+
+class ShowsViews(Protocol):
+    """What `view_message` asks of a game actor: its state and a viewer's view of it."""
+
+    @property
+    def state(self) -> Any: ...
+
+    def view_for(self, viewer: Viewer) -> dict[str, Any]: ...
+
+
+def view_message(actor: ShowsViews, viewer: Viewer) -> str:
+    """The encoded `view` message of the actor's current state for `viewer`."""
+    state = actor.state
+    key = (id(state), viewer)
+    hit = _view_messages.get(key)
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    text = encode({"type": "view", "view": actor.view_for(viewer)})
+    _view_messages[key] = (state, text)
+    if len(_view_messages) > VIEW_CACHE_SIZE:
+        _view_messages.popitem(last=False)
+    return text
+
+
 class Connection:
     def __init__(
         self,
@@ -106,8 +138,11 @@ class Connection:
         self.world: World | None = None
         self.actor: GameActor | None = None
         self.seat: int | None = None
-        self._outbox: asyncio.Queue[str] = asyncio.Queue(OUTBOX_LIMIT)
-        self._view_dirty = asyncio.Event()
+        # What the writer sends: queued messages first, then (once they are out) a fresh view
+        # if one is due. One event wakes it for both, so a wake-up costs no helper tasks.
+        self._outbox: deque[str] = deque()
+        self._view_dirty = False
+        self._wake = asyncio.Event()
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
@@ -131,17 +166,23 @@ class Connection:
         self._put({"type": "side_chat", "room": "spectators", "name": line.name, "text": line.text})
 
     def state_changed(self, state: Any, phase_changed: bool) -> None:
-        self._view_dirty.set()
+        self._view_due()
+
+    def _view_due(self) -> None:
+        """Send a fresh view once the queued messages are out."""
+        self._view_dirty = True
+        self._wake.set()
 
     def _put(self, message: dict[str, Any]) -> None:
         self._put_text(encode(message))
 
     def _put_text(self, text: str) -> None:
-        try:
-            self._outbox.put_nowait(text)
-        except asyncio.QueueFull:
+        if len(self._outbox) >= OUTBOX_LIMIT:
             # A client too slow to read is dropped rather than slowing the game down.
             self._overflowed = True
+            return
+        self._outbox.append(text)
+        self._wake.set()
 
     # -- life ------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -227,37 +268,21 @@ class Connection:
 
     async def _write(self) -> None:
         while True:
-            if not self._outbox.empty():
-                # Queued messages go out at once, without two helper tasks per message.
-                await self.ws.send_text(self._outbox.get_nowait())
+            if self._outbox:
+                await self.ws.send_text(self._outbox.popleft())
                 continue
-            if self._view_dirty.is_set():
-                self._view_dirty.clear()
+            if self._view_dirty:
+                self._view_dirty = False
                 if self.actor is not None and self.actor.state is not None:
-                    text = encode({"type": "view", "view": self.actor.view_for(self.viewer)})
+                    text = view_message(self.actor, self.viewer)
                     # Most commands leave most views as they were (a night action is secret):
                     # a view equal to the last one sent would only cost the client a re-render.
                     if text != self._last_view:
                         self._last_view = text
                         await self.ws.send_text(text)
                 continue
-            getter = asyncio.create_task(self._outbox.get())
-            dirty = asyncio.create_task(self._view_dirty.wait())
-            try:
-                done, _ = await asyncio.wait({getter, dirty}, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
-                # The connection is closing: leave no helper task pending behind us.
-                getter.cancel()
-                dirty.cancel()
-                raise
-            if getter in done:
-                dirty.cancel()
-                await self.ws.send_text(getter.result())
-            else:
-                getter.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    leftover = await getter
-                    await self.ws.send_text(leftover)
+            self._wake.clear()
+            await self._wake.wait()
 
     def error(
         self, code: str, message: str, request_id: int | None = None, cid: str | None = None
@@ -298,7 +323,7 @@ class Connection:
             self.error("hello_first", "send hello before anything else")
         elif isinstance(message, Sync):
             self._last_view = None  # a sync is always answered with a view
-            self._view_dirty.set()
+            self._view_due()
         elif isinstance(message, CommandMessage):
             await self._command(message)
         else:
@@ -424,7 +449,7 @@ class Connection:
                 self.spectator_line(line)
         self._watch_recording(hello.game)
         if actor.next_event_seq != shown:
-            self._view_dirty.set()  # the welcome view is older than the events now sent
+            self._view_due()  # the welcome view is older than the events now sent
 
     # -- moderation (O5) --------------------------------------------------------------------
     async def _admitted(self, hello: Hello, actor: GameActor, account_id: int | None) -> bool:
@@ -581,7 +606,7 @@ class Connection:
         if isinstance(outcome, Rejection):
             text = render_rejection(outcome, self.lang, self.world, self.actor.ruleset.id)
             self.error(outcome.code, text, message.id, message.cid)
-            self._view_dirty.set()
+            self._view_due()
             return
         ack: dict[str, Any] = {"type": "ack", "id": message.id, "seq": outcome.first_seq}
         if message.cid is not None:

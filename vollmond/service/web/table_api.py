@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import msgspec
@@ -45,6 +46,9 @@ from vollmond.store.accounts import create_account, get_account
 from vollmond.store.errors import InvalidAccountNameError, NameTakenError
 from vollmond.worlds import LANGUAGES, get_world, world_ids
 
+RefuseBanned = Callable[[Request, int, str, bool], Awaitable[None]]
+"""Raises if the account is banned from a round of that world (private or not)."""
+
 
 def _lang(value: str | None) -> str:
     return value if value in LANGUAGES else "de"
@@ -53,10 +57,13 @@ def _lang(value: str | None) -> str:
 class TableApi:
     """The table's own routes; state lives in the hub and the store, never here."""
 
-    def __init__(self, hub: Hub, sessions: Sessions, web: WebSettings) -> None:
+    def __init__(
+        self, hub: Hub, sessions: Sessions, web: WebSettings, refuse_banned: RefuseBanned
+    ) -> None:
         self.hub = hub
         self.sessions = sessions
         self.web = web
+        self.refuse_banned = refuse_banned
         # Guests count against the same budget as sign-ups (policy: login attempts/minute).
         self.guest_limit = RateLimiter(
             hub.policy.login_attempts_per_minute, 60.0, max_keys=web.rate_limit_max_keys
@@ -179,11 +186,14 @@ class TableApi:
         actor = await self.hub.readable(game_id)
         if actor is None or not actor.is_over:
             raise ApiError(409, "not_over", "a rematch is founded after the end")
+        table = await self.hub.table(game_id)
+        # Founding the rematch and joining it touch the same areas as founding and joining
+        # that round anew (its world, a private round): a ban there holds here too.
+        await self.refuse_banned(request, account_id, table.game.world, table.game.private)
         name = (await get_account(self.hub.sessions, account_id)).name
         async with self._rematch_lock:  # two clicks at once found one game
             new_id = self.rematches.get(game_id)
             if new_id is None:
-                table = await self.hub.table(game_id)
                 founded = await self.hub.found(
                     actor.options,
                     ruleset=actor.ruleset.id,

@@ -5,16 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from vollmond.engine.core import Rejection, evolve
+from vollmond.engine.core import Rejection
 from vollmond.engine.standard.codes import Rej
 from vollmond.engine.standard.stages import StageSpec
 from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
+_PLAIN: dict[Rej, Rejection] = {code: Rejection(code.value) for code in Rej}
+_VALUES: dict[Rej, str] = {code: code.value for code in Rej}
+
 
 def reject(code: Rej, **params: int | str) -> Rejection:
-    return Rejection(code.value, params)
+    """A refusal. Those without parameters are made once: candidates are probed by the
+    thousand (bots, menus) and most are refused, so a refusal should cost a lookup."""
+    if not params:
+        return _PLAIN[code]
+    return Rejection(_VALUES[code], params)
 
 
 class Ability:
@@ -72,7 +79,7 @@ class Ability:
         """Default: remember the choice for the night's resolution steps."""
         night = tx.state.night
         assert night is not None
-        tx.state = evolve(tx.state, night=night.with_action(actor.seat, self.kind, target))
+        tx.change(night=night.with_action(actor.seat, self.kind, target))
 
 
 def living_target(

@@ -19,7 +19,7 @@ HUNTER_TWO_BULLETS_FROM = 12
 
 def _mark_used(tx: Tx, seat: int, what: str) -> None:
     day = tx.state.today()
-    tx.state = evolve(tx.state, day=evolve(day, used=day.used | {(seat, what)}))
+    tx.change(day=evolve(day, used=day.used | {(seat, what)}))
 
 
 class _DayAbility(Ability):
@@ -57,7 +57,7 @@ class Shoot(_DayAbility):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         assert target is not None
         me = tx.state.player(actor.seat)
-        tx.state = tx.state.with_player(me.spend(self.kind))
+        tx.put_player(me.spend(self.kind))
         _mark_used(tx, actor.seat, self.kind.value)
         dead = kill(tx, [target])
         tx.emit(Ev.SHOT_FIRED, Audience.public(), target=target, dead=death_list(tx, dead))
@@ -88,7 +88,7 @@ class InstantKill(_DayAbility):
 
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         assert target is not None
-        tx.state = evolve(tx.state, instant_kill_used=True)
+        tx.change(instant_kill_used=True)
         dead = kill(tx, [target])
         tx.emit(Ev.INSTANT_KILL, Audience.public(), target=target, dead=death_list(tx, dead))
 
@@ -113,9 +113,7 @@ class TransferVote(_DayAbility):
         assert target is not None
         _mark_used(tx, actor.seat, self.kind.value)
         day = tx.state.today()
-        tx.state = evolve(
-            tx.state, day=evolve(day, transfers={**day.transfers, actor.seat: target})
-        )
+        tx.change(day=evolve(day, transfers={**day.transfers, actor.seat: target}))
         tx.emit(Ev.VOTE_TRANSFERRED, Audience.to(actor.seat, target), giver=actor.seat, to=target)
         # A giver who hands his vote over during the vote may be the last one it waited for:
         # the flow (rules.apply) ends the vote then.

@@ -44,7 +44,7 @@ def lock_victim(tx: Tx) -> None:
     night = tx.state.night
     assert night is not None
     victim = choose_victim(night.evil_votes, tx.state.options.unanimous, tx)
-    tx.state = evolve(tx.state, night=evolve(night, victim_locked=True, victim=victim))
+    tx.change(night=evolve(night, victim_locked=True, victim=victim))
     tx.emit(Ev.EVIL_VOTES_COMPLETE, Audience.group(night_room(tx.state)), victim=victim)
     witches = [p.seat for p in tx.state.living() if spec_of(p).ability(ActionKind.HEAL) is not None]
     if witches:
@@ -71,7 +71,7 @@ class EvilVote(Ability):
         assert night is not None
         votes = {**night.evil_votes, actor.seat: target}
         night = evolve(night, evil_votes=votes).with_action(actor.seat, self.kind, target)
-        tx.state = evolve(tx.state, night=night)
+        tx.change(night=night)
         room = night_room(tx.state)
         tally = Counter(votes.values())
         tx.emit(
@@ -101,7 +101,7 @@ class Check(Ability):
         assert night is not None
         me = tx.state.player(actor.seat)
         fact = Fact(FactKind.CHECK, night.number, target, evil)
-        tx.state = tx.state.with_player(evolve(me, facts=(*me.facts, fact)))
+        tx.put_player(evolve(me, facts=(*me.facts, fact)))
         tx.emit(Ev.CHECK_RESULT, Audience.to(actor.seat), target=target, evil=evil)
 
 
@@ -155,7 +155,7 @@ class _Potion(Ability):
     def perform(self, tx: Tx, actor: Player, target: int | None) -> None:
         super().perform(tx, actor, target)
         me = tx.state.player(actor.seat)
-        tx.state = tx.state.with_player(me.spend(self.kind))
+        tx.put_player(me.spend(self.kind))
 
 
 class Heal(_Potion):
@@ -231,7 +231,5 @@ class Seance(Ability):
         if target is None:
             return
         call = Call(tx.state.next_call_id, CallKind.SEANCE, actor.seat, target, CallStatus.ACTIVE)
-        tx.state = evolve(
-            tx.state, calls=(*tx.state.calls, call), next_call_id=tx.state.next_call_id + 1
-        )
+        tx.change(calls=(*tx.state.calls, call), next_call_id=tx.state.next_call_id + 1)
         tx.emit(Ev.SEANCE_OPENED, Audience.to(actor.seat, target), call=call.id, dead=target)

@@ -35,7 +35,7 @@ def _everyone_chose(state: GameState) -> bool:
 
 
 def _open(tx: Tx) -> None:
-    tx.state = evolve(tx.state, night=NightState(tx.state.round, NightStep.STEAL), day=None)
+    tx.change(night=NightState(tx.state.round, NightStep.STEAL), day=None)
 
 
 def _the_rest_take_nothing(tx: Tx) -> None:
@@ -85,17 +85,13 @@ class Steal(Ability):
             new_self = evolve(
                 tx.state.player(actor.seat), spec=plain, role_state=plain.initial_state(players)
             )
-            tx.state = tx.state.with_player(new_self)
+            tx.put_player(new_self)
             tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=plain.id.value, source=None)
             return
         robbed = tx.state.player(target)
         taken = robbed.spec
-        tx.state = tx.state.with_player(
-            evolve(robbed, spec=plain, role_state=plain.initial_state(players))
-        )
-        tx.state = tx.state.with_player(
-            evolve(tx.state.player(actor.seat), spec=taken, role_state=robbed.role_state)
-        )
+        tx.put_player(evolve(robbed, spec=plain, role_state=plain.initial_state(players)))
+        tx.put_player(evolve(tx.state.player(actor.seat), spec=taken, role_state=robbed.role_state))
         tx.emit(Ev.ROLE_TAKEN, Audience.to(actor.seat), role=taken.id.value, source=target)
         tx.emit(Ev.ROLE_STOLEN, Audience.to(target), role=plain.id.value)
         # The night room and the twins learn each other when the steal step is over

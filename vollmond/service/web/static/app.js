@@ -276,6 +276,22 @@ function gamesSection() {
     list,
     box,
   );
+  // The list is asked for again every 3 s. It is redrawn only when it changed, never under a
+  // pressed pointer (a click whose press and release land on two different buttons is lost),
+  // and the focused control keeps the focus (a keyboard user tabbing through the list).
+  let shown = "";
+  let pressing = false;
+  list.addEventListener("pointerdown", () => {
+    pressing = true;
+  });
+  window.addEventListener("pointerup", () => window.setTimeout(() => (pressing = false), 0));
+  function focusedKey() {
+    const active = document.activeElement;
+    if (!active || !list.contains(active)) return null;
+    if (active.dataset.join) return `[data-join="${active.dataset.join}"]`;
+    const href = active.getAttribute("href");
+    return href ? `[href="${href}"]` : null;
+  }
   async function load() {
     const query = ctx.worldFilter ? `?world=${encodeURIComponent(ctx.worldFilter)}` : "";
     let data;
@@ -286,6 +302,10 @@ function gamesSection() {
       return;
     }
     const mine = seats();
+    const signature = JSON.stringify([data.games, Object.keys(mine).sort(), ctx.me, lang()]);
+    if (signature === shown || pressing) return;
+    shown = signature;
+    const focus = focusedKey();
     const items = data.games.map((game) => {
       const world = worldById(game.world);
       const n = world ? names(world) : null;
@@ -321,6 +341,7 @@ function gamesSection() {
       );
     });
     list.replaceChildren(...(items.length ? items : [h("li", { class: "muted" }, t("no_games"))]));
+    if (focus) list.querySelector(focus)?.focus();
   }
   load();
   const timer = window.setInterval(load, 3000);
@@ -365,6 +386,67 @@ function myGamesSection() {
       .catch(() => {});
   }
   return section;
+}
+
+// A game's reasons are codes the catalogue names; an operator's booking carries its own words.
+function karmaReason(reason) {
+  const key = "karma_reason_" + reason;
+  const named = t(key);
+  return named === key ? `${t("karma_reason_other")}: ${reason}` : named;
+}
+
+// The account's standing (issue 10): karma with its history and reasons, the unlock it earned
+// and until when, premium and credit (granted by operators; there is no payment).
+function standingSection() {
+  if (!ctx.me) return null;
+  const me = ctx.me;
+  const summary = [
+    t("karma_balance", { karma: me.karma }),
+    me.premium ? t("premium_on") : t("premium_off"),
+    t("credit_line", { credit: me.credit }),
+  ];
+  const unlock = me.karma_unlock_until
+    ? h("p", { id: "karma-unlock" }, t("karma_unlock", { date: new Date(me.karma_unlock_until).toLocaleDateString(lang()) }))
+    : null;
+  const history = h("ol", { class: "plain karma-history", id: "karma-history", "aria-live": "polite" });
+  const box = errorBox();
+  const more = h(
+    "button",
+    {
+      type: "button",
+      class: "secondary",
+      id: "karma-history-button",
+      onclick: async () => {
+        let data;
+        try {
+          data = await api("/api/me/karma");
+        } catch (err) {
+          showError(box, err);
+          return;
+        }
+        const rows = data.history.map((entry) =>
+          h(
+            "li",
+            { class: entry.amount < 0 ? "karma-minus" : "karma-plus", dataset: { reason: entry.reason } },
+            `${entry.amount > 0 ? "+" : ""}${entry.amount} · ${karmaReason(entry.reason)} · ${new Date(entry.at).toLocaleDateString(lang())}`,
+          ),
+        );
+        history.replaceChildren(...(rows.length ? rows : [h("li", { class: "muted" }, t("karma_empty"))]));
+        more.hidden = true;
+      },
+    },
+    t("karma_history"),
+  );
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "standing-h", id: "standing" },
+    h("h2", { id: "standing-h" }, t("karma_h")),
+    h("p", { id: "standing-summary" }, summary.join(" · ")),
+    unlock,
+    more,
+    history,
+    box,
+  );
 }
 
 function foundSection() {
@@ -823,6 +905,7 @@ function mountLobby(main) {
         worldPicker(render),
         games,
         myGamesSection(),
+        standingSection(),
         codeSection(),
         foundSection(),
       ),

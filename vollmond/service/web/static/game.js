@@ -314,6 +314,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       ws.send(JSON.stringify(hello));
     });
     ws.addEventListener("message", (msg) => {
+      // A socket given up on (silent too long) may still deliver what it had queued; the
+      // answers it would need go to the new socket, so it is heard no more.
+      if (g.ws !== ws) return;
       g.lastHeard = Date.now();
       onMessage(JSON.parse(msg.data));
     });
@@ -570,7 +573,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.over = h("section", { class: "card over", id: "over", "aria-labelledby": "over-h", hidden: true });
     el.alert = h("p", { class: "alert", id: "alert", role: "alert" });
     el.recording = h("p", { class: "recording-mark", id: "recording-mark", role: "status", hidden: true });
-    el.moment = h("div", { class: "moment", id: "moment", hidden: true, onclick: () => nextMoment() });
+    // The banner lets clicks through to the table under it (a vote must never wait for it);
+    // only its close button takes a click.
+    el.moment = h("div", { class: "moment", id: "moment", hidden: true });
     el.momentLive = h("p", { class: "sr-only", id: "moment-live", "aria-live": "polite" });
     el.sound = soundButton();
     el.notify = notifyButton();
@@ -797,6 +802,11 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     el.moment.replaceChildren(
       h("strong", { class: "moment-title", id: "moment-title" }, moment.title),
       h("span", { class: "moment-text" }, moment.text),
+      h(
+        "button",
+        { type: "button", class: "moment-close", "aria-label": t("moment_close"), onclick: () => nextMoment() },
+        "×",
+      ),
     );
     el.moment.hidden = false;
     el.momentLive.textContent = `${moment.title}. ${moment.text}`;

@@ -1,0 +1,71 @@
+"""Issue 10: the account's standing on the web — karma with its history and reasons, premium
+and credit — as an operator's grants (the real `vollmond admin` command against the running
+service's data directory) make it, in German and in English."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from .players import Player
+
+pytestmark = pytest.mark.slow
+
+VOLLMOND = str(Path(sys.executable).with_name("vollmond"))  # the operators' command
+
+
+def admin(server_data: Path, command: list[str], *args: str) -> None:
+    """`vollmond admin COMMAND --data-dir DIR ARGS...` against the test service's data."""
+    subprocess.run(
+        [VOLLMOND, "admin", *command, "--data-dir", str(server_data), *args],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_karma_premium_and_credit_show_with_their_history(
+    browser: Browser, server: str, server_data: Path
+) -> None:
+    tag = secrets.token_hex(3)
+    player = Player.open(browser, server, f"Konto{tag}")
+    try:
+        player.signup()
+        page = player.page
+        expect(page.locator("#standing-summary")).to_have_text(
+            "Karma: 0 · Premium: nein · Guthaben: 0"
+        )
+        page.click("#karma-history-button")
+        expect(page.locator("#karma-history")).to_have_text("Noch keine Buchungen.")
+
+        boss = f"Chef{tag}"
+        admin(server_data, ["create-admin"], boss, "--password", "mondschein-42-chef")
+        name = f"Konto{tag}"
+        for kind, *grant in (
+            ["karma", "--reason", "Turnierpreis", name, "12"],
+            ["karma", "--reason", "Zu laut", name, "--", "-2"],
+            ["premium", "--reason", "Dank", "--days", "3", name],
+            ["credit", "--reason", "Gutschein", name, "5"],
+        ):
+            admin(server_data, ["grant", kind], "--by", boss, *grant)
+        page.reload()
+        expect(page.locator("#standing-summary")).to_have_text(
+            "Karma: 10 · Premium: ja · Guthaben: 5"
+        )
+        page.click("#karma-history-button")
+        rows = page.locator("#karma-history li")
+        expect(rows).to_have_count(2)
+        expect(rows.nth(0)).to_contain_text("-2 · Buchung der Betreiber: Zu laut")
+        expect(rows.nth(1)).to_contain_text("+12 · Buchung der Betreiber: Turnierpreis")
+        page.click("#lang-button")
+        expect(page.locator("#standing-summary")).to_have_text(
+            "Karma: 10 · Premium: yes · Credit: 5"
+        )
+        player.assert_no_script_errors()
+    finally:
+        player.close()
