@@ -66,11 +66,13 @@ def views(player: Player) -> list[dict[str, Any]]:
 
 
 def team_of(player: Player) -> set[int]:
-    """The seats this player may know the cards of besides its own (the mayor rules' team)."""
+    """The seats this player may know the cards of besides its own (the mayor rules' team,
+    the standard rules' partners)."""
     team: set[int] = set()
     for view in views(player):
         me = view.get("me") or {}
         team.update(me.get("team") or ())
+        team.update(me.get("partners") or ())
     return team
 
 

@@ -31,7 +31,7 @@ from vollmond.phone.sip.uas import SipUas, UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
-from vollmond.settings import IdentitySettings
+from vollmond.settings import IdentitySettings, PhoneSettings
 from vollmond.voice.mixer import overlay
 from vollmond.voice.rooms import Room, VoiceRooms
 
@@ -316,8 +316,10 @@ def default_session_factory(
     identity: IdentitySettings | None = None,
     voice: Voice | None = None,
     enforcer: Enforcer | None = None,
+    phone: PhoneSettings | None = None,
 ) -> SessionFactory:
-    """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice."""
+    """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice and the
+    operator's ``[identity]`` and ``[phone]`` settings."""
     from vollmond.phone.session import PhoneSession  # noqa: PLC0415 - loaded only when serving
     from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
 
@@ -325,7 +327,7 @@ def default_session_factory(
     settings = identity or IdentitySettings()
 
     def make(caller: CallerId) -> LineSession:
-        return PhoneSession(hub, caller, voice, identity=settings, enforcer=enforcer)
+        return PhoneSession(hub, caller, voice, identity=settings, enforcer=enforcer, phone=phone)
 
     return make
 
@@ -350,7 +352,9 @@ async def start_phone(
         from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
 
         voice = default_voice(settings.data_dir)
-        session_factory = default_session_factory(hub, settings.identity, voice, enforcer)
+        session_factory = default_session_factory(
+            hub, settings.identity, voice, enforcer, settings.phone
+        )
         # Every fixed prompt rendered at start (into <data-dir>/prompts), so the first caller
         # hears cache hits; in the background, so the service answers meanwhile.
         task = asyncio.create_task(_prewarm(voice), name="phone:prewarm")

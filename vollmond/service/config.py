@@ -12,7 +12,7 @@ from pathlib import Path
 import structlog
 
 from vollmond.service.policy import Policy
-from vollmond.settings import IdentitySettings, SipSettings, WebSettings
+from vollmond.settings import IdentitySettings, PhoneSettings, SipSettings, WebSettings
 from vollmond.settings.karma import KarmaSettings
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
@@ -32,6 +32,7 @@ FILE_MODE = 0o600
 CONFIG_GROUPS: dict[str, type[object]] = {
     "policy": Policy,
     "sip": SipSettings,
+    "phone": PhoneSettings,
     "web": WebSettings,
     "identity": IdentitySettings,
     "moderation": ModerationSettings,
@@ -52,6 +53,7 @@ class Settings:
     database_schema: str | None = None
     policy: Policy = field(default_factory=Policy)
     sip: SipSettings = field(default_factory=SipSettings)
+    phone: PhoneSettings = field(default_factory=PhoneSettings)
     web: WebSettings = field(default_factory=WebSettings)
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     moderation: ModerationSettings = field(default_factory=ModerationSettings)

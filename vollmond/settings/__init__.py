@@ -6,7 +6,8 @@ without a file is a closed one (no trusted proxies, conservative limits).
 """
 
 from vollmond.settings.identity import IdentitySettings
+from vollmond.settings.phone import PhoneSettings
 from vollmond.settings.sip import SipSettings
 from vollmond.settings.web import WebSettings
 
-__all__ = ["IdentitySettings", "SipSettings", "WebSettings"]
+__all__ = ["IdentitySettings", "PhoneSettings", "SipSettings", "WebSettings"]

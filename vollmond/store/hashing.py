@@ -1,4 +1,4 @@
-"""Secret hashing: argon2 for passwords and PINs, HMAC-SHA-256 for invitation codes.
+"""Secret hashing: argon2 for passwords and PINs, HMAC-SHA-256 for invitation and seat codes.
 
 argon2 is deliberately slow (~0.1 s of CPU), so it runs in a worker thread: a login must not
 stall every game actor on the event loop.
@@ -82,6 +82,19 @@ def invitation_code_hash(code: str, key: bytes) -> str:
     index hit (attempts are rate-limited).
     """
     return hmac.new(key, _normalized(code).encode(), hashlib.sha256).hexdigest()
+
+
+SEAT_CODE_KEY_CONTEXT = b"vollmond seat codes v1"
+
+
+def seat_code_hash(code: str, invitation_key: bytes) -> str:
+    """Lookup key for a guest's seat code: HMAC-SHA-256 with a key of its own, derived from
+    the invitation key (itself from the service's secret). A seat code has only 4-6 digits, so
+    a bare hash would be no secret at all to whoever copies the database; with the key outside
+    it, the copy names no code. Deterministic, so the lookup is an index hit (guessing is
+    rate-limited per call and per source)."""
+    key = hmac.new(invitation_key, SEAT_CODE_KEY_CONTEXT, hashlib.sha256).digest()
+    return hmac.new(key, code.strip().encode(), hashlib.sha256).hexdigest()
 
 
 def legacy_invitation_code_hash(code: str) -> str:

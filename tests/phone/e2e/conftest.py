@@ -30,6 +30,7 @@ from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Person
 from vollmond.service.hub import Hub
+from vollmond.settings.phone import PhoneSettings
 from vollmond.settings.sip import SipSettings
 
 
@@ -190,7 +191,7 @@ async def live_rig(
                 identity=settings.identity,
                 digit_timeout_s=2.0,
                 enforcer=service.enforcer,
-                silence_s=silence_s,
+                phone=PhoneSettings(silence_s=silence_s),
             )
             made.setdefault(caller.number, []).append(session)
             return session

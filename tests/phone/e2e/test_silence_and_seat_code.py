@@ -106,6 +106,11 @@ async def settle(session: PhoneSession) -> None:
         await session.prompts.rendered()
 
 
+async def seat_id(live: LiveRig, game_id: str, token: str | None) -> int | None:
+    seat = await live.hub.seat_for(game_id, token) if token is not None else None
+    return seat.id if seat is not None else None
+
+
 async def test_a_guest_drops_and_comes_back_to_the_same_seat_with_the_seat_code(
     live: LiveRig,
 ) -> None:
@@ -130,9 +135,11 @@ async def test_a_guest_drops_and_comes_back_to_the_same_seat_with_the_seat_code(
         await wait_until(lambda: spoken_seat_code(guest) is not None, 20)
         code = spoken_seat_code(guest)
         assert code is not None and len(code) == 5
-        # Before the start a seat is its token (houses are dealt at the start).
-        seat, seats = guest.announcer.lobby_token, len((await live.hub.table(game_id)).seats)
-        assert guest.game_id == game_id and seat is not None
+        # Before the start a seat is its row (houses are dealt at the start); its token is
+        # the call's key to it, renewed when the code brings a caller back.
+        token, seats = guest.announcer.lobby_token, len((await live.hub.table(game_id)).seats)
+        held = await seat_id(live, game_id, token)
+        assert guest.game_id == game_id and held is not None
         await settle(guest)
         await wait_until(lambda: guest.prompts.playing is None, 20)  # the code was heard
         await phone.hangup()  # the call drops
@@ -148,7 +155,9 @@ async def test_a_guest_drops_and_comes_back_to_the_same_seat_with_the_seat_code(
         await wait_until(lambda: back.announcer.state == "seatcode", 15)
         await phone.keys(code + "#", gap=0.15)
         await wait_until(lambda: back.game_id == game_id, 15)
-        assert back.announcer.lobby_token == seat and back.announcer.state == "lobby"
+        assert back.announcer.state == "lobby"
+        assert await seat_id(live, game_id, back.announcer.lobby_token) == held  # the same seat
+        assert await seat_id(live, game_id, token) is None  # the dropped call's key is void
         assert len((await live.hub.table(game_id)).seats) == seats  # no second seat
         await settle(back)
         await phone.hangup()

@@ -20,6 +20,7 @@ from vollmond.phone.session.codes import phone_code
 from vollmond.phone.session.prefs import expert_for
 from vollmond.phone.session.prompts import FRAME_SAMPLES, Priority, PromptQueue, tones
 from vollmond.service.hub import Hub
+from vollmond.settings import PhoneSettings
 from vollmond.store import create_account, set_account_pin
 from vollmond.worlds import get_world
 
@@ -211,7 +212,7 @@ async def listen(session: PhoneSession) -> None:
 
 
 async def test_silence_reminds_three_times_then_the_announcer_says_goodbye(hub: Hub) -> None:
-    session = await call_in(hub, silence_s=0.05)
+    session = await call_in(hub, phone=PhoneSettings(silence_s=0.05))
     await press(session, "2")
     for n in range(1, 4):
         await listen(session)
@@ -230,7 +231,7 @@ async def test_silence_reminds_three_times_then_the_announcer_says_goodbye(hub: 
 async def test_a_key_resets_the_reminders_and_a_seat_in_the_lobby_is_never_hung_up(
     hub: Hub,
 ) -> None:
-    session = await call_in(hub, silence_s=0.05)
+    session = await call_in(hub, phone=PhoneSettings(silence_s=0.05))
     await press(session, "2")
     await listen(session)
     await wait_until(lambda: session.reminded == 1, 2.0)

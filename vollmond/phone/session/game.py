@@ -22,8 +22,8 @@ from vollmond.engine.ruleset import HasCalls, Key, KeyAction, Press
 from vollmond.i18n import render_event, role_explanation
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
-from vollmond.phone.session.line import GameLineBase
-from vollmond.phone.session.prompts import Priority, tones
+from vollmond.phone.session.line import PHASE, ROLE, GameLineBase
+from vollmond.phone.session.prompts import Line, Priority, tones
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
@@ -60,6 +60,15 @@ REFUSED: Final = MappingProxyType(
     {Key.NOBODY: "phone.game.no_nobody", Key.DAY_HOUSE: "phone.game.no_day_action"}
 )
 """What is said when an entry means nothing now (the rules have no command to refuse)."""
+
+OPENING: Final = frozenset({"game_started"})
+"""Events whose narration opens the game and is past once the first phase is over."""
+
+ROLE_CODES: Final = frozenset({"role_assigned"})
+"""Events that tell the caller their role (with its explanation)."""
+
+RING: Final = "ring"
+"""The tag of what is said while a phone rings: withdrawn, if unheard, when the ring ends."""
 
 RING_ENDS: Final = frozenset(
     {"call_connected", "call_declined", "call_missed", "call_ended", "call_busy", "seance_opened"}
@@ -137,18 +146,21 @@ class GameLine(GameLineBase):
             self._phase_started(event)
             return
         if code in RING_ENDS:
+            # The ring is over: its tones and, if unheard, its words ("ruft dich an", "es
+            # klingelt") are past; what became of the call is said next.
             self.s.prompts.stop_tone("ringing", "incoming_ring")
+            self.s.prompts.withdraw(RING)
         if code == "call_incoming":
             # An alert: the ring first (audio at once, nothing to render), then who calls and
             # the keys; it goes before whatever the callee was hearing and cuts menus and help.
             self.s.tone("incoming_ring", tones.incoming_ring(1), priority=Priority.ALERT)
-            say(self._render(event), self.t("phone.can.answer"), priority=Priority.ALERT)
+            say(self._render(event), self.t("phone.can.answer"), priority=Priority.ALERT, tag=RING)
             cycles = self._ring_cycles(1.8) - 1
             if cycles > 0:
                 self.s.tone("incoming_ring", tones.incoming_ring(cycles))
             return
         if code == "call_outgoing":
-            say(self._render(event), priority=NEWS)
+            say(self._render(event), priority=NEWS, tag=RING)
             self.s.tone("ringing", tones.ringing(self._ring_cycles(5.0)))
             return
         if code == "call_busy":
@@ -159,17 +171,19 @@ class GameLine(GameLineBase):
             say(self.t("phone.game.you_declined"), priority=NEWS)
             return
         priority = URGENT if code == "game_over" else NEWS
-        say(self._render(event), priority=priority, remember=code != "chat")
+        # The welcome belongs to the first phase; the role is shortened when it is late.
+        tag = PHASE if code in OPENING else ROLE if code in ROLE_CODES else None
+        say(self._render(event), priority=priority, remember=code != "chat", tag=tag)
         if code == "game_over":
             self._game_over()
 
     def _phase_started(self, event: Event) -> None:
         """A new phase: for a living player who acts in it this is their turn (urgent: the
         phase, their keys and the time left come first); the night walk follows, short and cut
-        by any key. The previous turn's prompt, if still unheard, is withdrawn: its keys and
-        time are past, and it would hold back every urgent prompt after it."""
+        by any key. The previous turn's prompt and phase news, if still unheard, are withdrawn:
+        its keys and time are past, and it would hold back every urgent prompt after it."""
         params = event.params
-        self._phase_clock(params)
+        self._phase_begins(params)
         self.s.prompts.withdraw(TURN)
         night = params.get("phase") == NIGHT and params.get("step") != "steal"
         own = self._night_turn() if night else []
@@ -184,13 +198,13 @@ class GameLine(GameLineBase):
         elif turn:
             self.s.say(self._render(event), priority=URGENT, tag=TURN)
         else:
-            self.s.say(self._render(event), priority=NEWS)
+            self.s.say(self._render(event), priority=NEWS, tag=PHASE)
         if night:
             self._night_walk()
         elif self._alive:
             self._own_turn(always=params.get("phase") != NIGHT)
 
-    def _night_turn(self) -> list[str]:
+    def _night_turn(self) -> list[Line]:
         """The caller's own night instructions, if their role has a step tonight."""
         me = self._me()
         my_role = me.get("role") if me is not None and self._alive else None
@@ -216,12 +230,13 @@ class GameLine(GameLineBase):
         if self._alive:
             others = self._other_lines(self._actions())
             if others:
-                self.s.say(*others, priority=NEWS)
+                self.s.say(*others, priority=NEWS, tag=PHASE)
         if self.s.expert:
             return
         for key in steps:
             step = f"phone.night.step.{key}"
-            self.s.say(self.tw(step if step in names else "phone.night.step.other"), remember=False)
+            line = self.tw(step if step in names else "phone.night.step.other")
+            self.s.say(line, remember=False, tag=PHASE)
 
     def _own_turn(self, *, always: bool) -> None:
         lines = self.can_lines()
@@ -286,7 +301,7 @@ class GameLine(GameLineBase):
     def hash_immediate(self) -> bool:
         return self._call() is not None
 
-    def reminder(self) -> list[str] | None:
+    def reminder(self) -> Sequence[Line] | None:
         """After a silence: what the caller still has to do in this phase and the time left
         (at most `MAX_REMINDERS` times a phase); nothing when there is nothing to do."""
         if self._confirm_leave or self._choice:
@@ -302,7 +317,7 @@ class GameLine(GameLineBase):
         if self._reminded_in == seq and self._reminders >= MAX_REMINDERS:
             return None
         actions = self._actions()
-        lines = self._ability_lines(actions, night=phase == NIGHT)
+        lines: list[Line] = [*self._ability_lines(actions, night=phase == NIGHT)]
         votes = self._votes(actions)
         if votes:
             lines.append(self.t("phone.can.vote", targets=self._seats_text(votes)))

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.ruleset import HasKeypad, KeyAction
 from vollmond.i18n import render_rejection
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Info, Single, Star, Token
-from vollmond.phone.session.prompts import Priority
+from vollmond.phone.session.prompts import Line, Live, Priority
+from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.recording import RecordingNoticeLine
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.hub import LobbyError
@@ -32,6 +33,20 @@ from vollmond.worlds import get_world
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
+
+PHASE: Final = "phase"
+"""The tag of what describes the running phase and nothing after it (its narration, the night
+walk, the game's welcome before the first phase): withdrawn, unheard, when the next phase
+begins. A turn's own keys have their line's tag (``turn``), withdrawn then too."""
+
+ROLE: Final = "role"
+"""The tag of the caller's role with its explanation (the deal): it stays true, but if it is
+still unheard when the next phase begins it is shortened to the role's name (``#5`` explains
+it)."""
+
+TIMER_MIN_S: Final = 5
+"""A timer line with less time left than this when it would play is dropped: by the time it
+has been said, it is wrong (docs/decisions.md, "Stale news at a phase change")."""
 
 
 class GameLineBase(ABC):
@@ -141,11 +156,22 @@ class GameLineBase(ABC):
     @abstractmethod
     def state_changed(self, state: Any, phase_changed: bool) -> None: ...
 
-    def _phase_clock(self, params: Mapping[str, Any]) -> None:
-        """A phase began now, with its length if it has one (for "noch N Sekunden")."""
+    def _phase_begins(self, params: Mapping[str, Any]) -> None:
+        """A phase began now, with its length if it has one (for "noch N Sekunden"). What
+        described the one before (tagged `PHASE`) is withdrawn if still unheard; before the
+        first phase there is none, and the game's welcome belongs to the first."""
+        if self._phase_at is not None:
+            self.s.prompts.withdraw(PHASE)
+            self._shorten_role()
         seconds = params.get("seconds")
         self._phase_at = self.s.clock()
         self._phase_s = float(seconds) if isinstance(seconds, int | float) else None
+
+    def _shorten_role(self) -> None:
+        me = self._view().get("me") if self.seat is not None else None
+        if isinstance(me, Mapping) and me.get("role"):
+            role = self.world.role_name(str(me["role"]), self.s.lang)
+            self.s.prompts.shorten(ROLE, sentence(self.t("phone.game.role_short", role=role)))
 
     def _game_over(self) -> None:
         if self._over:
@@ -187,12 +213,21 @@ class GameLineBase(ABC):
         sep, last = names.get("fmt.list_sep", ", "), names.get("fmt.list_and", ", ")
         return self.t("fmt.seats", list=sep.join(numbers[:-1]) + last + numbers[-1])
 
-    def _time_left(self) -> list[str]:
-        """ "noch 90 Sekunden": the time left in this phase, when the phase has a limit."""
+    def _time_left(self) -> list[Line]:
+        """ "noch 90 Sekunden": the time left in this phase, when the phase has a limit; a
+        live line, said for the moment it plays (or not at all when under `TIMER_MIN_S`)."""
         if self._phase_s is None or self._phase_at is None:
             return []
-        left = int(self._phase_s - (self.s.clock() - self._phase_at))
-        return [self.t("phone.game.time_left", n=left)] if left > 0 else []
+        started, end = self._phase_at, self._phase_at + self._phase_s
+
+        def words() -> str | None:
+            left = int(end - self.s.clock())
+            # A new phase begun: the line was about one that is past.
+            past = self._phase_at != started
+            return None if past or left < TIMER_MIN_S else self.t("phone.game.time_left", n=left)
+
+        now = words()
+        return [] if now is None else [Live(now, words)]
 
     # -- what the caller can do (spoken) ---------------------------------------------------
     @abstractmethod
@@ -228,7 +263,7 @@ class GameLineBase(ABC):
     def hash_immediate(self) -> bool: ...
 
     @abstractmethod
-    def reminder(self) -> list[str] | None: ...
+    def reminder(self) -> Sequence[Line] | None: ...
 
     def help(self) -> list[str]:
         if self._confirm_leave:

@@ -33,10 +33,11 @@ from vollmond.phone.session.ident import Identification
 from vollmond.phone.session.keys import Entry, Info, Single, Token
 from vollmond.phone.session.prefs import expert_for
 from vollmond.phone.session.prompts import Priority
-from vollmond.phone.session.seatcodes import WRONG_PER_CALL, seat_codes
+from vollmond.phone.session.seatcodes import wrong_codes
 from vollmond.service.enforce import denial_text
 from vollmond.service.hub import GameStatus, Hub, LobbyError, TableInfo
 from vollmond.service.policy import SizeNotAllowedError, unlock_private_size
+from vollmond.store.seat_codes import find_seat_code, issue_seat_code, renew_seat_token
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -640,29 +641,31 @@ class Announcer:
         if _is_back(choice):
             self.open_menu()
             return
-        codes = seat_codes(self.s.hub)
+        wrong, settings = wrong_codes(self.s.hub), self.s.settings
         source = self.s.caller.pin_source
-        if self._seat_code_wrong >= WRONG_PER_CALL or codes.blocked(source):
+        if self._seat_code_wrong >= settings.seat_code_tries_per_call or wrong.blocked(
+            source, settings
+        ):
             self.s.say(self.s.t("phone.menu.code_limit"), remember=False)
             self.open_menu()
             return
-        held = codes.find(choice)
-        game = await self.s.hub.game(held.game_id) if held is not None else None
+        hub = self.s.hub
+        held = await find_seat_code(hub.sessions, hub.invitation_key, choice)
+        game = await hub.game(held.game_id) if held is not None else None
         if held is None or game is None or game.status not in OPEN:
             self._seat_code_wrong += 1
-            codes.count_wrong(source)
+            wrong.count(source)
             self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
             return
-        seat = await self.s.hub.seat_for(held.game_id, held.token)
-        if seat is None:
-            codes.forget_game(held.game_id)
+        token = await renew_seat_token(hub.sessions, held)
+        if token is None:
             self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
             return
         self.world = get_world(game.world)
         self.founder = False
-        table = await self.s.hub.table(held.game_id)
+        table = await hub.table(held.game_id)
         await self._seated(
-            held.game_id, held.token, started=False, taken=len(table.seats), size=table.size
+            held.game_id, token, started=False, taken=len(table.seats), size=table.size, code=choice
         )
 
     # the table before the start
@@ -687,11 +690,20 @@ class Announcer:
         )
 
     async def _seated(
-        self, game_id: str, token: str, *, started: bool, taken: int, size: int
+        self,
+        game_id: str,
+        token: str,
+        *,
+        started: bool,
+        taken: int,
+        size: int,
+        code: str | None = None,
     ) -> None:
+        """At the table (or in the game): a guest hears the code that brings them back to this
+        seat — the one they typed to get back, or a new one."""
         self.lobby_game, self.lobby_token = game_id, token
-        if self.s.identity_id is None:  # a guest: the code that brings them back to this seat
-            code = seat_codes(self.s.hub).issue(game_id, token)
+        if self.s.identity_id is None:
+            code = code or await self._new_seat_code(game_id, token)
             self.s.say(self.s.t("phone.menu.seat_code", code=" ".join(code)), priority=NEWS)
         if started or game_id in self.s.hub.actors:
             await self._start_playing()
@@ -702,6 +714,19 @@ class Announcer:
             *self._lobby_keys(),
         )
         self._waiter = self.s.spawn(self._wait_for_start(), name=f"lobby:{game_id}")
+
+    async def _new_seat_code(self, game_id: str, token: str) -> str:
+        hub, settings = self.s.hub, self.s.settings
+        seat = await hub.seat_for(game_id, token)
+        assert seat is not None  # just seated with this token
+        return await issue_seat_code(
+            hub.sessions,
+            hub.invitation_key,
+            game_id=game_id,
+            seat_id=seat.id,
+            digits=settings.seat_code_digits,
+            ttl_s=settings.seat_code_ttl_s,
+        )
 
     def _start_min(self) -> int:
         """Fewest seats the table's rules start with (the founder's early start)."""

@@ -23,8 +23,8 @@ from vollmond.engine.ruleset import HasKeypad, Key, KeyAction, Press
 from vollmond.i18n import render_event
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
-from vollmond.phone.session.line import GameLineBase
-from vollmond.phone.session.prompts import Priority
+from vollmond.phone.session.line import PHASE, ROLE, GameLineBase
+from vollmond.phone.session.prompts import Line, Priority
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
@@ -72,13 +72,21 @@ class RulesLine(GameLineBase):
         self._announce_turn()
 
     def _narrate(self, event: Event) -> None:
-        if event.code in self.PHASE_CODES:
-            self._phase_clock(event.params)
+        phase = event.code in self.PHASE_CODES
+        if phase:
+            self._phase_begins(event.params)
         over = event.code == "game_over"
+        # A phase's (or stage's) narration and the welcome describe what is past once the
+        # next phase begins; the rest (a role, a death, the end) stays true.
         self.s.say(
             render_event(event, self.s.lang, self.world, self.rs),
             priority=Priority.URGENT if over else Priority.NEWS,
             remember=event.code != "chat",
+            tag=PHASE
+            if phase or event.code == "game_started"
+            else ROLE
+            if event.code == "role_assigned"
+            else None,
         )
         if over:
             self._game_over()
@@ -138,7 +146,7 @@ class RulesLine(GameLineBase):
     def hash_immediate(self) -> bool:
         return False
 
-    def reminder(self) -> list[str] | None:
+    def reminder(self) -> Sequence[Line] | None:
         """After a silence: what the caller still has to do now and the time left (at most
         `MAX_REMINDERS` times a turn); nothing when there is nothing to do."""
         if self._confirm_leave or self._choice:
@@ -147,7 +155,7 @@ class RulesLine(GameLineBase):
         if not actions or self._reminders >= MAX_REMINDERS:
             return None
         self._reminders += 1
-        return self._can_lines(actions) + self._time_left()
+        return [*self._can_lines(actions), *self._time_left()]
 
     async def _keys(self, token: Token) -> None:
         press = self._press(token)

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -27,12 +27,20 @@ from vollmond.i18n import text
 from vollmond.phone.caller import CallerId
 from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Star, Token
 from vollmond.phone.session.prefs import set_expert
-from vollmond.phone.session.prompts import Priority, PromptQueue, Spoken, Voice, tones
+from vollmond.phone.session.prompts import (
+    Line,
+    Live,
+    Priority,
+    PromptQueue,
+    Spoken,
+    Voice,
+    tones,
+)
 from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
-from vollmond.settings import IdentitySettings
+from vollmond.settings import IdentitySettings, PhoneSettings
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -67,7 +75,7 @@ class Mode(Protocol):
 
     def help(self) -> list[str]: ...
 
-    def reminder(self) -> list[str] | None:
+    def reminder(self) -> Sequence[Line] | None:
         """What to say after a silence (None: the caller is only listening, say nothing)."""
         ...
 
@@ -88,8 +96,7 @@ class PhoneSession:
         lobby_poll_s: float = 0.05,
         on_operator: Callable[[OperatorCall], None] | None = None,
         enforcer: Enforcer | None = None,
-        silence_s: float = 8.0,
-        reminders: int = 3,
+        phone: PhoneSettings | None = None,
         flood_gap_s: float = 0.5,
     ) -> None:
         from vollmond.phone.session.menu import Announcer  # noqa: PLC0415 (cyclic by design)
@@ -97,6 +104,7 @@ class PhoneSession:
         self.hub = hub
         self.caller = caller
         self.identity = identity or IdentitySettings()
+        self.settings = phone or PhoneSettings()  # the operator's [phone] table
         self.lang = lang
         self.clock = clock
         self.lobby_poll_s = lobby_poll_s
@@ -117,13 +125,13 @@ class PhoneSession:
         self._worker: asyncio.Task[None] | None = None
         self._expiry: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._last_block: list[str] = []
+        self._last_block: list[Line] = []
         self._closed = False
         self._lock = asyncio.Lock()
         # Re-prompt on silence: `silence_s` after the line went quiet with no key, a short
         # reminder; after `reminders` of them in the announcer, goodbye.
-        self.silence_s = silence_s
-        self.reminders = reminders
+        self.silence_s = self.settings.silence_s
+        self.reminders = self.settings.reminders
         self.reminded = 0
         self._quiet = False
         self._silence: asyncio.TimerHandle | None = None
@@ -224,14 +232,17 @@ class PhoneSession:
 
     def say(
         self,
-        *lines: str,
+        *lines: Line,
         priority: Priority = Priority.MENU,
         remember: bool = True,
         tag: str | None = None,
     ) -> None:
-        lines = tuple(sentence(line) for line in lines)
+        """Queue `lines`; a live line (the time left) is said as it holds when it plays."""
         for line in lines:
-            self.prompts.say(line, priority, tag)
+            if isinstance(line, Live):
+                self.prompts.say(sentence(line.text), priority, tag, _sentences(line.refresh))
+            else:
+                self.prompts.say(sentence(line), priority, tag)
         if remember and lines:
             self._last_block = list(lines)
 
@@ -308,7 +319,7 @@ class PhoneSession:
             self.hang_up()
             return
         self.reminded += 1
-        keys = " ".join(sentence(line) for line in lines)
+        keys = " ".join(sentence(_words(line)) for line in lines)
         self.say(self.t("phone.reminder", keys=keys), remember=False)
         self._quiet = False  # armed again once the reminder has been heard
 
@@ -361,3 +372,17 @@ class PhoneSession:
                 self.say(self.t("phone.repeat_nothing"), remember=False)
             return
         await self.mode.handle(token)
+
+
+def _words(line: Line) -> str:
+    return line.text if isinstance(line, Live) else line
+
+
+def _sentences(refresh: Callable[[], str | None]) -> Callable[[], str | None]:
+    """A live line's words as a sentence, like every prompt (:func:`sentence`)."""
+
+    def words() -> str | None:
+        fresh = refresh()
+        return None if fresh is None else sentence(fresh)
+
+    return words

@@ -7,7 +7,7 @@ from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, G
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
 from vollmond.store.models.moderation import AlarmRow, AuditEntryRow, RecordingRow, SanctionRow
 from vollmond.store.models.phone import PhoneIdentityRow, PhoneNumberClaimRow, PhonePinFailureRow
-from vollmond.store.models.seats import SeatRow
+from vollmond.store.models.seats import SeatCodeRow, SeatRow
 
 __all__ = [
     "AccountRow",
@@ -28,6 +28,7 @@ __all__ = [
     "RecordingRow",
     "Role",
     "SanctionRow",
+    "SeatCodeRow",
     "SeatRow",
     "WebSessionRow",
 ]

@@ -28,3 +28,18 @@ class SeatRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64))
     house: Mapped[int | None] = mapped_column(Integer)
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SeatCodeRow(Base):
+    """A guest's seat code (said once on the telephone), kept as its HMAC: calling back, the
+    code gives the seat again until `expires_at`. It goes with its seat (a guest who leaves
+    the table) and is useless once its game is over."""
+
+    __tablename__ = "seat_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seat_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("game_seats.id", ondelete="CASCADE"), unique=True
+    )
+    game_id: Mapped[str] = mapped_column(String(32), ForeignKey("games.id"), index=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -2,7 +2,14 @@
 
 from vollmond.phone.session.prompts import tones
 from vollmond.phone.session.prompts.prewarm import prewarm, static_prompts
-from vollmond.phone.session.prompts.queue import Priority, PromptQueue, Spoken, Utterance
+from vollmond.phone.session.prompts.queue import (
+    Line,
+    Live,
+    Priority,
+    PromptQueue,
+    Spoken,
+    Utterance,
+)
 from vollmond.phone.session.prompts.voice import (
     FRAME_SAMPLES,
     SAMPLE_RATE,
@@ -17,6 +24,8 @@ __all__ = [
     "SAMPLE_RATE",
     "Audio",
     "EspeakVoice",
+    "Line",
+    "Live",
     "Priority",
     "PromptQueue",
     "Spoken",

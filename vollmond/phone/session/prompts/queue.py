@@ -21,7 +21,13 @@ not — a caller who types while the morning report plays must still hear who di
 A prompt may carry a `tag` saying what it is about, so that one that became wrong can be
 withdrawn (:meth:`PromptQueue.withdraw`): a turn's keys and time left are obsolete once the
 next phase has begun, and an urgent backlog of past turns would hold back every later urgent
-prompt (first in, first out) — the recording warning waited a minute behind one.
+prompt (first in, first out) — the recording warning waited a minute behind one. The game lines
+tag everything that describes a phase (its narration, its instructions, its timer lines) and
+withdraw it when the phase is over; what stays true (a role, a death, a seat code) is untagged.
+
+A prompt whose words depend on when it is heard ("noch 90 Sekunden") is a :class:`Live` line:
+it is rendered when queued, and again for the moment it starts to play if its words changed by
+then, or dropped if it has nothing true left to say. A caller never hears a stale timer.
 """
 
 from __future__ import annotations
@@ -55,6 +61,20 @@ class Priority(IntEnum):
         return self >= Priority.MENU
 
 
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A line whose words depend on when it is heard: `text` as it would be said now, and
+    `refresh` giving the words for the moment it starts to play (None: drop it, it would no
+    longer be true)."""
+
+    text: str
+    refresh: Callable[[], str | None]
+
+
+Line = str | Live
+"""What the session is asked to say: fixed words, or a live line."""
+
+
 @dataclass(eq=False)
 class Utterance:
     """One queued prompt: speech (`text`) or a tone (`audio` known from the start)."""
@@ -66,6 +86,7 @@ class Utterance:
     pending: asyncio.Future[Audio] | None = field(default=None, repr=False)
     played: int = 0  # samples already sent
     tag: str | None = None  # what the prompt is about (see PromptQueue.withdraw)
+    refresh: Callable[[], str | None] | None = field(default=None, repr=False)  # see Live
 
     @property
     def interruptible(self) -> bool:
@@ -105,14 +126,25 @@ class PromptQueue:
         self.transcript: list[Spoken] = []
 
     # -- queueing --------------------------------------------------------------------------
-    def say(self, text: str, priority: Priority = Priority.MENU, tag: str | None = None) -> None:
+    def say(
+        self,
+        text: str,
+        priority: Priority = Priority.MENU,
+        tag: str | None = None,
+        refresh: Callable[[], str | None] | None = None,
+    ) -> None:
+        """Queue `text`; with `refresh`, its words are checked again when it starts to play
+        (a :class:`Live` line)."""
         text = text.strip()
         if not text:
             return
-        item = Utterance(text, priority, tag=tag)
-        item.pending = asyncio.ensure_future(asyncio.to_thread(self._render, text))
+        item = Utterance(text, priority, tag=tag, refresh=refresh)
+        item.pending = self._render_soon(text)
         self._enqueue(item)
         self._record(Spoken(text, None, priority))
+
+    def _render_soon(self, text: str) -> asyncio.Future[Audio]:
+        return asyncio.ensure_future(asyncio.to_thread(self._render, text))
 
     def play(self, name: str, audio: Audio, priority: Priority = Priority.MENU) -> None:
         """A tone (ringing, busy, beep) by name; the name goes into the transcript."""
@@ -164,6 +196,22 @@ class PromptQueue:
         (a past turn's keys and time). Returns how many."""
         return self._drop(lambda u: u.tag == tag)
 
+    def shorten(self, tag: str, text: str) -> bool:
+        """Say `text` instead of the unheard prompts tagged `tag` (one that is playing is heard
+        to its end): what stays true, in fewer words once it is late. Returns whether any was
+        replaced."""
+        unheard = [u for u in self._queue if u.tag == tag and u.played == 0]
+        if not unheard:
+            return False
+        first = unheard[0]
+        self._drop(lambda u: u in unheard[1:])
+        first.text, first.audio, first.refresh = text.strip(), None, None
+        if first.pending is not None:
+            first.pending.cancel()
+        first.pending = self._render_soon(first.text)
+        self._record(Spoken(first.text, None, first.priority))
+        return True
+
     def stop_tone(self, *names: str) -> int:
         """Stop tones by name (the ringing once a call is answered), also mid-play."""
         kept = deque(u for u in self._queue if u.tone is None or u.tone not in names)
@@ -206,6 +254,8 @@ class PromptQueue:
             head = self._queue[0]
             if not head.ready():
                 break
+            if head.played == 0 and head.refresh is not None and not self._fresh(head):
+                continue
             assert head.audio is not None
             chunk = head.audio[head.played : head.played + FRAME_SAMPLES - filled]
             out[filled : filled + len(chunk)] = chunk
@@ -216,6 +266,21 @@ class PromptQueue:
         if filled == 0 and not self._queue:
             return None
         return out
+
+    def _fresh(self, head: Utterance) -> bool:
+        """Whether a live line at the head may start now: dropped if it has nothing true left
+        to say, rendered again (silence meanwhile) if its words changed since it was queued."""
+        assert head.refresh is not None
+        words = head.refresh()
+        if words is None:
+            self._queue.popleft()
+            return False
+        words = words.strip()
+        if words == head.text:
+            return True
+        head.text, head.audio = words, None
+        head.pending = self._render_soon(words)
+        return False
 
     async def rendered(self) -> None:
         """Wait until every queued utterance has its audio (tests, pre-warming)."""
@@ -229,4 +294,7 @@ class PromptQueue:
         frames = []
         while (frame := self.next_frame()) is not None:
             frames.append(frame)
+            head = self.playing
+            if head is not None and not head.ready():
+                await self.rendered()  # a live line rendered again when it reached the head
         return np.concatenate(frames) if frames else np.zeros(0, dtype=np.int16)
