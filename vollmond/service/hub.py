@@ -36,6 +36,7 @@ from vollmond.service.policy import (
     unlock_private_size,
 )
 from vollmond.service.presence import Presence
+from vollmond.service.seat_codes import SeatCodes
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Game,
@@ -172,6 +173,7 @@ class Hub:
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
         self.identities = PhoneIdentities(sessions)  # the telephone's sign-in
+        self.seat_codes = SeatCodes(sessions, self.invitation_key)  # guests' way back
         self.log_writer = LogWriter(sessions)
         # Whether a table is being recorded (O2/O4), for every channel to read and follow.
         self.notices = RecordingNotices()

@@ -37,7 +37,6 @@ from vollmond.phone.session.seatcodes import wrong_codes
 from vollmond.service.enforce import denial_text
 from vollmond.service.hub import GameStatus, Hub, LobbyError, TableInfo
 from vollmond.service.policy import SizeNotAllowedError, unlock_private_size
-from vollmond.store.seat_codes import find_seat_code, issue_seat_code, renew_seat_token
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -650,14 +649,14 @@ class Announcer:
             self.open_menu()
             return
         hub = self.s.hub
-        held = await find_seat_code(hub.sessions, hub.invitation_key, choice)
+        held = await hub.seat_codes.find(choice)
         game = await hub.game(held.game_id) if held is not None else None
         if held is None or game is None or game.status not in OPEN:
             self._seat_code_wrong += 1
             wrong.count(source)
             self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
             return
-        token = await renew_seat_token(hub.sessions, held)
+        token = await hub.seat_codes.renew_token(held)
         if token is None:
             self.s.refuse(self.s.t("phone.menu.seat_code_unknown"))
             return
@@ -719,13 +718,8 @@ class Announcer:
         hub, settings = self.s.hub, self.s.settings
         seat = await hub.seat_for(game_id, token)
         assert seat is not None  # just seated with this token
-        return await issue_seat_code(
-            hub.sessions,
-            hub.invitation_key,
-            game_id=game_id,
-            seat_id=seat.id,
-            digits=settings.seat_code_digits,
-            ttl_s=settings.seat_code_ttl_s,
+        return await hub.seat_codes.issue(
+            game_id, seat.id, digits=settings.seat_code_digits, ttl_s=settings.seat_code_ttl_s
         )
 
     def _start_min(self) -> int:
