@@ -38,10 +38,10 @@ echo "-- everything but the browser table on $core workers; beside it, the brows
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
 tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
-( run_pytest -n "$core" --dist loadfile --ignore=tests/browser --basetemp="$tmp/core" 2>&1 |
+( run_pytest -n "$core" --dist loadfile --durations=25 --ignore=tests/browser --basetemp="$tmp/core" 2>&1 |
     sed -u 's/^/[core] /' ) &
 core_pid=$!
-( run_pytest -n "$chromium" --dist loadfile tests/browser --basetemp="$tmp/browser" 2>&1 |
+( run_pytest -n "$chromium" --dist loadfile --durations=15 tests/browser --basetemp="$tmp/browser" 2>&1 |
     sed -u 's/^/[browser] /' ) &
 browser_pid=$!
 rc=0
