@@ -374,19 +374,15 @@ async def test_timeouts_end_the_call_with_bye(config: UasConfig, reason: EndReas
         r.rtp.close()
 
 
-async def test_rtp_schedule_holds_50_frames_per_second(rig: Rig) -> None:
+async def test_rtp_stream_steps_one_frame_of_160_samples_per_packet(rig: Rig) -> None:
+    """A second of packets: each one frame later than the one before (sequence +1, timestamp
+    +160), none skipped or doubled. That it keeps 50 per second is wall time, which a loaded
+    machine bends: `benchmarks/phone_load.py` measures the send lateness."""
     await rig.establish(rig.dialog())
-    loop = asyncio.get_running_loop()
-    first = parse_rtp(await rig.rtp.recv_raw())
-    t0 = loop.time()
-    last = first
-    count = 0
-    while loop.time() - t0 < 1.0:
-        last = parse_rtp(await rig.rtp.recv_raw())
-        count += 1
-    elapsed = loop.time() - t0
-    assert count == pytest.approx(elapsed / 0.02, abs=3)
-    assert (last.timestamp - first.timestamp) % 2**32 == count * 160
+    packets = [parse_rtp(await rig.rtp.recv_raw()) for _ in range(51)]
+    for before, after in itertools.pairwise(packets):
+        assert (after.sequence - before.sequence) % 2**16 == 1
+        assert (after.timestamp - before.timestamp) % 2**32 == 160
 
 
 async def test_inband_dtmf_when_no_telephone_event_negotiated(rig: Rig) -> None:

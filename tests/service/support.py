@@ -77,7 +77,11 @@ async def running_service(
     app = build_app(settings)
     for route in extra_routes:
         app.router.routes.insert(0, route)
-    port = free_port()
+    # The socket is bound here and handed to uvicorn: a port picked free and bound later may
+    # be taken in between by another test process (seen: "address already in use").
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -87,7 +91,7 @@ async def running_service(
         proxy_headers=False,  # as `vollmond serve`: the app decides whom to believe
     )
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=[listener]))
     try:
         deadline = time.monotonic() + 60  # a liveness bound (migrations on a loaded machine)
         while not server.started:
@@ -108,6 +112,7 @@ async def running_service(
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 30)
+        listener.close()
 
 
 class ApiClient:
