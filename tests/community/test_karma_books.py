@@ -14,7 +14,7 @@ from vollmond.engine.ruleset import get_ruleset
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.commands import Leave
 from vollmond.engine.standard.sim import PlayedGame, play_game
-from vollmond.service.hub import Hub
+from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.karma import KARMA_UNLOCK_GRANT, KarmaBooks
 from vollmond.service.policy import KarmaPath, Policy, Standing, unlock_private_size
 from vollmond.settings.karma import KarmaSettings
@@ -25,6 +25,7 @@ from vollmond.store import (
     append_commands,
     create_game,
     create_phone_identity,
+    credit_balance,
     credit_change,
     grant_premium,
     karma_change,
@@ -342,5 +343,28 @@ async def test_a_phone_only_standing_unlocks_from_its_own_ledgers(sessions: Sess
         assert standing.credit == 70 and standing.premium
         with pytest.raises(InsufficientCreditError):
             await credit_change(sessions, phone, -71, "zu viel")
+    finally:
+        await hub.close()
+
+
+@pytest.mark.rule("P2")
+async def test_a_phone_only_founder_pays_from_and_is_refunded_to_their_own_credit(
+    sessions: Sessions,
+) -> None:
+    phone = Owner.phone((await create_phone_identity(sessions)).id)
+    await credit_change(sessions, phone, 60, "Gutschrift")
+    hub = Hub(sessions, POLICY, karma=RULES)
+    try:
+        founded = await hub.found(
+            GameOptions(players=12),
+            private=True,
+            host_account_id=None,
+            host_phone_id=phone.phone_id,
+        )
+        assert await credit_balance(sessions, phone) == 60 - POLICY.credit.cost
+        await hub.abort(founded.game.id)
+        assert await credit_balance(sessions, phone) == 60
+        with pytest.raises(LobbyError):  # a guest (no ledger) may not found it at all
+            await hub.found(GameOptions(players=12), private=True, host_account_id=None)
     finally:
         await hub.close()
