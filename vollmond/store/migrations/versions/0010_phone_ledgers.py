@@ -1,7 +1,7 @@
 """Phone-only identities keep ledgers of their own (issue 10).
 
-Revision ID: 0009_phone_ledgers
-Revises: 0008
+Revision ID: 0010_phone_ledgers
+Revises: 0009 (seat codes)
 Create Date: 2026-12-01
 
 - `karma_ledger`, `credit_ledger`, `premium_periods`, `grants`: a row belongs to an account or
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009_phone_ledgers"
-down_revision: str | Sequence[str] | None = "0008"
+revision: str = "0010_phone_ledgers"
+down_revision: str | Sequence[str] | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
