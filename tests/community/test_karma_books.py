@@ -14,20 +14,27 @@ from vollmond.engine.ruleset import get_ruleset
 from vollmond.engine.standard import GameOptions
 from vollmond.engine.standard.commands import Leave
 from vollmond.engine.standard.sim import PlayedGame, play_game
+from vollmond.service.hub import Hub, LobbyError
 from vollmond.service.karma import KARMA_UNLOCK_GRANT, KarmaBooks
 from vollmond.service.policy import KarmaPath, Policy, Standing, unlock_private_size
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
+    InsufficientCreditError,
     Sessions,
     active_grants,
     append_commands,
     create_game,
+    create_phone_identity,
+    credit_balance,
+    credit_change,
+    grant_premium,
     karma_change,
     karma_history,
     karma_total,
     set_game_status,
 )
 from vollmond.store.models import AccountRow, GameStatus, SeatRow
+from vollmond.store.owners import Owner
 from vollmond.store.seats import add_seat, number_houses
 
 RULES = KarmaSettings(min_humans=3)
@@ -111,7 +118,7 @@ async def test_a_finished_game_books_each_human_once(sessions: Sessions) -> None
     )
     karma = KarmaBooks(sessions, RULES, POLICY, Clock(DAY))
     booked = await karma.book_game(game_id, get_ruleset("standard"), state)
-    assert set(booked.awards) == set(accounts.values())
+    assert set(booked.awards) == {Owner.account(a) for a in accounts.values()}
     results = get_ruleset("standard").seat_results(state, [])  # type: ignore[attr-defined]
     for seat, account_id in accounts.items():
         history = await karma_history(sessions, account_id)
@@ -120,11 +127,17 @@ async def test_a_finished_game_books_each_human_once(sessions: Sessions) -> None
         assert (KarmaReason.WIN.value in reasons) == results[seat].won
         assert (KarmaReason.SURVIVE.value in reasons) == results[seat].survived
         assert all(entry.game_id == game_id for entry in history)
-        assert await karma_total(sessions, account_id) == booked.awards[account_id].total
+        assert (
+            await karma_total(sessions, account_id)
+            == booked.awards[Owner.account(account_id)].total
+        )
     again = await karma.book_game(game_id, get_ruleset("standard"), state)
     assert again.awards == {}  # a resumed game is not booked twice
     for account_id in accounts.values():
-        assert await karma_total(sessions, account_id) == booked.awards[account_id].total
+        assert (
+            await karma_total(sessions, account_id)
+            == booked.awards[Owner.account(account_id)].total
+        )
 
 
 @pytest.mark.rule("P3")
@@ -176,7 +189,10 @@ async def test_the_same_group_again_earns_less_and_the_cap_holds(sessions: Sessi
     clock.now = DAY + timedelta(hours=1)
     second = await karma.book_game(second_id, get_ruleset("standard"), first_state)
     for account_id in accounts.values():
-        assert second.awards[account_id].total < first.awards[account_id].total
+        assert (
+            second.awards[Owner.account(account_id)].total
+            < first.awards[Owner.account(account_id)].total
+        )
     # The daily cap: a tight cap books at most that much today, whatever is played.
     tight = KarmaBooks(sessions, KarmaSettings(min_humans=3, daily_cap=12), POLICY, clock)
     third_id, third_state, third_accounts = await finished_game(
@@ -209,3 +225,146 @@ async def test_karma_above_the_threshold_unlocks_for_a_limited_time(sessions: Se
     locked = Standing(premium=False, karma=10, credit=0)
     with pytest.raises(ValueError):
         unlock_private_size(POLICY, POLICY.karma.max_size, locked)
+
+
+async def phone_only(sessions: Sessions, game_id: str, seats: list[int]) -> dict[int, Owner]:
+    """Those seats were taken by callers signed in with a phone ID and PIN, without an
+    account (what `Hub.join` stores for them): seat -> their phone identity."""
+    owners = {}
+    for house in seats:
+        identity = await create_phone_identity(sessions)
+        async with sessions.begin() as session:
+            await session.execute(
+                update(SeatRow)
+                .where(SeatRow.game_id == game_id, SeatRow.house == house)
+                .values(account_id=None, phone_identity_id=identity.id, channel="phone")
+            )
+        owners[house] = Owner.phone(identity.id)
+    return owners
+
+
+@pytest.mark.rule("P3")
+async def test_a_phone_only_seat_earns_karma_like_an_account(sessions: Sessions) -> None:
+    game_id, state, accounts = await finished_game(
+        sessions, ["Ada", "Bert", "Cleo", "Dora", None, None, None, None]
+    )
+    phones = await phone_only(sessions, game_id, [3, 4])
+    karma = KarmaBooks(sessions, RULES, POLICY, Clock(DAY))
+    booked = await karma.book_game(game_id, get_ruleset("standard"), state)
+    assert set(booked.awards) == {
+        Owner.account(accounts[1]),
+        Owner.account(accounts[2]),
+        *phones.values(),
+    }
+    results = get_ruleset("standard").seat_results(state, [])  # type: ignore[attr-defined]
+    for seat, phone in phones.items():
+        history = await karma_history(sessions, phone)
+        reasons = {entry.reason for entry in history}
+        assert KarmaReason.STAY.value in reasons
+        assert (KarmaReason.WIN.value in reasons) == results[seat].won
+        assert all(e.phone_identity_id == phone.phone_id and e.account_id is None for e in history)
+        assert await karma_total(sessions, phone) == booked.awards[phone].total > 0
+        # The account the seat was first made with got nothing: the seat is the phone's.
+        assert await karma_history(sessions, accounts[seat]) == []
+    assert (await karma.book_game(game_id, get_ruleset("standard"), state)).awards == {}
+
+
+@pytest.mark.rule("P4")
+async def test_phone_only_players_obey_the_cap_and_the_same_group_rule(sessions: Sessions) -> None:
+    rules = KarmaSettings(min_humans=3, daily_cap=1_000)
+    clock = Clock(DAY)
+    karma = KarmaBooks(sessions, rules, POLICY, clock)
+    first_id, first_state, _ = await finished_game(
+        sessions, ["Ada", "Bert", "Cleo", "Dora", None, None, None, None]
+    )
+    phones = await phone_only(sessions, first_id, [1, 2, 3, 4])
+    first = await karma.book_game(first_id, get_ruleset("standard"), first_state)
+    await set_game_status(sessions, first_id, GameStatus.FINISHED)
+    # The same four phone-only callers sit down again.
+    second_id, _, _ = await finished_game(
+        sessions, ["Eve", "Finn", "Gus", "Hal", None, None, None, None]
+    )
+    async with sessions.begin() as session:
+        for seat, phone in phones.items():
+            await session.execute(
+                update(SeatRow)
+                .where(SeatRow.game_id == second_id, SeatRow.house == seat)
+                .values(account_id=None, phone_identity_id=phone.phone_id, channel="phone")
+            )
+    clock.now = DAY + timedelta(hours=1)
+    second = await karma.book_game(second_id, get_ruleset("standard"), first_state)
+    for phone in phones.values():
+        assert 0 < second.awards[phone].total < first.awards[phone].total
+    tight = KarmaBooks(sessions, KarmaSettings(min_humans=3, daily_cap=12), POLICY, clock)
+    third_id, third_state, _ = await finished_game(
+        sessions, ["Ida", "Jan", "Kai", "Lea", None, None, None, None], seed=5
+    )
+    for phone in (await phone_only(sessions, third_id, [1, 2, 3, 4])).values():
+        await tight.book_game(third_id, get_ruleset("standard"), third_state)
+        assert 0 < await karma_total(sessions, phone) <= 12
+
+
+@pytest.mark.rule("P4")
+async def test_bots_and_guests_earn_nothing_beside_phone_players(sessions: Sessions) -> None:
+    game_id, state, accounts = await finished_game(
+        sessions, ["Ada", "Bert", "Cleo", "Gast", None, None, None, None]
+    )
+    phones = await phone_only(sessions, game_id, [1, 2, 3])
+    async with sessions.begin() as session:  # seat 4: a phone guest, no identity
+        await session.execute(
+            update(SeatRow)
+            .where(SeatRow.game_id == game_id, SeatRow.house == 4)
+            .values(account_id=None, channel="phone")
+        )
+    booked = await KarmaBooks(sessions, RULES, POLICY, Clock(DAY)).book_game(
+        game_id, get_ruleset("standard"), state
+    )
+    assert set(booked.awards) == set(phones.values())
+    assert await karma_history(sessions, accounts[4]) == []
+
+
+@pytest.mark.rule("P5")
+async def test_a_phone_only_standing_unlocks_from_its_own_ledgers(sessions: Sessions) -> None:
+    phone = Owner.phone((await create_phone_identity(sessions)).id)
+    hub = Hub(sessions, POLICY, karma=RULES)
+    try:
+        assert (await hub.standing(phone)).karma == 0
+        await karma_change(sessions, phone, POLICY.karma.threshold, "games")
+        standing = await hub.standing(phone)
+        assert standing.karma == POLICY.karma.threshold and standing.karma_unlocked
+        assert unlock_private_size(POLICY, POLICY.karma.max_size, standing).path == "karma"
+        grants = await active_grants(sessions, phone, datetime.now(UTC), KARMA_UNLOCK_GRANT)
+        assert [g.phone_identity_id for g in grants] == [phone.phone_id]
+        await credit_change(sessions, phone, 70, "Gutschrift")
+        await grant_premium(
+            sessions, phone, until=datetime.now(UTC) + timedelta(days=3), reason="Test"
+        )
+        standing = await hub.standing(phone)
+        assert standing.credit == 70 and standing.premium
+        with pytest.raises(InsufficientCreditError):
+            await credit_change(sessions, phone, -71, "zu viel")
+    finally:
+        await hub.close()
+
+
+@pytest.mark.rule("P2")
+async def test_a_phone_only_founder_pays_from_and_is_refunded_to_their_own_credit(
+    sessions: Sessions,
+) -> None:
+    phone = Owner.phone((await create_phone_identity(sessions)).id)
+    await credit_change(sessions, phone, 60, "Gutschrift")
+    hub = Hub(sessions, POLICY, karma=RULES)
+    try:
+        founded = await hub.found(
+            GameOptions(players=12),
+            private=True,
+            host_account_id=None,
+            host_phone_id=phone.phone_id,
+        )
+        assert await credit_balance(sessions, phone) == 60 - POLICY.credit.cost
+        await hub.abort(founded.game.id)
+        assert await credit_balance(sessions, phone) == 60
+        with pytest.raises(LobbyError):  # a guest (no ledger) may not found it at all
+            await hub.found(GameOptions(players=12), private=True, host_account_id=None)
+    finally:
+        await hub.close()

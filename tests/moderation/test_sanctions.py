@@ -33,6 +33,7 @@ from vollmond.moderation.audit import audit_log
 from vollmond.moderation.sanctions import list_sanctions
 from vollmond.store import Sessions, karma_history
 from vollmond.store.models import AuditEntryRow
+from vollmond.store.owners import Owner
 
 from .conftest import Clock, People, phone_identity
 
@@ -290,3 +291,22 @@ async def test_audit_log_is_append_only_in_the_database(
             async with moderation.sessions.begin() as session:
                 await session.execute(statement)
     assert [e.action for e in await audit_log(moderation.sessions)] == ["sanction.warn"]
+
+
+@pytest.mark.rule("P3")
+async def test_a_sanction_costs_a_phone_only_identity_its_own_karma(
+    moderation: Moderation, people: People, game_id: str
+) -> None:
+    """Issue 10: a caller known only by phone ID loses karma from their own ledger."""
+    phone_id = await phone_identity(moderation.sessions, pin="2468")
+    await moderation.impose(
+        by=people.moderator,
+        subject=Subject.phone(phone_id),
+        kind=SanctionKind.WARN,
+        reason="Ton",
+        game_id=game_id,
+    )
+    history = await karma_history(moderation.sessions, Owner.phone(phone_id))
+    assert [(e.amount, e.reason) for e in history] == [
+        (-moderation.settings.karma_warn, "moderation: warning")
+    ]

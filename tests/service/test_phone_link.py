@@ -6,8 +6,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import pytest
+
+from vollmond.moderation.audit import audit_log
 from vollmond.settings import IdentitySettings
-from vollmond.store import identify_caller, verify_number
+from vollmond.store import (
+    create_phone_identity,
+    credit_change,
+    identify_caller,
+    karma_change,
+    karma_history,
+    karma_total,
+    verify_number,
+)
+from vollmond.store.merge import MERGED_PHONE
+from vollmond.store.owners import Owner
 
 from .support import ApiClient, Service
 
@@ -80,3 +93,40 @@ async def test_link_requests_are_limited_and_bad_input_is_a_json_error(
         response = await client.post("/api/phone", bad)
         assert response.status_code == 400, (bad, response.text)
         assert response.json()["error"] == code, bad
+
+
+@pytest.mark.rule("P3")
+async def test_linking_a_phone_only_identity_by_its_pin_merges_its_karma_once(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    """Issue 10 over HTTP: the signed-in account proves a phone ID by its PIN; the phone's
+    karma and credit move to the account once, both histories show it, the audit has it."""
+    sessions = service.hub.sessions
+    identity = await create_phone_identity(sessions, pin="8642")
+    phone = Owner.phone(identity.id)
+    await karma_change(sessions, phone, 12, "game_won")
+    await credit_change(sessions, phone, 9, "Gutschrift")
+    client = api()
+    await client.signup(f"Telefonist{time.monotonic_ns() % 100000}")
+    wrong = await client.post("/api/phone", {"link_id": identity.id, "link_pin": "0000"})
+    assert wrong.status_code == 403 and wrong.json()["error"] == "wrong_phone_pin"
+    assert await karma_total(sessions, phone) == 12
+    bad = await client.post("/api/phone", {"link_id": identity.id})
+    assert bad.status_code == 400
+    for _ in range(2):  # the second link changes nothing
+        linked = await client.post("/api/phone", {"link_id": identity.id, "link_pin": "8642"})
+        assert linked.status_code == 200, linked.text
+    mine = (await client.get("/api/me/karma")).json()
+    assert mine["karma"] == 12
+    assert [(e["reason"], e["amount"]) for e in mine["history"]] == [(MERGED_PHONE, 12)]
+    assert (await client.get("/api/me")).json()["account"]["credit"] == 9
+    assert [(e.reason, e.amount) for e in await karma_history(sessions, phone)] == [
+        (MERGED_PHONE, -12),
+        ("game_won", 12),
+    ]
+    audited = await audit_log(sessions, target_kind="phone", target_id=identity.id)
+    assert [a.actor_account_id for a in audited] == [client.account_id]
+    other = api()
+    await other.signup(f"Fremder{time.monotonic_ns() % 100000}")
+    taken = await other.post("/api/phone", {"link_id": identity.id, "link_pin": "8642"})
+    assert taken.status_code == 409 and taken.json()["error"] == "phone_linked"

@@ -8,9 +8,10 @@ so a player's history says why (docs/community.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
 from vollmond.engine.ruleset import SeatResult
 from vollmond.settings.karma import KarmaSettings
@@ -26,6 +27,9 @@ class KarmaReason(StrEnum):
     STAY = "game_stayed"
     LEAVE = "game_left"
 
+
+Person = TypeVar("Person", bound=Hashable)
+"""However the service names a player with a ledger (an account or a phone identity)."""
 
 GAME_REASONS = frozenset(reason.value for reason in KarmaReason)
 """Every reason a finished game books: a game is booked once (the service checks these)."""
@@ -93,7 +97,9 @@ def _within(
             yield reason, granted
 
 
-def same_group(humans: frozenset[int], earlier: Iterable[frozenset[int]], percent: int) -> int:
+def same_group(
+    humans: frozenset[Person], earlier: Iterable[frozenset[Person]], percent: int
+) -> int:
     """How many earlier games were played by (nearly) the same humans: at least `percent`
     of this game's humans sat at that table too. A group of friends playing together again
     and again earns less each time (P4); a new mix of players earns in full."""

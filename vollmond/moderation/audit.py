@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from vollmond.store.audit import DETAIL_MAX_LENGTH, record
 from vollmond.store.db import Sessions
 from vollmond.store.models import AuditEntryRow
 
-DETAIL_MAX_LENGTH = 500
+__all__ = ["DETAIL_MAX_LENGTH", "AuditEntry", "audit_log", "record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,29 +39,6 @@ def _entry(row: AuditEntryRow) -> AuditEntry:
         target_id=row.target_id,
         detail=row.detail,
         created_at=row.created_at,
-    )
-
-
-def record(
-    session: AsyncSession,
-    *,
-    actor: int | None,
-    action: str,
-    target_kind: str,
-    target_id: object,
-    now: datetime,
-    detail: str = "",
-) -> None:
-    """Add an entry to the caller's transaction; `actor` None is the service itself."""
-    session.add(
-        AuditEntryRow(
-            actor_account_id=actor,
-            action=action,
-            target_kind=target_kind,
-            target_id=str(target_id),
-            detail=detail[:DETAIL_MAX_LENGTH],
-            created_at=now,
-        )
     )
 
 

@@ -18,6 +18,7 @@ from vollmond.settings.moderation import ModerationSettings
 from vollmond.store.credit import credit_change
 from vollmond.store.db import Sessions
 from vollmond.store.errors import GameNotFoundError
+from vollmond.store.karma import seat_owner
 from vollmond.store.models import GameRow, GameStatus
 
 
@@ -46,7 +47,8 @@ async def abort_game(
         row.status = GameStatus.ABORTED
         row.finished_at = now
         charge = int(row.options.get("charge", 0))
-        host = row.host_account_id
+        # Who paid the founding charge: the host's account, or a phone-only founder.
+        host = seat_owner(row.host_account_id, row.options.get("charged_phone"))
         audit.record(
             session,
             actor=by,

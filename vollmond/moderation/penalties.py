@@ -13,6 +13,7 @@ from datetime import datetime
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.store.db import Sessions
 from vollmond.store.karma import KarmaEntry, karma_change
+from vollmond.store.owners import OwnerLike
 
 
 class Penalty(enum.StrEnum):
@@ -40,16 +41,15 @@ def deduction(penalty: Penalty, settings: ModerationSettings) -> int:
 async def book_penalty(
     sessions: Sessions,
     settings: ModerationSettings,
-    account_id: int | None,
+    who: OwnerLike | None,
     penalty: Penalty,
     *,
     game_id: str | None,
     now: datetime,
 ) -> KarmaEntry | None:
-    """Deduct the penalty's karma from the account; None if there is no account or no cost."""
+    """Deduct the penalty's karma from the account (or a phone-only identity's own ledger);
+    None if there is no ledger or no cost."""
     amount = deduction(penalty, settings)
-    if account_id is None or amount == 0:
+    if who is None or amount == 0:
         return None
-    return await karma_change(
-        sessions, account_id, -amount, penalty.value, game_id=game_id, now=now
-    )
+    return await karma_change(sessions, who, -amount, penalty.value, game_id=game_id, now=now)

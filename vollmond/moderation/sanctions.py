@@ -227,7 +227,7 @@ async def impose(
             detail=f"sanction {row.id} area={row.area} expires={row.expires_at} {cleaned}",
         )
     await book_penalty(
-        sessions, settings, linked.account_id, _RULES[kind].penalty, game_id=game_id, now=now
+        sessions, settings, linked.ledger, _RULES[kind].penalty, game_id=game_id, now=now
     )
     return _sanction(row)
 

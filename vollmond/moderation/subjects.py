@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vollmond.moderation.errors import SubjectNotFoundError
 from vollmond.store.db import Sessions
 from vollmond.store.models import AccountRow, PhoneIdentityRow
+from vollmond.store.owners import Owner
 from vollmond.store.phone import normalize_number
 
 
@@ -49,6 +50,15 @@ class Linked:
 
     account_id: int | None
     phone_identity_ids: tuple[int, ...]
+
+    @property
+    def ledger(self) -> Owner | None:
+        """Whose karma a penalty costs: the account, else the phone-only identity (issue 10)."""
+        if self.account_id is not None:
+            return Owner.account(self.account_id)
+        if len(self.phone_identity_ids) == 1:
+            return Owner.phone(self.phone_identity_ids[0])
+        return None
 
 
 async def linked_subjects(session: AsyncSession, subject: Subject) -> Linked:

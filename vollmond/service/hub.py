@@ -58,7 +58,9 @@ from vollmond.store import (
     set_game_status,
 )
 from vollmond.store.games import SEED_MAX
+from vollmond.store.karma import seat_owner
 from vollmond.store.models import GameStatus
+from vollmond.store.owners import Owner, OwnerLike
 from vollmond.store.seats import (
     Seat,
     add_seat,
@@ -77,6 +79,7 @@ __all__ = [
     "Hub",
     "Joined",
     "LobbyError",
+    "Owner",  # the store's, for the channels: whose ledgers (account or phone identity)
     "TableInfo",
     "new_invitation_code",
 ]
@@ -323,9 +326,12 @@ class Hub:
         host_name: str | None = None,
         channel: str = "web",
         ruleset: str = "standard",
+        host_phone_id: int | None = None,
     ) -> Founded:
         """W3/P1/P2: check the founding options (of rule set `ruleset`) against the operators'
-        bounds, charge credit for a large private round, store the game and seat the host."""
+        bounds, charge credit for a large private round, store the game and seat the host.
+        A caller signed in by phone ID without an account founds with `host_phone_id`: their
+        own ledgers' standing unlocks and pays (issue 10)."""
         rules = self.ruleset(ruleset)
         data = rules.encode_options(options)
         if data.get("world") not in world_ids(rules.id):
@@ -344,22 +350,33 @@ class Hub:
         if problem is not None:
             raise LobbyError(problem)
         async with self._lock:  # one founder's standing is checked and charged at a time
-            game, code = await self._create(rules.id, data, private, host_account_id)
+            game, code = await self._create(
+                rules.id, data, private, host_account_id, seat_owner(host_account_id, host_phone_id)
+            )
         seat = token = None
         if host_name is not None:
             joined = await self.join(
-                game.id, account_id=host_account_id, name=host_name, channel=channel
+                game.id,
+                account_id=host_account_id,
+                name=host_name,
+                channel=channel,
+                phone_identity_id=host_phone_id,
             )
             seat, token = joined.seat, joined.token
         return Founded(game, code, seat, token)
 
     async def _create(
-        self, ruleset: str, data: dict[str, Any], private: bool, host_account_id: int | None
+        self,
+        ruleset: str,
+        data: dict[str, Any],
+        private: bool,
+        host_account_id: int | None,
+        payer: Owner | None,
     ) -> tuple[Game, str | None]:
         charge = 0
         players = int(data["players"])
         if private:
-            standing = await self.standing(host_account_id)
+            standing = await self.standing(payer)
             try:
                 unlock = unlock_private_size(self.policy, players, standing)
             except SizeNotAllowedError as exc:
@@ -370,17 +387,25 @@ class Hub:
             self.sessions,
             world=str(data["world"]),
             ruleset=ruleset,
-            options={"engine": data, "size": players, "charge": charge},
+            options={
+                "engine": data,
+                "size": players,
+                "charge": charge,
+                # Who paid, when a phone-only founder did (the refund goes back there).
+                **(
+                    {"charged_phone": payer.phone_id} if charge and payer and payer.is_phone else {}
+                ),
+            },
             seed=secrets.randbelow(SEED_MAX),
             invitation_code=code,
             invitation_key=self.invitation_key,
             host_account_id=host_account_id,
         )
-        if charge and host_account_id is not None:
+        if charge and payer is not None:
             try:
                 await credit_change(
                     self.sessions,
-                    host_account_id,
+                    payer,
                     -charge,
                     f"large private round ({players} seats)",
                     game_id=game.id,
@@ -390,25 +415,26 @@ class Hub:
                 raise LobbyError("private_size_locked", "not enough credit") from exc
         return game, code
 
-    async def standing(self, account_id: int | None) -> Standing:
-        """What an account brings to P2: premium, karma and credit, as of now."""
-        if account_id is None:
+    async def standing(self, who: OwnerLike | None) -> Standing:
+        """What a player brings to P2: premium, karma and credit, as of now, from their own
+        ledgers (an account's, or a phone-only identity's: issue 10); a guest brings none."""
+        if who is None:
             return Standing(premium=False, karma=0, credit=0)
-        grants = await active_grants(self.sessions, account_id, _now(), PRIVATE_SEATS_GRANT)
+        grants = await active_grants(self.sessions, who, _now(), PRIVATE_SEATS_GRANT)
         return Standing(
-            premium=await has_premium(self.sessions, account_id, _now()),
-            karma=await karma_total(self.sessions, account_id),
-            karma_unlock_until=await self.karma.unlock_if_due(account_id),
-            credit=await credit_balance(self.sessions, account_id),
+            premium=await has_premium(self.sessions, who, _now()),
+            karma=await karma_total(self.sessions, who),
+            karma_unlock_until=await self.karma.unlock_if_due(who),
+            credit=await credit_balance(self.sessions, who),
             granted_size=max(
                 (g.value if g.value is not None else self.policy.premium.max_size for g in grants),
                 default=0,
             ),
         )
 
-    async def karma_history(self, account_id: int, limit: int) -> list[KarmaEntry]:
-        """An account's newest karma changes, newest first (for channels without the store)."""
-        return await karma_history(self.sessions, account_id, limit=limit)
+    async def karma_history(self, who: OwnerLike, limit: int) -> list[KarmaEntry]:
+        """A player's newest karma changes, newest first (for channels without the store)."""
+        return await karma_history(self.sessions, who, limit=limit)
 
     # -- lobby -----------------------------------------------------------------------------
     async def table(self, game_id: str) -> TableInfo:
@@ -434,8 +460,16 @@ class Hub:
         return await find_game_by_invitation(self.sessions, code, self.invitation_key)
 
     async def join(
-        self, game_id: str, *, account_id: int | None, name: str, channel: str = "web"
+        self,
+        game_id: str,
+        *,
+        account_id: int | None,
+        name: str,
+        channel: str = "web",
+        phone_identity_id: int | None = None,
     ) -> Joined:
+        """Take a seat; `phone_identity_id` is the caller's phone identity (its karma is booked
+        there when the seat has no account)."""
         async with self._lock:
             table = await self.table(game_id)
             if table.game.status is not GameStatus.LOBBY:
@@ -452,6 +486,7 @@ class Hub:
                 name=name,
                 channel=channel,
                 token=token,
+                phone_identity_id=phone_identity_id,
             )
             full = len(table.seats) + 1 >= table.size
         started = False
@@ -527,10 +562,11 @@ class Hub:
                 raise LobbyError("already_started")
             await set_game_status(self.sessions, game_id, GameStatus.ABORTED)
         charge = int(game.options.get("charge", 0))
-        if charge and game.host_account_id is not None:
+        payer = seat_owner(game.host_account_id, game.options.get("charged_phone"))
+        if charge and payer is not None:
             await credit_change(
                 self.sessions,
-                game.host_account_id,
+                payer,
                 charge,
                 "refund: round never started",
                 game_id=game.id,

@@ -39,6 +39,8 @@ from vollmond.store import (
     read_commands,
     tables_played,
 )
+from vollmond.store.karma import seat_owner
+from vollmond.store.owners import Owner, OwnerLike, owner_of
 from vollmond.store.seats import list_seats
 
 log = structlog.get_logger(__name__)
@@ -54,9 +56,9 @@ def _utcnow() -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Booked:
-    """What one finished game booked: each account's award."""
+    """What one finished game booked: each player's award, by account or phone identity."""
 
-    awards: Mapping[int, Award]
+    awards: Mapping[Owner, Award]
 
 
 class KarmaBooks:
@@ -75,7 +77,9 @@ class KarmaBooks:
         self.clock = clock
 
     async def book_game(self, game_id: str, ruleset: AnyRuleSet, state: Any) -> Booked:
-        """Book every human account's karma for this finished game, once."""
+        """Book every human player's karma for this finished game, once: a seat with an
+        account books to it, a phone-only seat to its phone identity; bots and guests
+        (no ledger) and spectators (no seat) earn nothing."""
         if not isinstance(ruleset, ScoresSeats) or not ruleset.is_over(state):
             return Booked({})
         if await game_booked(self.sessions, game_id, GAME_REASONS):
@@ -84,19 +88,17 @@ class KarmaBooks:
         game = await get_game(self.sessions, game_id)
         seated = [s for s in await list_seats(self.sessions, game_id) if s.house is not None]
         humans = [s for s in seated if s.channel != BOT_CHANNEL]
-        accounts: dict[int, int] = {
-            s.house: s.account_id
-            for s in humans
-            if s.house is not None and s.account_id is not None
-        }
+        people: dict[int, Owner] = {}
+        for seat in humans:
+            owner = seat_owner(seat.account_id, seat.phone_identity_id)
+            if seat.house is not None and owner is not None:
+                people[seat.house] = owner
         now = self.clock()
         window = now - timedelta(days=self.rules.repeat_window_days)
-        earlier = await tables_played(self.sessions, accounts.values(), window, besides=game_id)
-        repeats = same_group(
-            frozenset(accounts.values()), earlier, self.rules.repeat_overlap_percent
-        )
-        awards: dict[int, Award] = {}
-        for house, account_id in accounts.items():
+        earlier = await tables_played(self.sessions, people.values(), window, besides=game_id)
+        repeats = same_group(frozenset(people.values()), earlier, self.rules.repeat_overlap_percent)
+        awards: dict[Owner, Award] = {}
+        for house, owner in people.items():
             result = results.get(house)
             if result is None:
                 continue
@@ -105,17 +107,17 @@ class KarmaBooks:
                 private=game.private,
                 same_group_games=repeats,
                 earned_today=earned_today(
-                    await karma_since(self.sessions, account_id, _midnight(now), GAME_REASONS)
+                    await karma_since(self.sessions, owner, _midnight(now), GAME_REASONS)
                 ),
             )
             awarded = award(result, facts, self.rules)
             for reason, amount in awarded.lines:
                 await karma_change(
-                    self.sessions, account_id, amount, reason.value, game_id=game_id, now=now
+                    self.sessions, owner, amount, reason.value, game_id=game_id, now=now
                 )
-            awards[account_id] = awarded
-            await self.unlock_if_due(account_id)
-        log.info("karma_booked", game=game_id, accounts=len(awards), repeats=repeats)
+            awards[owner] = awarded
+            await self.unlock_if_due(owner)
+        log.info("karma_booked", game=game_id, players=len(awards), repeats=repeats)
         return Booked(awards)
 
     async def _commands(self, game_id: str, ruleset: AnyRuleSet) -> list[Any]:
@@ -127,7 +129,7 @@ class KarmaBooks:
                 commands.append(ruleset.decode_command(raw))
         return commands
 
-    async def unlock_if_due(self, account_id: int) -> datetime | None:
+    async def unlock_if_due(self, who: OwnerLike) -> datetime | None:
         """P5: karma at or above the threshold opens larger private rounds for
         `unlock_days` days (a grant with that expiry); returns the running unlock's expiry.
         While one runs, nothing new is granted: it ends on its day, and karma above the
@@ -136,22 +138,22 @@ class KarmaBooks:
         if not path.enabled:
             return None
         now = self.clock()
-        running = await active_grants(self.sessions, account_id, now, KARMA_UNLOCK_GRANT)
+        running = await active_grants(self.sessions, who, now, KARMA_UNLOCK_GRANT)
         if running:
             return max(g.expires_at for g in running if g.expires_at is not None)
-        if await karma_total(self.sessions, account_id) < path.threshold:
+        if await karma_total(self.sessions, who) < path.threshold:
             return None
         until = now + timedelta(days=self.rules.unlock_days)
         await add_grant(
             self.sessions,
-            account_id,
+            who,
             KARMA_UNLOCK_GRANT,
             reason="karma above the threshold",
             value=path.max_size,
             expires_at=until,
             now=now,
         )
-        log.info("karma_unlock_opened", account=account_id, until=until.isoformat())
+        log.info("karma_unlock_opened", owner=str(owner_of(who)), until=until.isoformat())
         return until
 
 

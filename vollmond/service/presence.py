@@ -36,6 +36,7 @@ from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.policy import Policy
 from vollmond.store import Sessions, karma_change, karma_history
+from vollmond.store.karma import seat_owner
 from vollmond.store.seats import list_seats
 
 log = structlog.get_logger(__name__)
@@ -154,21 +155,22 @@ class GamePresence:
         amount = self.policy.idle_karma_penalty
         if amount <= 0:
             return
-        account_id = next(
+        # The seat's account, else the phone identity it was taken with (issue 10).
+        owner = next(
             (
-                s.account_id
+                seat_owner(s.account_id, s.phone_identity_id)
                 for s in await list_seats(self.sessions, self.actor.game_id)
                 if s.house == seat
             ),
             None,
         )
-        if account_id is None:
+        if owner is None:
             return
-        history = await karma_history(self.sessions, account_id)
+        history = await karma_history(self.sessions, owner)
         game_id = self.actor.game_id
         if any(e.game_id == game_id and e.reason == IDLE_KARMA_REASON for e in history):
             return  # once per game, also if a removal is retried after a restart
-        await karma_change(self.sessions, account_id, -amount, IDLE_KARMA_REASON, game_id=game_id)
+        await karma_change(self.sessions, owner, -amount, IDLE_KARMA_REASON, game_id=game_id)
 
     async def close(self) -> None:
         for task in self._removals.values():

@@ -4,7 +4,8 @@ The balance lives on the account row and every booking changes it with one condi
 UPDATE (`... WHERE credit_balance + amount >= 0`). On PostgreSQL that statement takes the
 row lock and re-checks the condition after a concurrent writer commits; on SQLite it takes the
 database write lock. So two concurrent spends can never both see the old balance, on either
-backend, and the ledger row is written in the same transaction.
+backend, and the ledger row is written in the same transaction. A phone-only identity keeps
+its balance on its own row the same way (issue 10; `Owner`, a bare int is an account id).
 """
 
 from __future__ import annotations
@@ -14,15 +15,13 @@ from datetime import datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store._validate import check_amount, check_reason
 from vollmond.store.db import Sessions
-from vollmond.store.errors import (
-    AccountNotFoundError,
-    GameNotFoundError,
-    InsufficientCreditError,
-)
-from vollmond.store.models import AccountRow, CreditEntryRow
+from vollmond.store.errors import GameNotFoundError, InsufficientCreditError
+from vollmond.store.models import CreditEntryRow
+from vollmond.store.owners import OwnerLike, holder_table, not_found, owned_by, owner_columns
 from vollmond.store.types import utcnow
 
 
@@ -31,18 +30,20 @@ class CreditEntry:
     """One booking as written to the ledger."""
 
     id: int
-    account_id: int
+    account_id: int | None
     amount: int
     balance_after: int
     reason: str
     game_id: str | None
     created_at: datetime
+    phone_identity_id: int | None = None
 
 
 def _entry(row: CreditEntryRow) -> CreditEntry:
     return CreditEntry(
         id=row.id,
         account_id=row.account_id,
+        phone_identity_id=row.phone_identity_id,
         amount=row.amount,
         balance_after=row.balance_after,
         reason=row.reason,
@@ -51,20 +52,24 @@ def _entry(row: CreditEntryRow) -> CreditEntry:
     )
 
 
-async def credit_balance(sessions: Sessions, account_id: int) -> int:
-    """The account's current credit; raises AccountNotFoundError."""
+async def credit_balance(sessions: Sessions, who: OwnerLike) -> int:
+    """The owner's current credit; raises AccountNotFoundError / PhoneIdentityNotFoundError."""
     async with sessions() as session:
-        balance = await session.scalar(
-            select(AccountRow.credit_balance).where(AccountRow.id == account_id)
-        )
+        return await credit_held(session, who)
+
+
+async def credit_held(session: AsyncSession, who: OwnerLike) -> int:
+    """The balance inside the caller's transaction (linking merges it in the same one)."""
+    table, key = holder_table(who)
+    balance = await session.scalar(select(table.credit_balance).where(table.id == key))
     if balance is None:
-        raise AccountNotFoundError(account_id)
+        raise not_found(who)
     return balance
 
 
 async def credit_change(
     sessions: Sessions,
-    account_id: int,
+    who: OwnerLike,
     amount: int,
     reason: str,
     *,
@@ -79,7 +84,7 @@ async def credit_change(
     cleaned_reason = check_reason(reason)
     try:
         return await _book(
-            sessions, account_id, amount=amount, reason=cleaned_reason, game_id=game_id, now=now
+            sessions, who, amount=amount, reason=cleaned_reason, game_id=game_id, now=now
         )
     except IntegrityError as exc:
         # The only constraint a valid booking can still violate is the game reference.
@@ -88,7 +93,7 @@ async def credit_change(
 
 async def _book(
     sessions: Sessions,
-    account_id: int,
+    who: OwnerLike,
     *,
     amount: int,
     reason: str,
@@ -96,42 +101,53 @@ async def _book(
     now: datetime | None,
 ) -> CreditEntry:
     async with sessions.begin() as session:
-        # The UPDATE comes first so that on SQLite the transaction starts by taking the write
-        # lock; reading first would let two spenders act on the same stale snapshot.
-        balance_after = await session.scalar(
-            update(AccountRow)
-            .where(AccountRow.id == account_id, AccountRow.credit_balance + amount >= 0)
-            .values(credit_balance=AccountRow.credit_balance + amount)
-            .returning(AccountRow.credit_balance)
-            .execution_options(synchronize_session=False)
-        )
-        if balance_after is None:
-            balance = await session.scalar(
-                select(AccountRow.credit_balance).where(AccountRow.id == account_id)
-            )
-            if balance is None:
-                raise AccountNotFoundError(account_id)
-            raise InsufficientCreditError(account_id, balance, amount)
-        row = CreditEntryRow(
-            account_id=account_id,
-            amount=amount,
-            balance_after=balance_after,
-            reason=reason,
-            game_id=game_id,
-            created_at=now or utcnow(),
-        )
-        session.add(row)
+        return await book_credit(session, who, amount, reason, game_id=game_id, now=now)
+
+
+async def book_credit(
+    session: AsyncSession,
+    who: OwnerLike,
+    amount: int,
+    reason: str,
+    *,
+    game_id: str | None = None,
+    now: datetime | None = None,
+) -> CreditEntry:
+    """One booking inside the caller's transaction (`credit_change` checks the arguments)."""
+    table, key = holder_table(who)
+    # The UPDATE comes first so that on SQLite the transaction starts by taking the write
+    # lock; reading first would let two spenders act on the same stale snapshot.
+    balance_after = await session.scalar(
+        update(table)
+        .where(table.id == key, table.credit_balance + amount >= 0)
+        .values(credit_balance=table.credit_balance + amount)
+        .returning(table.credit_balance)
+        .execution_options(synchronize_session=False)
+    )
+    if balance_after is None:
+        balance = await credit_held(session, who)
+        raise InsufficientCreditError(key, balance, amount)
+    row = CreditEntryRow(
+        **owner_columns(who),
+        amount=amount,
+        balance_after=balance_after,
+        reason=reason,
+        game_id=game_id,
+        created_at=now or utcnow(),
+    )
+    session.add(row)
+    await session.flush()
     return _entry(row)
 
 
 async def credit_history(
-    sessions: Sessions, account_id: int, *, limit: int = 100
+    sessions: Sessions, who: OwnerLike, *, limit: int = 100
 ) -> list[CreditEntry]:
     """The newest `limit` bookings, newest first."""
     async with sessions() as session:
         rows = await session.scalars(
             select(CreditEntryRow)
-            .where(CreditEntryRow.account_id == account_id)
+            .where(owned_by(CreditEntryRow, who))
             .order_by(CreditEntryRow.id.desc())
             .limit(limit)
         )

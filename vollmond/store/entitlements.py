@@ -1,7 +1,8 @@
 """Premium periods and personal grants: what unlocks more than the free defaults.
 
 Both are kept as history rows (granted, with reason and granter) rather than a flag, so that
-support can answer "why does this person have premium?".
+support can answer "why does this person have premium?". They belong to an account or to a
+phone-only identity (issue 10; `Owner`, a bare int is an account id).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from sqlalchemy import func, or_, select
 
 from vollmond.store._validate import check_aware, check_reason
 from vollmond.store.db import Sessions
-from vollmond.store.errors import AccountNotFoundError, GrantNotFoundError
-from vollmond.store.models import AccountRow, GrantRow, PremiumRow
+from vollmond.store.errors import GrantNotFoundError
+from vollmond.store.models import GrantRow, PremiumRow
+from vollmond.store.owners import OwnerLike, owned_by, owner_columns, require_owner
 from vollmond.store.types import utcnow
 
 
@@ -23,11 +25,12 @@ class PremiumPeriod:
     """A span of premium status."""
 
     id: int
-    account_id: int
+    account_id: int | None
     starts_at: datetime
     expires_at: datetime
     reason: str
     granted_by: int | None
+    phone_identity_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +38,7 @@ class Grant:
     """A personal permission such as a larger seat limit for private rounds."""
 
     id: int
-    account_id: int
+    account_id: int | None
     name: str
     value: int | None
     reason: str
@@ -43,17 +46,17 @@ class Grant:
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
+    phone_identity_id: int | None = None
 
 
-async def _require_account(sessions: Sessions, account_id: int) -> None:
+async def _require(sessions: Sessions, who: OwnerLike) -> None:
     async with sessions() as session:
-        if await session.get(AccountRow, account_id) is None:
-            raise AccountNotFoundError(account_id)
+        await require_owner(session, who)
 
 
 async def grant_premium(
     sessions: Sessions,
-    account_id: int,
+    who: OwnerLike,
     *,
     until: datetime,
     reason: str,
@@ -65,48 +68,54 @@ async def grant_premium(
     if check_aware(until, "until") <= starts_at:
         raise ValueError("premium must end after it starts")
     row = PremiumRow(
-        account_id=account_id,
+        **owner_columns(who),
         starts_at=starts_at,
         expires_at=until,
         reason=check_reason(reason),
         granted_by=granted_by,
         created_at=utcnow(),
     )
-    await _require_account(sessions, account_id)
+    await _require(sessions, who)
     async with sessions.begin() as session:
         session.add(row)
+    return _period(row)
+
+
+def _period(row: PremiumRow) -> PremiumPeriod:
     return PremiumPeriod(
         id=row.id,
-        account_id=account_id,
+        account_id=row.account_id,
+        phone_identity_id=row.phone_identity_id,
         starts_at=row.starts_at,
         expires_at=row.expires_at,
         reason=row.reason,
-        granted_by=granted_by,
+        granted_by=row.granted_by,
     )
 
 
-async def premium_until(sessions: Sessions, account_id: int, now: datetime) -> datetime | None:
+async def premium_until(sessions: Sessions, who: OwnerLike, now: datetime) -> datetime | None:
     """When the premium running at `now` ends, or None if there is none."""
     check_aware(now, "now")
     async with sessions() as session:
         return await session.scalar(
             select(func.max(PremiumRow.expires_at)).where(
-                PremiumRow.account_id == account_id,
+                owned_by(PremiumRow, who),
                 PremiumRow.starts_at <= now,
                 PremiumRow.expires_at > now,
             )
         )
 
 
-async def has_premium(sessions: Sessions, account_id: int, now: datetime) -> bool:
+async def has_premium(sessions: Sessions, who: OwnerLike, now: datetime) -> bool:
     """Whether premium is active at `now` (explicit, so the service's clock decides)."""
-    return await premium_until(sessions, account_id, now) is not None
+    return await premium_until(sessions, who, now) is not None
 
 
 def _grant(row: GrantRow) -> Grant:
     return Grant(
         id=row.id,
         account_id=row.account_id,
+        phone_identity_id=row.phone_identity_id,
         name=row.name,
         value=row.value,
         reason=row.reason,
@@ -119,7 +128,7 @@ def _grant(row: GrantRow) -> Grant:
 
 async def add_grant(
     sessions: Sessions,
-    account_id: int,
+    who: OwnerLike,
     name: str,
     *,
     reason: str,
@@ -132,7 +141,7 @@ async def add_grant(
     if not name.strip():
         raise ValueError("a grant needs a name")
     row = GrantRow(
-        account_id=account_id,
+        **owner_columns(who),
         name=name.strip(),
         value=value,
         reason=check_reason(reason),
@@ -141,19 +150,19 @@ async def add_grant(
         expires_at=expires_at,
         revoked_at=None,
     )
-    await _require_account(sessions, account_id)
+    await _require(sessions, who)
     async with sessions.begin() as session:
         session.add(row)
     return _grant(row)
 
 
 async def active_grants(
-    sessions: Sessions, account_id: int, now: datetime, name: str | None = None
+    sessions: Sessions, who: OwnerLike, now: datetime, name: str | None = None
 ) -> list[Grant]:
     """Grants in force at `now`, optionally only those called `name`, oldest first."""
     check_aware(now, "now")
     query = select(GrantRow).where(
-        GrantRow.account_id == account_id,
+        owned_by(GrantRow, who),
         GrantRow.created_at <= now,
         or_(GrantRow.expires_at.is_(None), GrantRow.expires_at > now),
         or_(GrantRow.revoked_at.is_(None), GrantRow.revoked_at > now),

@@ -1,7 +1,8 @@
 """The karma ledger: append-only changes with reasons; the total is their sum.
 
-The rules that award or take karma come later (issue 3); this module only records them.
-Unlike credit, karma may become negative.
+The rules that award or take karma are in `vollmond.community.karma`; this module only records
+them. Unlike credit, karma may become negative. A ledger belongs to an account or to a
+phone-only identity (`Owner`; a bare int is an account id).
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store._validate import check_amount, check_reason
 from vollmond.store.db import Sessions
-from vollmond.store.errors import AccountNotFoundError
-from vollmond.store.models import AccountRow, GameRow, GameStatus, KarmaEntryRow, SeatRow
+from vollmond.store.models import GameRow, GameStatus, KarmaEntryRow, SeatRow
+from vollmond.store.owners import Owner, OwnerLike, owned_by, owner_columns, require_owner
 from vollmond.store.types import utcnow
 
 
@@ -24,17 +26,19 @@ class KarmaEntry:
     """One karma change."""
 
     id: int
-    account_id: int
+    account_id: int | None
     amount: int
     reason: str
     game_id: str | None
     created_at: datetime
+    phone_identity_id: int | None = None
 
 
 def _entry(row: KarmaEntryRow) -> KarmaEntry:
     return KarmaEntry(
         id=row.id,
         account_id=row.account_id,
+        phone_identity_id=row.phone_identity_id,
         amount=row.amount,
         reason=row.reason,
         game_id=row.game_id,
@@ -44,7 +48,7 @@ def _entry(row: KarmaEntryRow) -> KarmaEntry:
 
 async def karma_change(
     sessions: Sessions,
-    account_id: int,
+    who: OwnerLike,
     amount: int,
     reason: str,
     *,
@@ -54,40 +58,41 @@ async def karma_change(
     """Record a karma change with its reason."""
     check_amount(amount)
     row = KarmaEntryRow(
-        account_id=account_id,
+        **owner_columns(who),
         amount=amount,
         reason=check_reason(reason),
         game_id=game_id,
         created_at=now or utcnow(),
     )
     async with sessions.begin() as session:
-        if await session.get(AccountRow, account_id) is None:
-            raise AccountNotFoundError(account_id)
+        await require_owner(session, who)
         session.add(row)
     return _entry(row)
 
 
-async def karma_total(sessions: Sessions, account_id: int) -> int:
-    """Sum of all karma changes (0 for an account without any)."""
+async def karma_total(sessions: Sessions, who: OwnerLike) -> int:
+    """Sum of all karma changes (0 for an owner without any)."""
     async with sessions() as session:
-        if await session.get(AccountRow, account_id) is None:
-            raise AccountNotFoundError(account_id)
-        total = await session.scalar(
-            select(func.coalesce(func.sum(KarmaEntryRow.amount), 0)).where(
-                KarmaEntryRow.account_id == account_id
-            )
-        )
+        await require_owner(session, who)
+        return await karma_sum(session, who)
+
+
+async def karma_sum(session: AsyncSession, who: OwnerLike) -> int:
+    """The balance inside the caller's transaction (linking merges it in the same one)."""
+    total = await session.scalar(
+        select(func.coalesce(func.sum(KarmaEntryRow.amount), 0)).where(owned_by(KarmaEntryRow, who))
+    )
     return int(total or 0)
 
 
 async def karma_history(
-    sessions: Sessions, account_id: int, *, limit: int = 100
+    sessions: Sessions, who: OwnerLike, *, limit: int = 100
 ) -> list[KarmaEntry]:
     """The newest `limit` karma changes, newest first."""
     async with sessions() as session:
         rows = await session.scalars(
             select(KarmaEntryRow)
-            .where(KarmaEntryRow.account_id == account_id)
+            .where(owned_by(KarmaEntryRow, who))
             .order_by(KarmaEntryRow.id.desc())
             .limit(limit)
         )
@@ -95,13 +100,13 @@ async def karma_history(
 
 
 async def karma_since(
-    sessions: Sessions, account_id: int, since: datetime, reasons: Collection[str]
+    sessions: Sessions, who: OwnerLike, since: datetime, reasons: Collection[str]
 ) -> list[int]:
     """The amounts booked for `reasons` at or after `since`: what the daily cap counts."""
     async with sessions() as session:
         rows = await session.scalars(
             select(KarmaEntryRow.amount).where(
-                KarmaEntryRow.account_id == account_id,
+                owned_by(KarmaEntryRow, who),
                 KarmaEntryRow.created_at >= since,
                 KarmaEntryRow.reason.in_(list(reasons)),
             )
@@ -120,27 +125,43 @@ async def game_booked(sessions: Sessions, game_id: str, reasons: Collection[str]
     return found is not None
 
 
+def seat_owner(account_id: int | None, phone_identity_id: int | None) -> Owner | None:
+    """Who a seat's karma belongs to: its account, else the phone identity it was taken with;
+    None for a guest (and a bot), who has no ledger."""
+    if account_id is not None:
+        return Owner.account(account_id)
+    if phone_identity_id is not None:
+        return Owner.phone(phone_identity_id)
+    return None
+
+
 async def tables_played(
-    sessions: Sessions, account_ids: Collection[int], since: datetime, *, besides: str
-) -> list[frozenset[int]]:
-    """The account sets of the finished games since `since` (but `besides`) in which any of
-    `account_ids` sat: each game's humans with an account, as one set."""
-    wanted = list(account_ids)
+    sessions: Sessions, owners: Collection[Owner], since: datetime, *, besides: str
+) -> list[frozenset[Owner]]:
+    """The people of the finished games since `since` (but `besides`) in which any of
+    `owners` sat: each game's humans with a ledger (account or phone identity), as one set."""
+    accounts = [o.account_id for o in owners if o.account_id is not None]
+    phones = [o.phone_id for o in owners if o.phone_id is not None]
     async with sessions() as session:
-        games = select(SeatRow.game_id).where(SeatRow.account_id.in_(wanted)).distinct()
+        games = (
+            select(SeatRow.game_id)
+            .where(or_(SeatRow.account_id.in_(accounts), SeatRow.phone_identity_id.in_(phones)))
+            .distinct()
+        )
         rows = await session.execute(
-            select(SeatRow.game_id, SeatRow.account_id)
+            select(SeatRow.game_id, SeatRow.account_id, SeatRow.phone_identity_id)
             .join(GameRow, GameRow.id == SeatRow.game_id)
             .where(
                 SeatRow.game_id.in_(games),
                 SeatRow.game_id != besides,
-                SeatRow.account_id.is_not(None),
+                or_(SeatRow.account_id.is_not(None), SeatRow.phone_identity_id.is_not(None)),
                 GameRow.status == GameStatus.FINISHED,
                 GameRow.created_at >= since,
             )
         )
-        tables: dict[str, set[int]] = {}
-        for game_id, account_id in rows:
-            if account_id is not None:
-                tables.setdefault(game_id, set()).add(account_id)
+        tables: dict[str, set[Owner]] = {}
+        for game_id, account_id, phone_id in rows:
+            owner = seat_owner(account_id, phone_id)
+            if owner is not None:
+                tables.setdefault(game_id, set()).add(owner)
     return [frozenset(t) for t in tables.values()]

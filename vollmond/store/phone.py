@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,6 +30,7 @@ from vollmond.store.errors import (
     PhoneIdentityNotFoundError,
 )
 from vollmond.store.hashing import hash_secret, verify_secret
+from vollmond.store.merge import merge_phone_ledgers
 from vollmond.store.models import AccountRow, PhoneIdentityRow, PhonePinFailureRow
 from vollmond.store.types import utcnow
 
@@ -148,10 +149,6 @@ async def _require_account(session: AsyncSession, account_id: int) -> None:
         raise AccountNotFoundError(account_id)
 
 
-def _free_for(account_id: int) -> ColumnElement[bool]:
-    return or_(PhoneIdentityRow.account_id.is_(None), PhoneIdentityRow.account_id == account_id)
-
-
 async def account_identity(sessions: Sessions, account_id: int) -> PhoneIdentity | None:
     """The account's phone identity (its first, if several were linked)."""
     async with sessions() as session:
@@ -185,23 +182,31 @@ async def set_account_pin(
     return await get_phone_identity(sessions, identity.id)
 
 
-async def link_identity(sessions: Sessions, identity_id: int, account_id: int) -> PhoneIdentity:
-    """Link an existing identity (e.g. a PIN-only one) to an account it is not yet linked to."""
+async def link_identity(
+    sessions: Sessions, identity_id: int, account_id: int, *, now: datetime | None = None
+) -> PhoneIdentity:
+    """Link an existing identity (e.g. a PIN-only one) to an account it is not yet linked to.
+
+    The link itself (the identity had no account) merges the identity's ledgers into the
+    account in the same transaction, audited (:mod:`vollmond.store.merge`); linking it again
+    to the same account changes nothing and merges nothing."""
     async with sessions.begin() as session:
         await _require_account(session, account_id)
         claimed = await _claim(
             session,
-            and_(PhoneIdentityRow.id == identity_id, _free_for(account_id)),
+            and_(PhoneIdentityRow.id == identity_id, PhoneIdentityRow.account_id.is_(None)),
             {"account_id": account_id},
         )
         if claimed is not None:
+            await merge_phone_ledgers(session, identity_id, account_id, now or utcnow())
             return claimed
-        owner = await session.scalar(
-            select(PhoneIdentityRow.account_id).where(PhoneIdentityRow.id == identity_id)
-        )
-    if owner is None:
-        raise PhoneIdentityNotFoundError(identity_id)
-    raise PhoneIdentityLinkedError(identity_id, owner)
+        row = await session.get(PhoneIdentityRow, identity_id)
+        if row is None:
+            raise PhoneIdentityNotFoundError(identity_id)
+        if row.account_id != account_id:
+            assert row.account_id is not None
+            raise PhoneIdentityLinkedError(identity_id, row.account_id)
+        return _identity(row)
 
 
 async def identify_caller(sessions: Sessions, number: str) -> PhoneIdentity | None:

@@ -25,6 +25,8 @@ class Seat:
     channel: str
     house: int | None
     joined_at: datetime
+    #: The phone identity the seat was taken with (its karma's owner without an account).
+    phone_identity_id: int | None = None
 
 
 def token_hash(token: str) -> str:
@@ -33,7 +35,14 @@ def token_hash(token: str) -> str:
 
 def _seat(row: SeatRow) -> Seat:
     return Seat(
-        row.id, row.game_id, row.account_id, row.name, row.channel, row.house, row.joined_at
+        row.id,
+        row.game_id,
+        row.account_id,
+        row.name,
+        row.channel,
+        row.house,
+        row.joined_at,
+        row.phone_identity_id,
     )
 
 
@@ -45,11 +54,13 @@ async def add_seat(
     name: str,
     channel: str,
     token: str,
+    phone_identity_id: int | None = None,
     now: datetime | None = None,
 ) -> Seat:
     row = SeatRow(
         game_id=game_id,
         account_id=account_id,
+        phone_identity_id=phone_identity_id,
         name=name,
         channel=channel,
         token_hash=token_hash(token),

@@ -7,7 +7,7 @@ import pytest
 from vollmond.engine.standard import GameOptions
 from vollmond.i18n import text
 from vollmond.phone.session.codes import invitation_from_phone, phone_code
-from vollmond.service.hub import Hub
+from vollmond.service.hub import Hub, Owner
 from vollmond.settings import IdentitySettings
 from vollmond.store import (
     create_account,
@@ -297,3 +297,40 @@ async def test_hash_3_in_the_announcer_reads_karma_its_reasons_and_the_unlock(hu
     await press(guest, "#3")
     assert heard(guest, t("phone.menu.karma_guest"))
     await guest.close()
+
+
+@pytest.mark.rule("P3", "P5")
+async def test_hash_3_reads_a_phone_only_callers_own_karma_and_their_seat_is_theirs(
+    hub: Hub,
+) -> None:
+    """Issue 10: a caller with a phone ID and PIN but no account has a ledger of their own;
+    `#3` reads it, and a seat they take carries their phone identity (the booking's owner)."""
+    identity = await create_phone_identity(hub.sessions, pin="7373")
+    phone = Owner.phone(identity.id)
+    await karma_change(hub.sessions, phone, 7, "game_stayed")
+    await karma_change(hub.sessions, phone, hub.policy.karma.threshold, "game_won")
+    session = await call_in(hub)
+    await press(session, "1")
+    await press(session, f"{identity.id}#")
+    await press(session, "7373#")
+    assert session.identity_id == identity.id and session.account_id is None
+    await press(session, "#3")
+    total = hub.policy.karma.threshold + 7
+    assert heard(session, t("phone.menu.karma_total", n=total))
+    items = "; ".join(
+        [
+            t("phone.menu.karma_item", amount=f"+{total - 7}", reason=t("karma.reason.game_won")),
+            t("phone.menu.karma_item", amount="+7", reason=t("karma.reason.game_stayed")),
+        ]
+    )
+    assert heard(session, t("phone.menu.karma_recent", list=items))
+    assert heard(session, "bis zum")  # its own karma unlocks larger private rounds (P5)
+    assert not heard(session, t("phone.menu.karma_guest"))
+    founded = await hub.found(GameOptions(players=5), private=False, host_account_id=None)
+    await press(session, "1")
+    await press(session, "1#")
+    await press(session, "1#")
+    assert session.game_id == founded.game.id
+    seats = (await hub.table(founded.game.id)).seats
+    assert [(s.account_id, s.phone_identity_id) for s in seats] == [(None, identity.id)]
+    await session.close()

@@ -488,12 +488,13 @@ class Announcer:
         """`#3` in the announcer: the caller's karma, its latest changes with their reasons,
         and how long karma unlocks larger private rounds (P3, P5)."""
         s = self.s
-        if s.account_id is None:
+        owner = s.ledger_owner  # the account, or a phone-only identity's own ledger
+        if owner is None:
             s.say(s.t("phone.menu.karma_guest"))
             return
-        standing = await s.hub.standing(s.account_id)
+        standing = await s.hub.standing(owner)
         lines = [s.t("phone.menu.karma_total", n=standing.karma)]
-        recent = await s.hub.karma_history(s.account_id, KARMA_READ_OUT)
+        recent = await s.hub.karma_history(owner, KARMA_READ_OUT)
         if recent:
             items = [
                 s.t("phone.menu.karma_item", amount=f"{e.amount:+d}", reason=self._reason(e.reason))
@@ -520,7 +521,7 @@ class Announcer:
         rules = get_ruleset(self.ruleset_id)
         self.size_max = min(policy.max_players, rules.max_players)
         if self.private:
-            standing = await self.s.hub.standing(self.s.account_id)
+            standing = await self.s.hub.standing(self.s.ledger_owner)
             try:
                 unlock_private_size(policy, policy.max_players, standing)
             except SizeNotAllowedError as exc:
@@ -575,6 +576,7 @@ class Announcer:
                 host_account_id=self.s.account_id,
                 host_name=self.s.name,
                 channel="phone",
+                host_phone_id=self.s.identity_id,
             )
         except LobbyError as exc:
             self._lobby_error(exc)
@@ -675,7 +677,11 @@ class Announcer:
             return
         try:
             joined = await self.s.hub.join(
-                game_id, account_id=self.s.account_id, name=self.s.name, channel="phone"
+                game_id,
+                account_id=self.s.account_id,
+                name=self.s.name,
+                channel="phone",
+                phone_identity_id=self.s.identity_id,
             )
         except LobbyError as exc:
             self._lobby_error(exc)

@@ -39,7 +39,7 @@ from vollmond.phone.session.prompts import (
 from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.enforce import Enforcer, Person
-from vollmond.service.hub import Hub
+from vollmond.service.hub import Hub, Owner
 from vollmond.settings import IdentitySettings, PhoneSettings
 from vollmond.worlds import World, get_world, world_ids
 
@@ -148,6 +148,16 @@ class PhoneSession:
     def person(self) -> Person:
         """The signed-in caller for moderation: phone identity and linked account."""
         return Person(self.account_id, self.identity_id)
+
+    @property
+    def ledger_owner(self) -> Owner | None:
+        """Whose karma, premium and credit the caller has: the linked account, else the phone
+        identity they signed in with (issue 10); a guest has none."""
+        if self.account_id is not None:
+            return Owner.account(self.account_id)
+        if self.identity_id is not None:
+            return Owner.phone(self.identity_id)
+        return None
 
     @property
     def seat(self) -> int | None:

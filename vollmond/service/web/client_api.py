@@ -11,7 +11,10 @@
   is possible again. A seat (alive or dead) calls with its token; a signed-in spectator of a
   public round calls without one (then the caller is their account, no house).
 - ``GET/POST /api/phone``: the signed-in account's phone ID; set its PIN; ask to link a number
-  (answered with a one-time code to type when calling from that number — docs/security.md).
+  (answered with a one-time code to type when calling from that number — docs/security.md);
+  link a phone-only identity by its phone ID and PIN (``link_id``, ``link_pin``: the PIN is
+  checked like a caller's, with its lockout and the limit per source), which merges its
+  ledgers into the account once (issue 10, docs/community.md).
 
 Secrecy stays where it is: history goes through ``actor.history_for`` (event audiences),
 never through a filter of its own; a private round's history and clock are shown only to its
@@ -37,11 +40,22 @@ from vollmond.service.hub import Hub
 from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.edge import read_body
-from vollmond.service.web.limits import WebLimits, preferred_language
+from vollmond.service.web.limits import WebLimits, client_address, preferred_language
 from vollmond.service.web.schema import HistoryRequest, OperatorRequest
 from vollmond.settings import IdentitySettings
-from vollmond.store.errors import InvalidPhoneNumberError, InvalidPinError
-from vollmond.store.phone import account_identity, normalize_number, set_account_pin
+from vollmond.store.errors import (
+    InvalidPhoneNumberError,
+    InvalidPinError,
+    PhoneIdentityLinkedError,
+)
+from vollmond.store.phone import (
+    PinOutcome,
+    account_identity,
+    check_pin,
+    link_identity,
+    normalize_number,
+    set_account_pin,
+)
 from vollmond.store.phone_numbers import LinkRateLimitedError, pending_link, request_number_link
 from vollmond.store.types import utcnow
 from vollmond.worlds import LANGUAGES, ROLE_KEYS, UnknownWorldError, get_world
@@ -64,6 +78,10 @@ class PhoneRequest(msgspec.Struct, forbid_unknown_fields=True):
 
     number: Annotated[str, msgspec.Meta(max_length=40)] | None = None
     pin: Annotated[str, msgspec.Meta(max_length=12)] | None = None
+    # Link a phone-only identity to this account, proven by its PIN (issue 10): its karma,
+    # credit, premium and grants are merged into the account once.
+    link_id: Annotated[int, msgspec.Meta(ge=1, lt=10**12)] | None = None
+    link_pin: Annotated[str, msgspec.Meta(max_length=12)] | None = None
 
 
 def _error(status: int, code: str, message: str = "") -> JSONResponse:
@@ -247,9 +265,17 @@ class ClientApi:
         if request.method == "GET":
             return JSONResponse(await self._phone_state(account_id))
         body = await _body(request, PhoneRequest)
-        if body is None or (body.number is None and body.pin is None):
+        if (
+            body is None
+            or (body.number is None and body.pin is None and body.link_id is None)
+            or (body.link_id is None) != (body.link_pin is None)
+        ):
             return _error(400, "invalid_request")
         sessions = self.hub.sessions
+        if body.link_id is not None and body.link_pin is not None:
+            refused = await self._link(request, account_id, body.link_id, body.link_pin)
+            if refused is not None:
+                return refused
         try:
             normalized = None if body.number is None else normalize_number(body.number)
             if body.pin is not None:
@@ -275,6 +301,38 @@ class ClientApi:
                 "expires_in": round((claim.expires_at - utcnow()).total_seconds()),
             }
         return JSONResponse(state)
+
+    async def _link(
+        self, request: Request, account_id: int, identity_id: int, pin: str
+    ) -> Response | None:
+        """Link a phone identity the user proves by its PIN; None when linked (or already
+        linked to this account), else the refusal. The PIN check is the telephone's own
+        (lockout per identity, limit per source: here the client's address)."""
+        checked = await check_pin(
+            self.hub.sessions,
+            identity_id,
+            pin,
+            source="web:" + client_address(request),
+            settings=self.identity,
+        )
+        if checked.outcome is not PinOutcome.OK:
+            locked = checked.outcome is not PinOutcome.WRONG
+            response = _error(
+                429 if locked else 403,
+                "phone_locked" if locked else "wrong_phone_pin",
+                "too many wrong PINs" if locked else "phone ID and PIN do not match",
+            )
+            if checked.until is not None:
+                response.headers["Retry-After"] = str(
+                    max(1, math.ceil((checked.until - utcnow()).total_seconds()))
+                )
+            return response
+        try:
+            await link_identity(self.hub.sessions, identity_id, account_id)
+        except PhoneIdentityLinkedError:
+            return _error(409, "phone_linked", "this phone ID belongs to another account")
+        log.info("phone_identity_linked", account=account_id, phone=identity_id)
+        return None
 
     async def _phone_state(self, account_id: int) -> dict[str, Any]:
         identity = await account_identity(self.hub.sessions, account_id)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, String
+from sqlalchemy import CheckConstraint, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vollmond.store.models.base import Base
+from vollmond.store.models.ledgers import ONE_OWNER
 from vollmond.store.types import BigId, UTCDateTime, utcnow
 
 
@@ -15,9 +16,13 @@ class PremiumRow(Base):
     """One premium period; periods are only added, so the history shows who got what and why."""
 
     __tablename__ = "premium_periods"
+    __table_args__ = (CheckConstraint(ONE_OWNER, name="one_owner"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
+    account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
+    phone_identity_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("phone_identities.id"), index=True
+    )
     starts_at: Mapped[datetime] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     reason: Mapped[str] = mapped_column(String(200))
@@ -33,9 +38,13 @@ class GrantRow(Base):
     """
 
     __tablename__ = "grants"
+    __table_args__ = (CheckConstraint(ONE_OWNER, name="one_owner"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    account_id: Mapped[int] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
+    account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
+    phone_identity_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("phone_identities.id"), index=True
+    )
     name: Mapped[str] = mapped_column(String(64))
     value: Mapped[int | None] = mapped_column(Integer)
     reason: Mapped[str] = mapped_column(String(200))

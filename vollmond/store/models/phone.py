@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vollmond.store.models.base import Base
@@ -37,6 +37,9 @@ class PhoneIdentityRow(Base):
     # Expert mode (``*7#``): the caller hears only the essentials. A preference of the
     # identity, so it outlasts the call and a restart (issue 11).
     expert: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The credit of a phone-only identity (issue 10), kept like the account's: changed only by
+    # the ledger's conditional UPDATE, never below zero.
+    credit_balance: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class PhoneNumberClaimRow(Base):

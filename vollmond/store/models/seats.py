@@ -23,6 +23,9 @@ class SeatRow(Base):
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     game_id: Mapped[str] = mapped_column(String(32), ForeignKey("games.id"), index=True)
     account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"))
+    # The phone identity the seat was taken with (a caller signed in by phone ID and PIN):
+    # karma of a seat without an account is booked to it (issue 10).
+    phone_identity_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("phone_identities.id"))
     name: Mapped[str] = mapped_column(String(64))
     channel: Mapped[str] = mapped_column(String(16))
     token_hash: Mapped[str] = mapped_column(String(64))

@@ -159,6 +159,39 @@ function authSection(refresh) {
       ),
       h("button", { type: "submit" }, t("save")),
     );
+    // A phone ID made by keypad without an account: its PIN proves it, and its karma, credit
+    // and premium move into this account once (issue 10).
+    const takeForm = h(
+      "form",
+      {
+        class: "row-form",
+        id: "phone-take-form",
+        onsubmit: async (ev) => {
+          ev.preventDefault();
+          const data = new FormData(takeForm);
+          const id = Number(data.get("link_id"));
+          const body = { link_id: id, link_pin: String(data.get("link_pin") || "") };
+          try {
+            showPhone(await api("/api/phone", { method: "POST", body }));
+            phoneBox.textContent = t("phone_taken", { id });
+            takeForm.reset();
+            await loadMe();
+          } catch (err) {
+            showError(phoneBox, err);
+          }
+        },
+      },
+      field(
+        t("phone_take_id"),
+        h("input", { name: "link_id", inputmode: "numeric", autocomplete: "off", maxlength: 12, pattern: "[0-9]{1,12}", required: true }),
+        t("phone_take_hint"),
+      ),
+      field(
+        t("phone_take_pin"),
+        h("input", { name: "link_pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: 12, pattern: "[0-9]{4,12}", required: true }),
+      ),
+      h("button", { type: "submit" }, t("phone_take")),
+    );
     section.append(
       h("h2", { id: "auth-h" }, t("signed_in_as", { name: ctx.me.name })),
       h(
@@ -174,7 +207,7 @@ function authSection(refresh) {
         },
         t("signout"),
       ),
-      h("details", {}, h("summary", {}, t("phone_link")), phoneForm, phoneStatus, phoneCode, phoneBox),
+      h("details", {}, h("summary", {}, t("phone_link")), phoneForm, takeForm, phoneStatus, phoneCode, phoneBox),
     );
     return section;
   }
