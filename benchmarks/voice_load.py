@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.jsonline import append_json_line
 from benchmarks.phone_load import HOST, Seated, _sipp, free_udp_port, write_pcap
 
 #: Frames per second a peer or line must reach in the window to count as real time (of 50).
@@ -482,6 +483,16 @@ async def drive(args: argparse.Namespace) -> None:
             )
             if not args.json:
                 print(json.dumps(summary[-1]), flush=True)
+    if args.json_out:
+        # The baseline of each step is the same run's telephone lines alone (in `summary`).
+        parameters = {k: getattr(args, k) for k in ("peers", "game_size", "seconds", "rate")}
+        append_json_line(
+            args.json_out,
+            "voice_load",
+            figures={"summary": summary},
+            baseline={},
+            parameters={**parameters, "client_procs": args.client_procs, "loop": args.loop},
+        )
     if args.json:
         print(json.dumps({"steps": rows, "summary": summary}, indent=2))
         return
@@ -511,6 +522,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
     parser.add_argument("--rate", type=float, default=20.0, help="new calls per second")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json-out", type=Path, help="append one JSON line to this file")
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     parser.add_argument("--client-procs", type=int, default=1, help="aiortc client processes")
     # internal: the child processes
