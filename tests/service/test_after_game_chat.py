@@ -46,6 +46,21 @@ async def _timeout(actor: GameActor) -> None:
     await _ok(actor, PhaseTimeout(actor.state.phase_seq))
 
 
+async def _banish_the_wolf(actor: GameActor) -> None:
+    """A four-seat game with one wolf to its end: a villager dies, the wolf is banished."""
+    assert actor.state is not None
+    (wolf,) = night_room(actor.state)
+    others = [s for s in range(1, 5) if s != wolf]
+    await _ok(actor, UseAbility(wolf, ActionKind.EVIL_VOTE, others[0]))
+    await _timeout(actor)  # morning
+    await _timeout(actor)  # day
+    await _ok(actor, Nominate(others[1], wolf))
+    await _timeout(actor)  # the vote
+    for seat in (wolf, *others[1:]):
+        await _ok(actor, Vote(seat, wolf))
+    assert actor.is_over
+
+
 async def _until(ws: WsClient, test: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     deadline = time.monotonic() + 20
     while True:
@@ -168,18 +183,7 @@ async def test_rematch_founds_the_same_setup_once_and_the_others_join_it(
     early = await clients[1].post(path, {"token": tokens[1]})
     assert early.status_code == 409 and early.json()["error"] == "not_over"
 
-    actor = service.hub.actors[game]
-    assert actor.state is not None
-    (wolf,) = night_room(actor.state)
-    others = [s for s in range(1, 5) if s != wolf]
-    await _ok(actor, UseAbility(wolf, ActionKind.EVIL_VOTE, others[0]))
-    await _timeout(actor)  # morning
-    await _timeout(actor)  # day
-    await _ok(actor, Nominate(others[1], wolf))
-    await _timeout(actor)  # the vote
-    for seat in (wolf, *others[1:]):
-        await _ok(actor, Vote(seat, wolf))
-    assert actor.is_over
+    await _banish_the_wolf(service.hub.actors[game])
 
     assert (await outsider.post(path, {})).status_code == 403
     assert (await outsider.get(path)).status_code == 403
@@ -209,18 +213,7 @@ async def test_a_world_ban_holds_for_the_rematch_too(
     nor join it; the others still can."""
     deck = [["evil", 1], ["filler", 3]]
     game, clients, tokens = await seated_table(api, 4, "Ban", deck="custom", custom_roles=deck)
-    actor = service.hub.actors[game]
-    assert actor.state is not None
-    (wolf,) = night_room(actor.state)
-    others = [s for s in range(1, 5) if s != wolf]
-    await _ok(actor, UseAbility(wolf, ActionKind.EVIL_VOTE, others[0]))
-    await _timeout(actor)  # morning
-    await _timeout(actor)  # day
-    await _ok(actor, Nominate(others[1], wolf))
-    await _timeout(actor)  # the vote
-    for seat in (wolf, *others[1:]):
-        await _ok(actor, Vote(seat, wolf))
-    assert actor.is_over
+    await _banish_the_wolf(service.hub.actors[game])
 
     banned = clients[3]
     assert banned.account_id is not None and service.enforcer is not None
