@@ -83,25 +83,11 @@ async def credit_change(
     check_amount(amount)
     cleaned_reason = check_reason(reason)
     try:
-        return await _book(
-            sessions, who, amount=amount, reason=cleaned_reason, game_id=game_id, now=now
-        )
+        async with sessions.begin() as session:
+            return await book_credit(session, who, amount, cleaned_reason, game_id=game_id, now=now)
     except IntegrityError as exc:
         # The only constraint a valid booking can still violate is the game reference.
         raise GameNotFoundError(game_id or "") from exc
-
-
-async def _book(
-    sessions: Sessions,
-    who: OwnerLike,
-    *,
-    amount: int,
-    reason: str,
-    game_id: str | None,
-    now: datetime | None,
-) -> CreditEntry:
-    async with sessions.begin() as session:
-        return await book_credit(session, who, amount, reason, game_id=game_id, now=now)
 
 
 async def book_credit(

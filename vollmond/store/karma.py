@@ -57,17 +57,31 @@ async def karma_change(
 ) -> KarmaEntry:
     """Record a karma change with its reason."""
     check_amount(amount)
+    async with sessions.begin() as session:
+        await require_owner(session, who)
+        row = book_karma(session, who, amount, check_reason(reason), game_id=game_id, now=now)
+    return _entry(row)
+
+
+def book_karma(
+    session: AsyncSession,
+    who: OwnerLike,
+    amount: int,
+    reason: str,
+    *,
+    game_id: str | None = None,
+    now: datetime | None = None,
+) -> KarmaEntryRow:
+    """One entry inside the caller's transaction (`karma_change` checks the arguments)."""
     row = KarmaEntryRow(
         **owner_columns(who),
         amount=amount,
-        reason=check_reason(reason),
+        reason=reason,
         game_id=game_id,
         created_at=now or utcnow(),
     )
-    async with sessions.begin() as session:
-        await require_owner(session, who)
-        session.add(row)
-    return _entry(row)
+    session.add(row)
+    return row
 
 
 async def karma_total(sessions: Sessions, who: OwnerLike) -> int:

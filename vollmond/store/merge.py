@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store.audit import record
 from vollmond.store.credit import book_credit, credit_held
-from vollmond.store.karma import karma_sum
-from vollmond.store.models import GrantRow, KarmaEntryRow, PremiumRow
+from vollmond.store.karma import book_karma, karma_sum
+from vollmond.store.models import GrantRow, PremiumRow
 from vollmond.store.owners import Owner, owned_by, owner_columns
 
 MERGED_PHONE = "merged_phone"
@@ -48,12 +48,8 @@ async def merge_phone_ledgers(
     phone, account = Owner.phone(phone_id), Owner.account(account_id)
     karma = await karma_sum(session, phone)
     if karma:
-        for who, amount in ((phone, -karma), (account, karma)):
-            session.add(
-                KarmaEntryRow(
-                    **owner_columns(who), amount=amount, reason=MERGED_PHONE, created_at=now
-                )
-            )
+        book_karma(session, phone, -karma, MERGED_PHONE, now=now)
+        book_karma(session, account, karma, MERGED_PHONE, now=now)
     credit = await credit_held(session, phone)
     if credit:
         await book_credit(session, phone, -credit, MERGED_PHONE, now=now)
