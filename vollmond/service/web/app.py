@@ -357,7 +357,7 @@ class Api:
             raise ApiError(400, exc.code, str(exc)) from exc
         except OptionsDecodeError as exc:
             raise ApiError(400, "invalid_options", str(exc)) from exc
-        await self._refuse_banned(request, account_id, *_game_areas(options.world, body.private))
+        await self.refuse_banned_from_round(request, account_id, options.world, body.private)
         deck_problem = custom_deck_problem(rules, options, size, self.hub.policy)
         if deck_problem is not None:
             raise ApiError(400, deck_problem, "this custom deck does not make a fair game")
@@ -388,7 +388,7 @@ class Api:
         table = await self.hub.table(game_id)
         if table.game.private:
             raise ApiError(404, "no_such_game")
-        await self._refuse_banned(request, account_id, *_game_areas(table.game.world, False))
+        await self.refuse_banned_from_round(request, account_id, table.game.world, False)
         return await self._join(game_id, account_id)
 
     async def _join(self, game_id: str, account_id: int) -> Response:
@@ -406,7 +406,7 @@ class Api:
         game = await self.hub.find_by_invitation(body.code)
         if game is None:
             raise ApiError(404, "bad_code", "no round with this invitation code")
-        await self._refuse_banned(request, account_id, *_game_areas(game.world, game.private))
+        await self.refuse_banned_from_round(request, account_id, game.world, game.private)
         return await self._join(game.id, account_id)
 
     async def start(self, request: Request) -> Response:
