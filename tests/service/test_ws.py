@@ -309,6 +309,13 @@ def call_participants(clients: list[WsClient]) -> dict[int, set[int]]:
     return participants
 
 
+async def received(client: WsClient, seqs: set[int], limit_s: float = 20.0) -> None:
+    """Read on until the client has every event of `seqs` (fails after `limit_s`)."""
+    async with asyncio.timeout(limit_s):
+        while not seqs <= {e["seq"] for e in events(client)}:
+            await client.recv(limit_s)
+
+
 def assert_only_own_secrets(
     seat: int,
     role: str,
@@ -359,16 +366,22 @@ async def test_a_whole_game_over_websockets_keeps_every_secret_with_its_audience
                 asyncio.gather(*(p.play() for p in players), spectator_until_over(spectator)),
                 120,
             )
+            assert await fast_service.hub.actors[game_id].finished.wait()
+            audiences = await stored_audiences(fast_service, game_id)
+            # Everything logged for a seat reaches it; a loaded machine may deliver the last
+            # events later than the players' short drain after game_over.
+            for seat, client in enumerate(clients, start=1):
+                await received(
+                    client, {s for s, a in audiences.items() if a.includes(Viewer.player(seat))}
+                )
         finally:
             await close_all(clients)
 
     final = next(f for f in reversed(clients[0].frames) if f["type"] == "view")["view"]
     assert final["phase"] == "over"
     assert final["outcome"] is not None
-    assert await fast_service.hub.actors[game_id].finished.wait()
     roles = {s["seat"]: s["role"] for s in final["seats"]}
     assert sorted(roles.values()) == ["doctor", "evil", "filler", "seer", "witch"]
-    audiences = await stored_audiences(fast_service, game_id)
     participants = call_participants(clients)
     for seat, client in enumerate(clients, start=1):
         assert_only_own_secrets(seat, roles[seat], client, audiences, participants)
