@@ -133,13 +133,19 @@ def answer(player: Player, rng: random.Random, done: list[str], shot: Path) -> b
         if not done and not shot.exists():
             page.screenshot(path=shot, full_page=True)
         done.append(f"{phase}|{key}")
-        buttons = group.locator("button.target").all()
-        houses = [b for b in buttons if b.get_attribute("data-target") != "none"]
-        if not buttons:
+        # Read in one go: the view may be redrawn (buttons replaced) between two reads.
+        targets: list[str] = group.locator("button.target").evaluate_all(
+            "buttons => buttons.map(b => b.dataset.target)"
+        )
+        houses = [t for t in targets if t != "none"]
+        if not targets:
             break
         # The view may move on (the phase ends) between reading and clicking.
+        target = rng.choice(houses or targets)
         with contextlib.suppress(PlaywrightTimeoutError):
-            rng.choice(houses or buttons).click(timeout=2000, no_wait_after=True)
+            group.locator(f'button.target[data-target="{target}"]').click(
+                timeout=2000, no_wait_after=True
+            )
         break
     return True
 
