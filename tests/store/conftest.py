@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from vollmond.store import Sessions, create_engine, make_sessionmaker, migrate
 
 from .support import BACKENDS, POSTGRES_URL, Target
-from .templates import seed_sqlite, sqlite_path
+from .templates import seed_postgres, seed_sqlite, sqlite_path
 
 
 @pytest.fixture(params=BACKENDS)
@@ -66,5 +66,7 @@ async def sessions(target: Target, engine: AsyncEngine) -> Sessions:
     file, tests/store/templates.py)."""
     if target.backend == "sqlite":
         await seed_sqlite(sqlite_path(target.url))
+    elif target.schema is not None:
+        await seed_postgres(target.schema)
     await migrate(engine)
     return make_sessionmaker(engine)
