@@ -46,7 +46,7 @@ async def test_add_by_name_or_phone_id_and_the_other_side_accepts(
         FriendState.ASKED
     )
     assert states(await friends.listing(anna)) == {
-        "a:%d" % bert.account_id: "asked",
+        f"a:{bert.account_id}": "asked",
         f"p:{phone.phone_id}": "asked",
     }
     assert states(await friends.listing(bert)) == {f"a:{anna.account_id}": "asking"}

@@ -21,12 +21,17 @@ from vollmond.service.community.people import Named, find_person, names, parse_k
 from vollmond.service.community.voicebox import VoiceBox
 from vollmond.service.hub import Hub
 from vollmond.settings.community import FriendsSettings, MailboxSettings
+from vollmond.store.community import FriendState, Mail, MailKind
 
 __all__ = [
     "Community",
     "CommunityError",
+    "FriendState",
     "FriendView",
     "Invitation",
+    "Mail",
+    "MailKind",
+    "Mailbox",
     "Named",
     "Place",
     "Whereabouts",

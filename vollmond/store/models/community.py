@@ -36,9 +36,7 @@ class MailRow(Base):
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    to_account_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("accounts.id"), index=True
-    )
+    to_account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"), index=True)
     to_phone_id: Mapped[int | None] = mapped_column(
         BigId, ForeignKey("phone_identities.id"), index=True
     )

@@ -11,6 +11,7 @@ account or a phone-only identity, exactly one (the same check as the ledgers' ow
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -27,8 +28,8 @@ def _one(prefix: str) -> str:
     return f"({prefix}_account_id IS NULL) <> ({prefix}_phone_id IS NULL)"
 
 
-def _sides(table: str) -> list[sa.SchemaItem]:
-    items: list[sa.SchemaItem] = []
+def _sides(table: str) -> list[Any]:
+    items: list[Any] = []
     for prefix in ("to", "from"):
         items += [
             sa.Column(f"{prefix}_account_id", BIG_ID, nullable=True),
