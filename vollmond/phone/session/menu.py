@@ -169,7 +169,7 @@ class Announcer:
         lines = [self.s.t("phone.menu.choices")]
         if self.rejoin is not None:
             lines.insert(0, self.s.t("phone.menu.rejoin", n=self.rejoin[1]))
-        lines += community.menu_lines(self)  # keys 6 and 7, a friend's invitation
+        lines += community.menu_lines(self)  # a friend's invitation not told yet (X4)
         self.s.say(*lines)
 
     def immediate(self) -> frozenset[str]:
@@ -199,9 +199,7 @@ class Announcer:
             "lobby": lambda: self._lobby_keys(long=True),
         }
         make = by_state.get(self.state)
-        if make is not None:
-            return make()
-        return [s.t("phone.menu.choices_long"), *community.menu_lines(self, long=True)]
+        return make() if make is not None else [s.t("phone.menu.choices_long")]
 
     def reminder(self) -> list[str] | None:
         """The current question again, short; nothing while waiting at a table."""

@@ -212,7 +212,7 @@ class CommunityApi:
                 reply = await box.reply_text(me, mail_id, text)
                 return JSONResponse({"id": reply.id}, status_code=201)
             else:
-                raise ApiError(404, "not_found", "no such action")
+                raise ApiError(404, "no_such_action", "no such action")
             return JSONResponse({"ok": True})
 
         return await self._run(step())
@@ -272,7 +272,7 @@ class CommunityApi:
             }
             act = actions.get(action)
             if act is None:
-                raise ApiError(404, "not_found", "no such action")
+                raise ApiError(404, "no_such_action", "no such action")
             await act(me, other)
             return JSONResponse({"ok": True})
 

@@ -2,7 +2,7 @@
 
 The announcer (`menu.py`) calls in here at four places, one line each, so this part stays in
 its own modules: :func:`signed_in` (online for friends, invitations followed, "N neue
-Nachrichten"), :func:`menu_lines` (the keys ``6`` and ``7``, a pending invitation),
+Nachrichten"), :func:`menu_lines` (an invitation not told yet),
 :data:`MENU_KEYS` and :func:`menu_key` (``6`` mailbox, ``7`` friends, ``8`` accepts the
 latest invitation), and :func:`closed` when the call ends.
 """
@@ -78,14 +78,14 @@ def _tell(session: PhoneSession, invitation: Invitation, priority: Priority) -> 
     session.say(line, priority=priority)
 
 
-def menu_lines(announcer: Announcer, *, long: bool = False) -> list[str]:
-    """The announcer's lines for the mailbox and friends (signed-in callers only), and an
-    invitation not told yet."""
+def menu_lines(announcer: Announcer) -> list[str]:
+    """A friend's invitation not told yet, after the announcer's choices (which name the
+    keys 6 and 7 themselves)."""
     session = announcer.s
     me = person(session)
     if me is None:
         return []
-    lines = [session.t("phone.community.menu_long" if long else "phone.community.menu")]
+    lines: list[str] = []
     call = _CALLS.get(session)
     for invitation in community(session).friends.invitations(me)[:1]:
         if call is not None and invitation.id not in call.told:

@@ -79,7 +79,7 @@ class FriendsMenu:
 
     # -- Mode ------------------------------------------------------------------------------
     def immediate(self) -> frozenset[str]:
-        return frozenset("123780") if self.state == "person" else frozenset()
+        return frozenset("0123456789") if self.state == "person" else frozenset()
 
     def hash_immediate(self) -> bool:
         return False

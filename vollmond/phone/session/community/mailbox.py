@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
 
 
+DIGITS = frozenset("0123456789")
+
+
 class MailMenu:
     """A session mode: the caller's mailbox."""
 
@@ -86,11 +89,8 @@ class MailMenu:
     def immediate(self) -> frozenset[str]:
         if self.recorder is not None:
             return self.recorder.immediate
-        if self.state == "top":
-            return frozenset("12")
-        if self.state == "message":
-            return frozenset("123470")
-        return frozenset()
+        # The mailbox's choices are single keys: any digit acts at once (a wrong one is told).
+        return frozenset() if self.state == "to" else DIGITS
 
     def hash_immediate(self) -> bool:
         return self.recorder is not None and self.recorder.hash_immediate
