@@ -21,7 +21,7 @@ from vollmond.store import create_account, create_phone_identity
 from vollmond.worlds import get_world
 
 
-def t(key: str, **params: object) -> str:
+def t(key: str, **params: str | int) -> str:
     return text(key, "de", get_world("werwolf"), **params)
 
 
@@ -151,7 +151,7 @@ async def test_bad_input_gets_a_clear_reason(hub: Hub, box: Community) -> None:
     assert heard(session, t("phone.friends.none"))
     await press(session, "00#")
     await press(session, "9999#")
-    assert heard(session, t("web.errors.unknown_person", who="9999"))
+    assert heard(session, t("web.errors.unknown_person"))
     await press(session, f"{me.phone_id}#")
     assert heard(session, t("web.errors.friend_self"))
     await press(session, "0#")
