@@ -80,6 +80,7 @@ async def test_friends_by_name_where_they_are_and_an_invitation_into_a_private_r
     anna, bert = api(), api()
     await anna.signup(unique("Anna"))
     await bert.signup(unique("Bert"))
+    assert bert.name is not None
     asked = await anna.post("/api/friends", {"who": bert.name.upper()})
     assert asked.json()["state"] == "asked"
     (request,) = (await bert.get("/api/friends")).json()["friends"]
