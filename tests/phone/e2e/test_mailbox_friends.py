@@ -190,7 +190,7 @@ async def test_an_invitation_from_the_page_reaches_a_caller_and_8_seats_them(
         invite = page.locator(f"#friend-list li[data-key='p:{identity.id}'] .invite-friend")
         await invite.click()
         await expect(page.locator("#friends-note")).to_have_text("Eingeladen.")
-        told = session.t("phone.friends.invited_private", who="Anna", in_world="Werwolf")
+        told = session.t("phone.friends.invited_private", name="Anna")
         await wait_until(lambda: told in session.spoken(), 15)
         await settle(session)
         await lines[CALLER].keys("8")

@@ -105,7 +105,7 @@ async def test_a_voice_message_for_a_friend_from_the_list_is_recorded_after_the_
         for _ in range(100):  # two seconds of the caller's voice
             capture.feed(session, voice)
         await press(session, "#")
-        assert heard(session, t("phone.mail.review", s=2))
+        assert heard(session, t("phone.mail.review", n=2))
         await press(session, "3")
         assert heard(session, t("phone.mail.sent"))
     finally:
@@ -131,7 +131,7 @@ async def test_a_friends_invitation_is_told_and_8_seats_the_caller(
         GameOptions(players=5), private=True, host_account_id=anna.account_id, host_name="Anna"
     )
     await box.friends.invite(anna, me, table.game.id)
-    assert heard(session, t("phone.friends.invited_private", who="Anna", in_world="Werwolf"))
+    assert heard(session, t("phone.friends.invited_private", name="Anna"))
     await press(session, "8")
     assert session.announcer.state == "lobby"
     seats = (await hub.table(table.game.id)).seats

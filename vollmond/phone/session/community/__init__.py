@@ -72,9 +72,9 @@ def _invited(session: PhoneSession, invitation: Invitation) -> None:
 def _tell(session: PhoneSession, invitation: Invitation, priority: Priority) -> None:
     call = _CALLS.setdefault(session, _Call())
     call.told.add(invitation.id)
-    world = get_world(invitation.world).names_in(session.lang).world
     key = "phone.friends.invited_private" if invitation.private else "phone.friends.invited"
-    line = session.t(key, who=spoken_name(session, invitation.inviter), in_world=world)
+    world = get_world(invitation.world)
+    line = session.t(key, world, name=spoken_name(session, invitation.inviter))
     session.say(line, priority=priority)
 
 
@@ -90,11 +90,9 @@ def menu_lines(announcer: Announcer) -> list[str]:
     for invitation in community(session).friends.invitations(me)[:1]:
         if call is not None and invitation.id not in call.told:
             call.told.add(invitation.id)
-            world = get_world(invitation.world).names_in(session.lang).world
             key = "phone.friends.invited_private" if invitation.private else "phone.friends.invited"
-            lines.append(
-                session.t(key, who=spoken_name(session, invitation.inviter), in_world=world)
-            )
+            world = get_world(invitation.world)
+            lines.append(session.t(key, world, name=spoken_name(session, invitation.inviter)))
     return lines
 
 

@@ -58,8 +58,7 @@ class FriendsMenu:
     def _where(self, view: FriendView) -> str:
         where = view.where
         if where.place in (Place.TABLE, Place.GAME) and where.world is not None:
-            world = get_world(where.world).names_in(self.s.lang).world
-            return self.s.t(f"phone.friends.where_{where.place.value}", in_world=world)
+            return self.s.t(f"phone.friends.where_{where.place.value}", get_world(where.world))
         return self.s.t(f"phone.friends.where_{where.place.value}")
 
     def _list_text(self) -> str:

@@ -156,9 +156,9 @@ class MailMenu:
         sender = (await names(self.s.hub.sessions, [mail.sender]))[mail.sender]
         head = self.s.t(
             "phone.mail.header",
-            i=self.index + 1,
-            n=len(self.mails),
-            who=spoken_name(self.s, sender),
+            n=self.index + 1,
+            size=len(self.mails),
+            name=spoken_name(self.s, sender),
             new=self.s.t("phone.mail.new") if mail.unread else "",
         )
         if mail.kind is MailKind.TEXT:

@@ -95,7 +95,7 @@ class VoiceRecorder:
         capture.release(self.s)
         self.step = Step.REVIEW
         self.s.tone("beep", tones.beep())
-        self.s.say(self.s.t("phone.mail.review", s=round(self.recorded_s)))
+        self.s.say(self.s.t("phone.mail.review", n=round(self.recorded_s)))
 
     def cancel(self) -> None:
         """The call ended or the caller left: nothing is kept."""
@@ -128,7 +128,7 @@ class VoiceRecorder:
                 if self.step is Step.WAITING:  # '#' before the tone: nothing to keep
                     self.cancel()
                     self.step = Step.REVIEW
-                    self.s.say(self.s.t("phone.mail.review", s=0))
+                    self.s.say(self.s.t("phone.mail.review", n=0))
                     return
                 await self._stop()
             return  # any other key while recording is ignored
