@@ -178,3 +178,53 @@ async def test_bad_input_gets_a_clear_reason(hub: Hub, box: Community) -> None:
         pump.cancel()
     assert await box.mail.inbox(Owner.phone(other.id)) == []
     await session.close()
+
+
+@pytest.mark.rule("X3", "X4")
+async def test_a_caller_is_online_while_calling_and_hears_a_voice_message_played(
+    hub: Hub, box: Community
+) -> None:
+    anna = Owner.account((await create_account(hub.sessions, "Anna", "password-a")).id)
+    identity = await create_phone_identity(hub.sessions, pin="4711")
+    me = Owner.phone(identity.id)
+    await box.friends.ask(anna, me)
+    await box.friends.accept(me, anna)
+    voice = np.full(8000, 1234, dtype=np.int16)  # one second
+    await box.mail.send_voice(anna, me, voice.astype("<i2").tobytes())
+    assert box.online.is_online(me) is False
+    session = await call_in(hub)
+    await press(session, "1")
+    await press(session, f"{identity.id}#")
+    await press(session, "4711#")
+    (view,) = await box.friends.listing(anna)
+    assert view.where.place.value == "online"
+    await press(session, "6")
+    await press(session, "1")
+    assert heard(session, "Nachricht 1 von 1, von Anna. Neu.")
+    played = [u for u in session.prompts.queued if u.tone == "mail_message"]
+    assert len(played) == 1 and played[0].audio is not None
+    assert np.array_equal(played[0].audio, voice)
+    assert await box.mail.unread(me) == 0
+    await session.close()
+    (view,) = await box.friends.listing(anna)
+    assert view.where.place.value == "offline"
+
+
+@pytest.mark.rule("X4")
+async def test_key_2_sits_a_caller_down_at_a_friends_public_table(hub: Hub, box: Community) -> None:
+    session, me = await signed_in(hub)
+    anna = Owner.account((await create_account(hub.sessions, "Anna", "password-a")).id)
+    await box.friends.ask(anna, me)
+    await box.friends.accept(me, anna)
+    ended = box.online.call_started(anna)
+    table = await hub.found(
+        GameOptions(players=5), private=False, host_account_id=anna.account_id, host_name="Anna"
+    )
+    await press(session, "7")
+    assert heard(session, t("phone.friends.where_table"))  # "an einem offenen Tisch in Werwolf"
+    await press(session, "1#")
+    await press(session, "2")
+    assert session.announcer.state == "lobby"
+    assert session.announcer.lobby_game == table.game.id
+    ended()
+    await session.close()

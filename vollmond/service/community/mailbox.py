@@ -45,6 +45,8 @@ log = structlog.get_logger(__name__)
 
 SAMPLE_RATE = 8000
 SAMPLE_BYTES = 2
+#: Senders whose rate is remembered before the quiet ones are forgotten.
+RATE_KEYS = 10_000
 
 
 def clean_text(text: str) -> str:
@@ -116,6 +118,8 @@ class Mailbox:
         if await is_blocked(self.sessions, recipient, sender):
             raise CommunityError("mail_blocked")
         now = self.clock()
+        if len(self._sent) > RATE_KEYS:  # forget senders quiet for a minute
+            self._sent = {k: v for k, v in self._sent.items() if v and now - v[-1] <= 60.0}
         sent = self._sent.setdefault(sender, deque())
         while sent and now - sent[0] > 60.0:
             sent.popleft()
