@@ -289,11 +289,11 @@ class CommunityApi:
         except StopIteration:
             return self._error(CommunityError("invitation_not_found"))
         await self.refuse_round(request, me.account_id, invitation.world, invitation.private)
-        friends.take(me, invitation_id)
         account = await get_account(self.hub.sessions, me.account_id)
         joined = await self.hub.join(
             invitation.game_id, account_id=me.account_id, name=account.name
         )
+        friends.take(me, invitation_id)  # used only once it seated (a full table keeps it)
         return JSONResponse(
             {"game": invitation.game_id, "token": joined.token, "started": joined.started},
             status_code=201,
