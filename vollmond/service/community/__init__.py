@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 import weakref
 from pathlib import Path
@@ -79,8 +80,10 @@ def attach(community: Community) -> Community:
 
 def community_of(hub: Hub) -> Community:
     """The hub's community; a hub without one (tools, tests of other parts) gets one with the
-    default settings and its voice messages in a temporary directory."""
+    default settings and its voice messages in a temporary directory (made only if a voice
+    message is ever recorded there)."""
     found = _COMMUNITIES.get(hub)
     if found is None:
-        found = attach(Community(hub, Path(tempfile.mkdtemp(prefix="vollmond-mail-"))))
+        scratch = Path(tempfile.gettempdir()) / f"vollmond-mail-{os.getpid()}-{id(hub)}"
+        found = attach(Community(hub, scratch))
     return found

@@ -32,17 +32,26 @@ _NAME = re.compile(r"[0-9a-f]{32}")
 
 
 class VoiceBox:
-    """Seals, opens and removes voice messages' audio (8 kHz signed 16-bit mono PCM)."""
+    """Seals, opens and removes voice messages' audio (8 kHz signed 16-bit mono PCM).
 
-    def __init__(self, directory: Path, key: ServiceKey) -> None:
-        self.directory = directory
-        self.key = key
+    The directory and the key file are made on first use, so a service (or a test) that never
+    records a voice message leaves no trace of the mailbox on disk."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.directory = data_dir / DIRECTORY
+        self.key_path = data_dir / KEY_FILE
+        self._key: ServiceKey | None = None
 
     @classmethod
     def open(cls, data_dir: Path) -> VoiceBox:
-        directory = data_dir / DIRECTORY
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return cls(directory, load_service_key(data_dir / KEY_FILE))
+        return cls(data_dir)
+
+    @property
+    def key(self) -> ServiceKey:
+        if self._key is None:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._key = load_service_key(self.key_path)
+        return self._key
 
     def _path(self, name: str) -> Path:
         if not _NAME.fullmatch(name):
@@ -50,6 +59,7 @@ class VoiceBox:
         return self.directory / f"{name}.vmrec"
 
     def _seal(self, pcm: bytes) -> VoiceFile:
+        service_key = self.key  # makes the directory and the key file on first use
         name = secrets.token_hex(16)
         key = secrets.token_bytes(KEY_BYTES)
         writer = RecordingWriter(self._path(name), key, name)
@@ -57,7 +67,7 @@ class VoiceBox:
             writer.write_audio(pcm)
         finally:
             writer.close()
-        wrapped, nonce = self.key.wrap(key, name)
+        wrapped, nonce = service_key.wrap(key, name)
         return VoiceFile(name, wrapped, nonce)
 
     def _open(self, voice: VoiceFile) -> bytes:
