@@ -24,6 +24,7 @@ import numpy as np
 import structlog
 
 from vollmond.engine.ruleset import SPECTATORS, Listener
+from vollmond.phone import capture
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
@@ -233,6 +234,8 @@ class PhoneService:
 
     def on_audio(self, call: Call, samples: Int16Array) -> None:
         line = self.lines.get(call)
+        if line is not None:
+            capture.feed(line.session, samples)  # a voice message being recorded (X3)
         if line is None or line.room is None:
             return
         session = line.session

@@ -13,6 +13,7 @@ import structlog
 
 from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, PhoneSettings, SipSettings, WebSettings
+from vollmond.settings.community import FriendsSettings, MailboxSettings
 from vollmond.settings.karma import KarmaSettings
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
@@ -38,6 +39,8 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "moderation": ModerationSettings,
     "voice": VoiceSettings,
     "karma": KarmaSettings,
+    "mailbox": MailboxSettings,
+    "friends": FriendsSettings,
 }
 
 
@@ -59,6 +62,8 @@ class Settings:
     moderation: ModerationSettings = field(default_factory=ModerationSettings)
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     karma: KarmaSettings = field(default_factory=KarmaSettings)
+    mailbox: MailboxSettings = field(default_factory=MailboxSettings)
+    friends: FriendsSettings = field(default_factory=FriendsSettings)
 
     @staticmethod
     def from_env(config: Path | None = None, **overrides: object) -> Settings:

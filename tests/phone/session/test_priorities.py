@@ -174,8 +174,8 @@ async def test_a_wrong_key_gets_one_line_and_the_help_hint_and_help_is_long(hub:
     await press(session, "2")
     assert said(session)[-1] == t("phone.menu.choices")
     before = len(said(session))
-    await press(session, "8#")
-    assert said(session, before) == [t("phone.menu.no_choice", n=8), t("phone.help_hint")]
+    await press(session, "9#")  # (8 accepts a friend's invitation)
+    assert said(session, before) == [t("phone.menu.no_choice", n=9), t("phone.help_hint")]
     await press(session, "#1")
     assert said(session)[-1] == t("phone.menu.choices_long")
     assert len(t("phone.menu.choices")) * 2 < len(t("phone.menu.choices_long"))
