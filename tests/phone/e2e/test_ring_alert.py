@@ -27,7 +27,7 @@ import numpy.typing as npt
 import pytest
 
 from tests.phone.e2e.conftest import LiveRig
-from tests.phone.e2e.support import Phone, phones, stop_all, wait_until
+from tests.phone.e2e.support import Phone, phones, rms, stop_all, wait_until
 from tests.phone.e2e.test_full_game import join_by_code
 from vollmond.engine.core import Event
 from vollmond.engine.standard import CallSettings, Durations, GameOptions
@@ -161,6 +161,12 @@ def heard_after(n: int, run: Run, recording: Int16Array, offset: int) -> float:
     assert onset is not None, f"run {n}: no ring in the callee's audio"
     arrived = run.watch.arrival(offset + 2 * (onset + 1))
     latency = arrived - run.key_at
+    before = rms(recording[max(0, onset - 8000) : onset])
+    assert before > 500, f"run {n}: the callee heard silence, not help, before the ring"
+    print(
+        f"run {n}: level of the help in the second before the ring {before:.0f}, "
+        f"of the ring's first burst {rms(recording[onset : onset + len(RING_BURST)]):.0f}"
+    )
     print(
         f"run {n}: ring heard {latency * 1000:.0f} ms after the caller's last key reached "
         f"the server ({(arrived - run.event_at) * 1000:.0f} ms after the call_incoming "
