@@ -58,8 +58,8 @@ async def step(phone: Phone, session: PhoneSession, keys: str, ready: Callable[[
     """Type `keys` (a caller who knows them does not wait for the prompt to end) and wait
     until the session has moved on."""
     await phone.keys(keys, gap=0.15)
-    await session.idle()
     await wait_until(ready, 20, f"{phone.name}: {keys}")
+    await session.idle()  # what the step says is queued (the founder's code, say)
 
 
 async def found(live: LiveRig, phone: Phone) -> str:
