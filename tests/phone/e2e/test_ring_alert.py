@@ -193,7 +193,8 @@ async def test_the_ring_reaches_a_callee_listening_to_help_within_300_ms_of_real
     keys: list[tuple[float, str]] = []
     sent: list[float] = []
     runs: list[Run] = []
-    async with phones(live.root / "phones", dict.fromkeys(["anna", "bert"])) as lines:
+    # The callee joins first: their seat code is said while the caller joins.
+    async with phones(live.root / "phones", dict.fromkeys(["bert", "anna"])) as lines:
         await join_by_code(live, lines, phone_code(founded.invitation_code))
         actor = live.hub.actors[founded.game.id]
         assert actor.state is not None and actor.state.phase is Phase.NIGHT
