@@ -448,6 +448,18 @@ def test_a_cut_deck_never_hands_evil_a_majority(deck: DeckId) -> None:
         assert evil * 2 < players, (deck, players, evil)
 
 
+@pytest.mark.rule("P1")
+@pytest.mark.parametrize("deck", [d for d in DeckId if d is not DeckId.CUSTOM])
+def test_every_deck_deals_a_public_table_of_200(deck: DeckId) -> None:
+    """P1: public games have no size limit in the rules; the engine deals up to 200 seats
+    (benchmarks/big_game.py measures such a game); the operators' policy sets the bound a
+    service offers (60 by default, docs/decisions.md)."""
+    table = Table(GameOptions(players=200, deck=deck))
+    evil = roles_of(table.state)["evil"]
+    assert len(table.state.players) == 200
+    assert evil >= 1 and evil * 2 < 200
+
+
 # --- Options that cannot make a game ------------------------------------------------------
 
 
@@ -456,7 +468,7 @@ def test_a_cut_deck_never_hands_evil_a_majority(deck: DeckId) -> None:
     "options",
     [
         GameOptions(players=3),
-        GameOptions(players=61),
+        GameOptions(players=201),
         GameOptions(players=0),
         GameOptions(players=8, deck=DeckId.CUSTOM),
         GameOptions(players=8, deck=DeckId.CUSTOM, custom_roles=((R.SEER, 0), (R.EVIL, 0))),

@@ -11,7 +11,7 @@ from vollmond.engine.ruleset import OptionsDecodeError
 from vollmond.engine.standard.types import DayCallModes, DeckId, RoleId
 
 MIN_PLAYERS = 4
-MAX_PLAYERS = 60
+MAX_PLAYERS = 200
 MAX_CHAT_CHARS = 500
 
 
