@@ -50,10 +50,10 @@ def measure(players: int, samples: int, seed: int = 0) -> dict[str, float]:
     viewers = [Viewer.player(seat) for seat in range(1, players + 1)] + [Viewer.spectator()]
     fan_out_ms: list[float] = []
     for sampled in states[::step]:
-        t0 = time.process_time()
+        fan_out_started = time.process_time()
         for viewer in viewers:
             msgspec.json.encode({"type": "view", "view": view(sampled, viewer)})
-        fan_out_ms.append((time.process_time() - t0) * 1000)
+        fan_out_ms.append((time.process_time() - fan_out_started) * 1000)
     commands = len(game.commands)
     return {
         "players": players,
