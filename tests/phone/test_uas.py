@@ -93,8 +93,11 @@ async def test_full_call_with_audio_dtmf_info_and_bye(rig: Rig) -> None:
     packets = [parse_rtp(await rig.rtp.recv_raw()) for _ in range(10)]
     assert {p.payload_type for p in packets} == {8}
     assert all(len(p.payload) == 160 for p in packets)
-    steps = {(b.timestamp - a.timestamp) % 2**32 for a, b in itertools.pairwise(packets)}
-    assert steps == {160}
+    steps = [(b.timestamp - a.timestamp) % 2**32 for a, b in itertools.pairwise(packets)]
+    # 160 samples apart; a sender that fell behind its 20 ms clock skips the frames it missed
+    # (the timestamp jumps by whole frames, the sequence number still by one).
+    assert all(step > 0 and step % 160 == 0 for step in steps), steps
+    assert steps.count(160) >= len(steps) // 2, steps
     seqs = [p.sequence for p in packets]
     assert all((b - a) % 2**16 == 1 for a, b in itertools.pairwise(seqs))
 

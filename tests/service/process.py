@@ -28,7 +28,7 @@ from vollmond.engine.core import Audience, AudienceKind, Viewer
 from vollmond.service.web.auth import CSRF_COOKIE
 from vollmond.store import open_store, read_events
 
-from .support import CLIENT_TLS, PASSWORD, free_port
+from .support import CLIENT_LIMITS, CLIENT_TLS, PASSWORD, free_port
 
 SERVE = Path(sys.executable).parent / "vollmond"
 START_TIMEOUT_S = 30.0
@@ -136,7 +136,9 @@ class Browser:
 
     def __init__(self, server: ServerProcess) -> None:
         self.server = server
-        self.http = httpx.AsyncClient(base_url=server.base_url, timeout=30, verify=CLIENT_TLS)
+        self.http = httpx.AsyncClient(
+            base_url=server.base_url, timeout=30, verify=CLIENT_TLS, limits=CLIENT_LIMITS
+        )
         self.account_id: int | None = None
 
     async def close(self) -> None:

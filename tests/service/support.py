@@ -36,6 +36,10 @@ WS_MAX_SIZE = 8192  # what `vollmond serve` gives uvicorn
 CLIENT_TLS = ssl.create_default_context()
 """One TLS context for every test client: httpx would build one per client, loading the CA
 bundle each time (30 ms of CPU; thousands of clients in the suite). The tests speak plain HTTP."""
+CLIENT_LIMITS = httpx.Limits(keepalive_expiry=2.0)
+"""A client drops an idle connection before uvicorn does (after 5 s): a request sent on a
+connection the server is closing that moment fails with a read error (seen on a loaded machine,
+where a player's connection sat idle while the others joined)."""
 
 
 def free_port() -> int:
@@ -123,7 +127,9 @@ class ApiClient:
 
     def __init__(self, service: Service) -> None:
         self.service = service
-        self.http = httpx.AsyncClient(base_url=service.base_url, timeout=30, verify=CLIENT_TLS)
+        self.http = httpx.AsyncClient(
+            base_url=service.base_url, timeout=30, verify=CLIENT_TLS, limits=CLIENT_LIMITS
+        )
         self.account_id: int | None = None
         self.name: str | None = None
 

@@ -159,6 +159,11 @@ async def test_spectators_see_only_public_events_and_cannot_act(
         assert view["night_room"] is None
         assert view["witch_victim"] is None
         assert all(s["role"] is None for s in view["seats"])
+        # The log so far comes after the welcome (a loaded machine: later than 0.3 s), then
+        # nothing more: the night's private events never reach a spectator.
+        async with asyncio.timeout(20):
+            while len(events(spectator)) < 2:
+                await spectator.recv(20)
         await spectator.quiet(0.3)
         codes = [e["code"] for e in events(spectator)]
         assert codes == ["game_started", "phase_started"]
