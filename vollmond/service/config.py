@@ -15,6 +15,7 @@ from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, PhoneSettings, SipSettings, WebSettings
 from vollmond.settings.karma import KarmaSettings
 from vollmond.settings.moderation import ModerationSettings
+from vollmond.settings.rooms import RoomSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
 from vollmond.settings.voice import VoiceSettings
 
@@ -38,6 +39,7 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "moderation": ModerationSettings,
     "voice": VoiceSettings,
     "karma": KarmaSettings,
+    "rooms": RoomSettings,
 }
 
 
@@ -59,6 +61,7 @@ class Settings:
     moderation: ModerationSettings = field(default_factory=ModerationSettings)
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     karma: KarmaSettings = field(default_factory=KarmaSettings)
+    rooms: RoomSettings = field(default_factory=RoomSettings)
 
     @staticmethod
     def from_env(config: Path | None = None, **overrides: object) -> Settings:
