@@ -26,12 +26,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from vollmond.moderation import CONFERENCE, SPECTATE, Area, Denied
-from vollmond.service.enforce import Enforcer, Person
+from vollmond.i18n import text
+from vollmond.moderation import CONFERENCE, SPECTATE, AlarmRateLimitedError, Area, Caller, Denied
+from vollmond.service.enforce import Enforcer, Person, until_text
 from vollmond.service.hub import Hub, new_invitation_code
 from vollmond.settings.rooms import RoomSettings
 from vollmond.voice.conference import ConferenceVoice
-from vollmond.worlds import world_ids
+from vollmond.worlds import get_world, world_ids
 
 NOTICE_PREFIX: Final = "conference:"
 """Conference rooms share the hub's recording notice board with the games, under this prefix
@@ -318,10 +319,47 @@ class ConferenceRooms:
 
     def leave(self, room: ConferenceRoom, member: Member) -> None:
         room.leave(member)
+        self.drop_if_empty(room)
+
+    def drop_if_empty(self, room: ConferenceRoom) -> None:
+        """A private room nobody is in is gone (its code finds nothing any more)."""
         if room.kind is RoomKind.PRIVATE and not room.members:
             assert room.code is not None
             self._private.pop(room.code, None)
             self._by_id.pop(room.id, None)
+
+    async def call_operator(
+        self,
+        room: ConferenceRoom,
+        member: Member,
+        *,
+        enforcer: Enforcer,
+        reason: int | None,
+        accused: int | None,
+        lang: str,
+    ) -> str:
+        """O1 from a room: the alarm names the room (no game), the caller (their number in
+        the room when they have no identity) and the accused member's number; the answer is
+        the caller's confirmation or, past the misuse limit, when they may call again. The
+        recording that follows is the conference recorder's (O2)."""
+        person = member.person
+        try:
+            await enforcer.moderation.raise_alarm(
+                game_id=None,
+                conference=room.id,
+                round=0,
+                phase="conference",
+                caller=Caller(person.account_id, person.phone_identity_id, member.slot),
+                reason=reason,
+                accused_house=accused,
+            )
+        except AlarmRateLimitedError as exc:
+            return _t(
+                "moderation.enforce.alarm_limited", lang, until=until_text(exc.retry_at, lang)
+            )
+        if reason is not None and accused is not None:
+            return _t("rooms.alarm.raised_about", lang, reason=reason, n=accused)
+        return _t("moderation.enforce.alarm_raised", lang)
 
     def max_chars(self) -> int:
         return self.settings.chat_max_chars
@@ -339,6 +377,10 @@ def entry_areas(room: ConferenceRoom, *, listening: bool) -> tuple[Area, ...]:
     if listening:
         areas.append(SPECTATE)
     return tuple(areas)
+
+
+def _t(key: str, lang: str, **params: str | int) -> str:
+    return text(key, lang, get_world(world_ids()[0]), **params)
 
 
 _REGISTRIES: weakref.WeakKeyDictionary[Hub, ConferenceRooms] = weakref.WeakKeyDictionary()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+
 import structlog
 
 from vollmond.moderation import Moderation

@@ -65,8 +65,7 @@ class ConferenceVoice:
         """Every member hears every other talking member, nobody hears themselves."""
         talking = sorted(self._talking)
         return {
-            slot: tuple(_Route(s) for s in talking if s != slot)
-            for slot in sorted(self._present)
+            slot: tuple(_Route(s) for s in talking if s != slot) for slot in sorted(self._present)
         }
 
     def _rebuild(self) -> None:
@@ -98,3 +97,11 @@ class ConferenceVoice:
         for slot in self._talking:
             gains[slot - 1] = 1.0
         self.mixer.record(gains, self._sink)
+
+
+@dataclass(frozen=True, slots=True)
+class ConferenceSeat:
+    """Where a line's audio goes in a room: the room's voice and the member's slot."""
+
+    voice: ConferenceVoice
+    slot: int

@@ -41,6 +41,7 @@ from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub, Owner
 from vollmond.settings import IdentitySettings, PhoneSettings
+from vollmond.voice.conference import ConferenceSeat
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -280,10 +281,21 @@ class PhoneSession:
         self.mode = mode
         self.keys.reset()
 
+    @property
+    def conference_seat(self) -> ConferenceSeat | None:
+        """The caller's place in a conference room's voice (X2), or None outside rooms."""
+        from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415
+
+        return self.mode.seat if isinstance(self.mode, RoomLine) else None
+
     async def mode_exit(self) -> None:
+        from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415
+
         line = self.game_line
         if line is not None:
             line.detach()
+        if isinstance(self.mode, RoomLine):  # hanging up in a room leaves it
+            self.mode.detach()
         self.announcer.stop_waiting()
 
     def report_operator(self, call: OperatorCall) -> None:
