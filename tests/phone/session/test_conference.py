@@ -81,6 +81,10 @@ def room_of(session: PhoneSession) -> ConferenceRoom:
     return session.mode.room
 
 
+def in_room(session: PhoneSession) -> bool:
+    return session.conference_seat is not None
+
+
 @pytest.mark.rule("X2", "X1")
 async def test_two_callers_meet_in_a_worlds_public_room_and_hear_of_each_other(
     hub: Hub, enforcer: Enforcer
@@ -112,7 +116,7 @@ async def test_two_callers_meet_in_a_worlds_public_room_and_hear_of_each_other(
     since = len(said(bert))
     await press(anna, "#9")
     assert heard(anna, "Du hast den Raum verlassen")
-    assert anna.mode is anna.announcer and anna.conference_seat is None
+    assert anna.mode is anna.announcer and not in_room(anna)
     assert heard(bert, f"{anna.name} ist gegangen", since)
     assert list(room.members) == [2]
     await bert.close()  # hanging up leaves the room too
