@@ -137,6 +137,10 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class ChatLine:
+    """One line of the room's chat; `seq` counts the room's lines (a page asks for the
+    lines after the last it has)."""
+
+    seq: int
     slot: int
     name: str
     text: str
@@ -154,6 +158,7 @@ class ConferenceRoom:
     opener: Person | None = None
     members: dict[int, Member] = field(default_factory=dict)
     chat: deque[ChatLine] = field(default_factory=deque)
+    said: int = 0  # chat lines so far (the last one's seq)
     # Told of every event as well (the recorder takes the chat lines while it records).
     observers: set[Callable[[RoomEvent], None]] = field(default_factory=set)
     voice: ConferenceVoice = field(init=False)
@@ -218,7 +223,8 @@ class ConferenceRoom:
             raise ChatRefusedError("chat_empty")
         if len(cleaned) > max_chars:
             raise ChatRefusedError("chat_long")
-        line = ChatLine(member.slot, member.name, cleaned)
+        self.said += 1
+        line = ChatLine(self.said, member.slot, member.name, cleaned)
         self.chat.append(line)
         while len(self.chat) > kept:
             self.chat.popleft()
