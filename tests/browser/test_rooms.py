@@ -49,7 +49,8 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
         letters = code.inner_text().split("Code: ")[1].split(" ")[0]
         bert.page.fill("#room-code-input", "XXXXXXXXXX")
         bert.page.click("#code-form button[type=submit]")
-        expect(bert.page.locator("#rooms-error")).to_have_text("Zu diesem Code ist kein Raum offen.")
+        refused = bert.page.locator("#rooms-error")
+        expect(refused).to_have_text("Zu diesem Code ist kein Raum offen.")
         bert.page.fill("#room-code-input", letters)
         bert.page.click("#code-form button[type=submit]")
         expect(bert.page.locator("#room-title")).to_have_text("Privater Raum")

@@ -14,7 +14,6 @@ from vollmond.i18n.render import load_catalogue, template_placeholders
 from vollmond.phone.session.prompts.voice import Voice
 from vollmond.worlds import get_world, world_ids
 
-
 #: The catalogue tables a caller hears: the menus and games, and the conference rooms' (X2).
 PHONE_PREFIXES = ("phone.", "rooms.phone.")
 
