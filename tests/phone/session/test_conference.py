@@ -344,3 +344,25 @@ async def test_star_9105_in_a_room_is_an_alarm_about_number_5_then_exactly_the_l
         await anna.close()
     finally:
         await recorder.close()
+
+
+@pytest.mark.rule("X2", "O5")
+async def test_a_mute_from_the_moderators_is_told_in_the_room(
+    sessions: Sessions, hub: Hub, enforcer: Enforcer, people: People
+) -> None:
+    anna = await signed_in(hub, enforcer, sessions, "+4930555103")
+    await press(anna, "5")
+    await press(anna, "1#")
+    await enforcer.moderation.impose(
+        by=people.moderator,
+        subject=Subject.phone(anna.identity_id or 0),
+        kind=SanctionKind.MUTE,
+        reason="Dauerreden",
+        duration=timedelta(minutes=10),
+    )
+    await enforcer.poll()
+    await wait_until(
+        lambda: heard(anna, "Die Moderation hat dich stummgeschaltet. Grund: Dauerreden")
+    )
+    assert enforcer.muted_now(anna.person)  # the phone service keeps the voice out
+    await anna.close()

@@ -248,10 +248,15 @@ class RoomLine:
             self.s.t("rooms.phone.keys"),
         )
         self._notice.start()  # O4: a recording running now is announced on arrival
+        if self.s.enforcer is not None and self.s.person:
+            # Warnings and mutes from the moderators reach the caller here too (O5).
+            self.s.enforcer.watch(self, self.room.notice_key, member.slot, self.s.person)
 
     def detach(self) -> None:
         """Leave the room (``#9``, or the call ended)."""
         self._notice.stop()
+        if self.s.enforcer is not None:
+            self.s.enforcer.unwatch(self)
         if self.member is not None:
             conference_rooms(self.s.hub).leave(self.room, self.member)
             self.member = None
@@ -366,6 +371,16 @@ class RoomLine:
             lang=self.s.lang,
         )
         self.s.say(message, remember=False)
+
+    # -- the moderators' notices (Enforcer.watch) -------------------------------------------
+    @property
+    def lang(self) -> str:
+        return self.s.lang
+
+    def moderation_notice(self, kind: str, message: str) -> None:
+        """A warning or a mute, spoken at once (a mute also keeps the voice out: the phone
+        service asks the enforcer for every frame)."""
+        self.s.say(message, priority=Priority.URGENT, remember=False)
 
     # -- RoomListener ----------------------------------------------------------------------
     def room_event(self, event: RoomEvent) -> None:
