@@ -64,6 +64,12 @@ class RoomNotFoundError(RoomError):
     code = "unknown"
 
 
+class UnknownCodeError(RoomNotFoundError):
+    """No private room is open with this code (never opened, or already closed)."""
+
+    code = "unknown_code"
+
+
 class TooManyPrivateRoomsError(RoomError):
     code = "too_many_private"
 
@@ -296,7 +302,7 @@ class ConferenceRooms:
         """The private room of `code` (case and spaces ignored); RoomNotFoundError else."""
         room = self._private.get("".join(code.split()).upper())
         if room is None:
-            raise RoomNotFoundError("code")
+            raise UnknownCodeError("code")
         return room
 
     def by_id(self, room_id: str) -> ConferenceRoom:

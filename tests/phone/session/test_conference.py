@@ -366,3 +366,19 @@ async def test_a_mute_from_the_moderators_is_told_in_the_room(
     )
     assert enforcer.muted_now(anna.person)  # the phone service keeps the voice out
     await anna.close()
+
+
+@pytest.mark.rule("X2")
+async def test_room_codes_are_tried_no_faster_than_private_rounds_codes(
+    hub: Hub, enforcer: Enforcer
+) -> None:
+    caller = await guest(hub, enforcer)
+    await press(caller, "5")
+    for _ in range(hub.policy.invitation_attempts_per_minute):
+        await press(caller, "1234567890123456#")
+    assert not heard(caller, "zu viele Versuche")
+    await press(caller, "0#")  # out to the announcer and in again: the count stays
+    await press(caller, "5")
+    await press(caller, "1234567890123456#")
+    assert heard(caller, "Das waren zu viele Versuche")
+    await caller.close()

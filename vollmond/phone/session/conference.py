@@ -15,9 +15,12 @@ room hears of the caller is the voice of :attr:`RoomLine.seat`, mixed by
 
 from __future__ import annotations
 
+import weakref
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from vollmond.moderation import SPECTATE
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
     invitation_from_phone,
@@ -146,6 +149,9 @@ class RoomsMenu:
             self.s.refuse(self.s.t("phone.keyerror.not_here"))
             return
         if len(digits) == PHONE_CODE_DIGITS:
+            if not _may_try_code(self.s):
+                self.s.say(self.s.t("phone.menu.code_limit"), remember=False)
+                return
             code = invitation_from_phone(digits)
             try:
                 room = self.rooms.by_code(code or "")
@@ -314,8 +320,6 @@ class RoomLine:
         """Talk or listen only; listening is refused to a person banned from "nur Zuhören"
         (talking needs nothing more than being in the room)."""
         if not member.listening and self.s.enforcer is not None and self.s.person:
-            from vollmond.moderation import SPECTATE  # noqa: PLC0415
-
             denied = await self.s.enforcer.check(self.s.person, SPECTATE)
             if denied is not None:
                 self.s.say(denial_text(denied, self.s.lang), priority=Priority.URGENT)
@@ -397,3 +401,20 @@ class RoomLine:
             priority=Priority.NEWS,
             remember=False,
         )
+
+
+_CODE_TRIES: weakref.WeakKeyDictionary[PhoneSession, deque[float]] = weakref.WeakKeyDictionary()
+
+
+def _may_try_code(session: PhoneSession) -> bool:
+    """Room codes are tried no faster than private rounds' codes: at most the operators'
+    `invitation_attempts_per_minute` per call (the same limit; kept per call, so going back
+    to the announcer and in again does not reset it)."""
+    tries = _CODE_TRIES.setdefault(session, deque())
+    now = session.clock()
+    while tries and now - tries[0] > 60:
+        tries.popleft()
+    if len(tries) >= session.hub.policy.invitation_attempts_per_minute:
+        return False
+    tries.append(now)
+    return True

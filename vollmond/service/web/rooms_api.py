@@ -34,6 +34,7 @@ from starlette.routing import Route
 
 from vollmond.i18n import text
 from vollmond.i18n.render import load_catalogue
+from vollmond.moderation import SPECTATE
 from vollmond.service.conference import (
     ChatLine,
     ConferenceRoom,
@@ -250,8 +251,6 @@ class RoomsApi:
             else:
                 raise ApiError(400, "invalid_request", "room or code")
         except RoomError as exc:
-            if body.code is not None:
-                exc.code = "unknown_code"
             return self._refusal(request, exc)
         return await self._enter(request, room, listening=body.listening)
 
@@ -299,8 +298,6 @@ class RoomsApi:
         token, web = self._member(request)
         body = await read_json(request, ListenBody, BODY_LIMIT)
         if body.listening and self.enforcer is not None:
-            from vollmond.moderation import SPECTATE  # noqa: PLC0415
-
             denied = await self.enforcer.check(Person(web.account_id), SPECTATE)
             if denied is not None:
                 return JSONResponse(
