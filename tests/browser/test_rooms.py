@@ -10,6 +10,7 @@ import secrets
 import pytest
 from playwright.sync_api import Browser, expect
 
+from .axe import describe, serious_violations
 from .players import Player
 
 pytestmark = pytest.mark.slow
@@ -32,6 +33,8 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
         for player in (anna, bert):
             expect(player.page.locator("#members")).to_contain_text(anna.name)
             expect(player.page.locator("#members")).to_contain_text(bert.name)
+        in_room = serious_violations(anna.page)
+        assert not in_room, describe(in_room)
         anna.page.fill("#chat-text", "Guten Abend!")
         anna.page.click("#chat-form button[type=submit]")
         expect(bert.page.locator("#chat")).to_contain_text(f"{anna.name}: Guten Abend!")
@@ -43,6 +46,8 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
         for player in (anna, bert):
             player.page.click("#leave")
             expect(player.page.locator("#rooms-title")).to_be_visible()
+        listing = serious_violations(anna.page)
+        assert not listing, describe(listing)
         anna.page.click("#open-private")
         code = anna.page.locator("#room-code")
         expect(code).to_contain_text("am Telefon nach Taste 5")
