@@ -849,6 +849,7 @@ ROOMS_PLACEHOLDERS: Final = frozenset(
         "max",
         "reason",
         "limit",
+        "digits",
     )
 )
 
