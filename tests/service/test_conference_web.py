@@ -93,6 +93,12 @@ async def test_a_browser_and_a_caller_meet_in_a_room_and_the_caller_hears_the_ch
     await wait_until(lambda: heard(caller, "Wilma schreibt: Hallo Telefon!"))
     assert (await browser.get(f"/api/rooms/member/{token}", after="1")).json()["chat"] == []
 
+    # Voice: the state names the browser voice's configuration; an offer that is no SDP is
+    # refused with its reason (tests/voice/test_conference_chromium.py opens a real one).
+    assert state["voice"]["enabled"] is True
+    bad = await browser.post(f"/api/rooms/member/{token}/voice", {"sdp": "v=0 nonsense"})
+    assert bad.status_code == 400 and bad.json()["error"] == "bad_offer"
+
     # Chat lines: empty and too long are refused with the reason.
     empty = await browser.post(f"/api/rooms/member/{token}/chat", {"text": "   "})
     assert empty.status_code == 400 and empty.json()["message"] == "Die Nachricht ist leer."

@@ -20,6 +20,7 @@ as a guest first (``POST /api/guest``). Every entry asks moderation like the pho
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable
@@ -57,6 +58,8 @@ from vollmond.service.web.client_api import Guard
 from vollmond.service.web.edge import ApiError, read_json
 from vollmond.service.web.limits import preferred_language
 from vollmond.store.accounts import get_account
+from vollmond.voice.conference import ConferenceSeat
+from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError
 from vollmond.worlds import LANGUAGES, get_world, world_ids
 
 #: A browser member who has not asked for the room this long has left it (page closed).
@@ -79,6 +82,10 @@ class ListenBody(msgspec.Struct, forbid_unknown_fields=True):
     listening: bool
 
 
+class VoiceBody(msgspec.Struct, forbid_unknown_fields=True):
+    sdp: str
+
+
 class OperatorBody(msgspec.Struct, forbid_unknown_fields=True):
     reason: int | None = None
     accused: int | None = None
@@ -93,6 +100,7 @@ class WebMember:
     member: Member
     account_id: int
     seen: float
+    peer: BrowserPeer | None = None  # its WebRTC voice in the room, if turned on
 
 
 def _lang(value: str | None) -> str:
@@ -115,12 +123,16 @@ class RoomsApi:
         sessions: Sessions,
         enforcer: Enforcer | None,
         clock: Callable[[], float] = time.monotonic,
+        voice: Callable[[], BrowserVoice | None] = lambda: None,
     ) -> None:
+        """`voice` finds the service's browser voice (made after the rooms at start)."""
         self.hub = hub
         self.sessions = sessions
         self.enforcer = enforcer
         self.clock = clock
+        self.voice = voice
         self.members: dict[str, WebMember] = {}
+        self._closing: set[asyncio.Task[None]] = set()
 
     @property
     def rooms(self) -> ConferenceRooms:
@@ -136,6 +148,7 @@ class RoomsApi:
             Route(f"{member}/chat", guard(self.chat), methods=["POST"]),
             Route(f"{member}/listen", guard(self.listen), methods=["POST"]),
             Route(f"{member}/operator", guard(self.operator), methods=["POST"]),
+            Route(f"{member}/voice", guard(self.open_voice), methods=["POST"]),
             Route(f"{member}/leave", guard(self.leave), methods=["POST"]),
         ]
 
@@ -150,6 +163,14 @@ class RoomsApi:
     def _drop(self, token: str, web: WebMember) -> None:
         self.members.pop(token, None)
         self.rooms.leave(web.room, web.member)
+        self._hang_up(web)
+
+    def _hang_up(self, web: WebMember) -> None:
+        peer, web.peer = web.peer, None
+        if peer is not None:
+            task = asyncio.get_running_loop().create_task(peer.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     def _account(self, request: Request) -> int:
         account_id = self.sessions.account_id(request)
@@ -201,7 +222,12 @@ class RoomsApi:
             "members": [m.to_json() for m in room],
             "chat": [_line(line) for line in room.chat if line.seq > after],
             "recording": notice.to_json() if notice is not None else None,
+            "voice": self._voice_config(room),
         }
+
+    def _voice_config(self, room: ConferenceRoom) -> dict[str, object] | None:
+        voice = self.voice()
+        return voice.client_config(f"room.{room.id}") if voice is not None else None
 
     async def _enter(self, request: Request, room: ConferenceRoom, *, listening: bool) -> Response:
         account_id = self._account(request)
@@ -324,6 +350,34 @@ class RoomsApi:
         )
         return JSONResponse({"message": message})
 
+    async def open_voice(self, request: Request) -> Response:
+        """The page's WebRTC offer (its candidates inside): the answer, with all of the
+        service's candidates. The peer is this member's line in the room's own mixer: it
+        hears everyone who talks there and is heard while it talks (not muted, not only
+        listening, not muted by the moderators)."""
+        token, web = self._member(request)
+        body = await read_json(request, VoiceBody, 64 * 1024)
+        voice = self.voice()
+        if voice is None:
+            raise ApiError(503, "voice_disabled", "browser voice is not running")
+        self._hang_up(web)  # a new offer replaces the old voice
+        slot = web.member.slot
+        line = LineId(web.room.notice_key, slot, slot, ConferenceSeat(web.room.voice, slot))
+        person = Person(web.account_id)
+        enforcer = self.enforcer
+
+        def muted() -> bool:
+            return enforcer is not None and enforcer.muted_now(person)
+
+        try:
+            web.peer, sdp = await voice.open(line, body.sdp, None, muted)
+        except VoiceError as exc:
+            raise ApiError(400, exc.code, str(exc)) from exc
+        if self.members.get(token) is not web:  # left meanwhile
+            self._hang_up(web)
+            raise ApiError(404, "not_in_room", "left the room")
+        return JSONResponse({"sdp": sdp})
+
     async def leave(self, request: Request) -> Response:
         token, web = self._member(request)
         self._drop(token, web)
@@ -346,7 +400,7 @@ async def start_rooms(
     API in front of the static files, and the recorder that follows alarms from rooms (O2);
     the app's lifespan closes the recorder."""
     install_conference_rooms(hub, settings.rooms)
-    api = RoomsApi(hub, sessions, enforcer)
+    api = RoomsApi(hub, sessions, enforcer, voice=lambda: getattr(app.state, "voice", None))
     for route in api.routes(guard):
         app.router.routes.insert(0, route)
     app.state.rooms_api = api

@@ -1,12 +1,15 @@
 // Conference rooms in the browser (X2): the public room of each world and private rooms by code,
-// with text chat; callers in the same room hear the lines read out. Every word comes from the
-// server's catalogue (GET /api/rooms → words); the API is vollmond/service/web/rooms_api.py.
+// with text chat (callers in the same room hear the lines read out) and voice over WebRTC (the
+// room's own mixer, as a caller's line). Every word comes from the server's catalogue
+// (GET /api/rooms → words); the API is vollmond/service/web/rooms_api.py.
 
 import { api, h, replaceChildren } from "/util.js";
 import { initialLang, setLang, lang } from "/i18n.js";
 
 const POLL_MS = 1000;
+const GATHER_WAIT_MS = 1500;
 const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, error: "" };
+const voice = { pc: null, stream: null, audio: null };
 
 function w(key, params = {}) {
   const template = state.words[key] ?? key;
@@ -87,7 +90,57 @@ async function act(path, body = {}) {
   }
 }
 
+// -- voice: one peer connection to the room's mixer; the offer carries our candidates ---------
+function voiceState() {
+  return voice.pc ? voice.pc.connectionState : "off";
+}
+
+async function stopVoice() {
+  if (voice.pc) voice.pc.close();
+  voice.pc = null;
+  if (voice.stream) for (const track of voice.stream.getTracks()) track.stop();
+  voice.stream = null;
+  if (voice.audio) voice.audio.srcObject = null;
+  render();
+}
+
+async function startVoice() {
+  const config = state.member?.voice;
+  if (!config?.enabled) return;
+  try {
+    voice.stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
+  } catch {
+    voice.stream = null; // no microphone: the page still hears the room
+  }
+  const pc = new RTCPeerConnection({ iceServers: config.ice_servers || [], iceTransportPolicy: config.relay_only ? "relay" : "all" });
+  voice.pc = pc;
+  window.vollmondRoomPeer = () => voice.pc;
+  const mic = voice.stream?.getAudioTracks()[0];
+  if (mic) pc.addTransceiver(mic, { direction: "sendrecv", streams: [voice.stream] });
+  else pc.addTransceiver("audio", { direction: "recvonly" });
+  pc.ontrack = (ev) => {
+    voice.audio.srcObject = ev.streams[0] || new MediaStream([ev.track]);
+    voice.audio.play().catch(() => {});
+  };
+  pc.onconnectionstatechange = () => render();
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((resolve) => {
+    if (pc.iceGatheringState === "complete") resolve();
+    pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && resolve();
+    window.setTimeout(resolve, GATHER_WAIT_MS);
+  });
+  try {
+    const answer = await api(`/api/rooms/member/${state.member.token}/voice`, { method: "POST", body: { sdp: pc.localDescription.sdp } });
+    if (pc === voice.pc) await pc.setRemoteDescription({ type: "answer", sdp: answer.sdp });
+  } catch (error) {
+    await stopVoice();
+    fail(error);
+  }
+  render();
+}
+
 async function leave() {
+  await stopVoice();
   await act("leave");
   clearInterval(state.timer);
   state.member = null;
@@ -136,6 +189,10 @@ function roomView() {
     h(
       "p",
       { class: "actions" },
+      data.voice?.enabled
+        ? h("button", { type: "button", id: "room-voice", dataset: { state: voiceState() }, onclick: () => (voice.pc ? stopVoice() : startVoice()) }, voice.pc ? w("voice_off") : w("voice_on"))
+        : null,
+      " ",
       h("button", { type: "button", id: "listen-toggle", onclick: () => act("listen", { listening: !data.you.listening }) }, data.you.listening ? w("talk") : w("listen_only")),
       " ",
       h("button", { type: "button", id: "operator", onclick: () => act("operator", {}) }, w("operator")),
@@ -193,6 +250,8 @@ function render() {
 
 async function start() {
   setLang(initialLang());
+  voice.audio = h("audio", { id: "room-audio", autoplay: true });
+  document.body.append(voice.audio); // outside the view: a redraw never cuts the sound
   try {
     await loadRooms();
   } catch (error) {
