@@ -1,8 +1,8 @@
 """Conference rooms in the browser (X2, X5): the page ``/rooms.html`` and its JSON API.
 
-The browser takes part by text: it sees who is in the room (callers and browsers alike), writes
-chat lines that callers hear read out, and reads everyone's lines; browser voice in rooms is
-not wired (docs/community.md "Conference rooms"). A signed-in account enters; a guest signs in
+The browser sees who is in the room (callers and browsers alike), writes chat lines that
+callers hear read out, reads everyone's lines, and talks and listens over WebRTC: its peer is a
+line of the room's own mixer, like a call (docs/community.md "Conference rooms"). A signed-in account enters; a guest signs in
 as a guest first (``POST /api/guest``). Every entry asks moderation like the phone does (O5).
 
 - ``GET /api/rooms?lang=de``: the public room of every world with how many are in it, and the
@@ -16,6 +16,8 @@ as a guest first (``POST /api/guest``). Every entry asks moderation like the pho
   ``STALE_S`` seconds is taken out of the room (the browser was closed).
 - ``POST /api/rooms/member/{token}/chat`` ``{text}``, ``…/listen`` ``{listening}``,
   ``…/operator`` ``{reason?, accused?}`` (the web's ``*9#``), ``…/leave``.
+- ``POST /api/rooms/member/{token}/voice`` ``{sdp}``: the page's WebRTC offer (its candidates
+  inside, no trickling: the rooms page has no WebSocket); answers ``{sdp}``.
 """
 
 from __future__ import annotations
