@@ -2,8 +2,9 @@
 
 The browser sees who is in the room (callers and browsers alike), writes chat lines that
 callers hear read out, reads everyone's lines, and talks and listens over WebRTC: its peer is a
-line of the room's own mixer, like a call (docs/community.md "Conference rooms"). A signed-in account enters; a guest signs in
-as a guest first (``POST /api/guest``). Every entry asks moderation like the phone does (O5).
+line of the room's own mixer, like a call (docs/community.md "Conference rooms"). A signed-in
+account enters; a guest signs in as a guest first (``POST /api/guest``). Every entry asks
+moderation like the phone does (O5).
 
 - ``GET /api/rooms?lang=de``: the public room of every world with how many are in it, and the
   page's words (``rooms.web.*``, so every word comes from the catalogues).
