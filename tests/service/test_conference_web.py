@@ -114,6 +114,11 @@ async def test_a_browser_and_a_caller_meet_in_a_room_and_the_caller_hears_the_ch
     assert called.json()["message"].startswith("Die Moderation ist gerufen: Grund 2")
     [alarm] = await list_alarms(service.hub.sessions)
     assert alarm.conference == "public-werwolf" and alarm.accused_house == 2
+    # The room is warned (O2): the caller hears it, the page's state carries the notice.
+    await wait_until(lambda: heard(caller, "in diesem Raum nach dem Ton aufgezeichnet"))
+    notice = (await browser.get(f"/api/rooms/member/{token}")).json()["recording"]
+    assert notice["active"] is True and notice["stage"] == "warning"
+    assert notice["max_s"] == 300
     left = await browser.post(f"/api/rooms/member/{token}/leave")
     assert left.json() == {"left": True}
     await wait_until(lambda: heard(caller, "Wilma ist gegangen"))
