@@ -9,6 +9,7 @@ starts a recording of exactly the configured length after the spoken warning.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -35,6 +36,7 @@ from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
 from vollmond.settings.moderation import ModerationSettings
+from vollmond.settings.phone import PhoneSettings
 from vollmond.settings.rooms import RoomSettings
 from vollmond.store import Sessions
 from vollmond.store.models import RecordingRow
@@ -382,3 +384,36 @@ async def test_room_codes_are_tried_no_faster_than_private_rounds_codes(
     await press(caller, "1234567890123456#")
     assert heard(caller, "Das waren zu viele Versuche")
     await caller.close()
+
+
+@pytest.mark.rule("X2")
+async def test_silence_in_the_rooms_list_ends_like_the_announcer_but_never_in_a_room(
+    hub: Hub, enforcer: Enforcer
+) -> None:
+    listing = await call_in(hub, enforcer=enforcer, phone=PhoneSettings(silence_s=0.05))
+    await press(listing, "2")
+    await press(listing, "5")
+    for n in range(1, 4):
+        await listen(listing)
+        await wait_until(lambda n=n: listing.reminded == n, 2.0)  # type: ignore[misc]
+    assert heard(listing, "Konferenzräume: 1 Werwolf")
+    await listen(listing)
+    await asyncio.wait_for(listing.hangup_requested.wait(), 2.0)
+    await listing.close()
+
+    talking = await call_in(hub, enforcer=enforcer, phone=PhoneSettings(silence_s=0.05))
+    await press(talking, "2")
+    await press(talking, "5")
+    await press(talking, "1#")
+    for _ in range(3):
+        await listen(talking)
+        await asyncio.sleep(0.2)
+    assert talking.reminded == 0 and not talking.hangup_requested.is_set()
+    await talking.close()
+
+
+async def listen(session: PhoneSession) -> None:
+    """Play what is queued (the media clock), so the line falls quiet."""
+    await session.prompts.rendered()
+    while session.next_frame() is not None:
+        pass

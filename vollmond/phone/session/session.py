@@ -335,7 +335,7 @@ class PhoneSession:
         lines = self.mode.reminder()
         if lines is None:
             return
-        if self.mode is self.announcer and self.reminded >= self.reminders:
+        if self._menu_mode() and self.reminded >= self.reminders:
             # Urgent like the goodbye behind it: a lower class would be cut by it, unheard.
             self.say(self.t("phone.reminder_end"), priority=Priority.URGENT, remember=False)
             self.hang_up()
@@ -344,6 +344,13 @@ class PhoneSession:
         keys = " ".join(sentence(_words(line)) for line in lines)
         self.say(self.t("phone.reminder", keys=keys), remember=False)
         self._quiet = False  # armed again once the reminder has been heard
+
+    def _menu_mode(self) -> bool:
+        """Whether the caller is in a menu, where silence ends the call after the reminders:
+        the announcer, or its list of conference rooms (in a room people just listen)."""
+        from vollmond.phone.session.conference import RoomsMenu  # noqa: PLC0415
+
+        return self.mode is self.announcer or isinstance(self.mode, RoomsMenu)
 
     def _arm_expiry(self) -> None:
         if self._expiry is not None:
