@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.cheap_hashing import use_cheap_hashing
+
+use_cheap_hashing()
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -87,3 +98,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return -HEAVY_FILES.get(item.nodeid.split("::", 1)[0], 0)
 
     items.sort(key=weight)  # stable: a file's tests stay together and in order
+
+
+# -- where the suite's CPU goes ------------------------------------------------------------------
+# With VOLLMOND_CPU_REPORT=<dir>, every worker appends one JSON line per test: wall seconds and
+# the CPU seconds of the worker (all its threads) and of the child processes it reaped during
+# the test (servers, baresip, sipp; a browser is reaped when its module ends). The suite has
+# two cores in CI: its length is bound by CPU, not by waiting (scripts/cpu_report.py sums it).
+_CPU_REPORT = os.environ.get("VOLLMOND_CPU_REPORT")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if not _CPU_REPORT:
+        yield
+        return
+    wall, own, children = time.monotonic(), time.process_time(), _children_cpu()
+    yield
+    line = {
+        "test": item.nodeid,
+        "wall": round(time.monotonic() - wall, 3),
+        "cpu": round(time.process_time() - own, 3),
+        "children": round(_children_cpu() - children, 3),
+    }
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(Path(_CPU_REPORT) / f"{worker}.jsonl", "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.phone.session.support import call_in, heard, press, wait_until
+from tests.store.templates import seed_sqlite
 from vollmond.bots.table import BOT_CHANNEL, BotSeat
 from vollmond.engine.standard import Durations, GameOptions
 from vollmond.engine.standard.types import DeckId, Phase
@@ -24,6 +25,7 @@ FAST = Durations(steal_s=1.0, night_s=1.5, morning_s=1.0, day_s=1.5, vote_s=1.5,
 
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
+    await seed_sqlite(tmp_path / "bots.db")
     async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'bots.db'}") as sessions:
         running = Hub(sessions, Policy())
         try:

@@ -64,7 +64,9 @@ def server(server_data: Path) -> Iterator[str]:
         stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    # A liveness bound, not a speed test: it starts in about 3 s, but at the start of the
+    # whole suite every worker imports, migrates and launches Chromium on two cores at once.
+    deadline = time.monotonic() + 120
     while True:
         try:
             with urllib.request.urlopen(base + "/healthz", timeout=1) as response:

@@ -1,7 +1,8 @@
 """Run the service for the browser tests: `python -m tests.browser.serve PORT DATA_DIR`.
 
 The same app as `vollmond serve`, with the operators' rate limits raised: one test signs up
-eight accounts from one address within a minute, which the default limit would refuse.
+eight accounts from one address within a minute, which the default limit would refuse, and
+argon2 with cheap parameters (tests/cheap_hashing.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import uvicorn
 
+from tests.cheap_hashing import use_cheap_hashing
 from vollmond.server import build_app
 from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
@@ -23,6 +25,7 @@ SIP_ADDRESS = "sip:vollmond@example.org"
 
 def main(argv: list[str]) -> None:
     port, data_dir = int(argv[0]), Path(argv[1])
+    use_cheap_hashing()  # the browser tests sign up every player
     policy = replace(
         Policy(), login_attempts_per_minute=10_000, invitation_attempts_per_minute=10_000
     )

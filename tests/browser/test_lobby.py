@@ -40,7 +40,7 @@ def test_private_round_by_code_and_phone_link(browser: Browser, server: str) -> 
 
         # Set a PIN and ask to link a number: the page shows the code to type from it.
         guest.page.goto("/#/")
-        guest.page.locator("details:has(#auth-h) summary, details summary").first.click()
+        guest.page.locator("#phone-link > summary").click()
         guest.page.fill('input[name="number"]', "+49 30 1234567")
         guest.page.fill('input[name="pin"]', "4711")
         guest.page.click('form:has(input[name="pin"]) button[type="submit"]')

@@ -18,7 +18,7 @@ from tests.moderation.conftest import People, phone_identity
 from tests.phone.session.support import call_in, heard, press, said, wait_until
 from vollmond.engine.core import Viewer
 from vollmond.engine.standard import GameOptions
-from vollmond.moderation import ALL, Area, Moderation, SanctionKind, Subject
+from vollmond.moderation import ALL, FRIENDS, MAILBOX, Area, Moderation, SanctionKind, Subject
 from vollmond.moderation.alarms import list_alarms
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.prompts import Priority
@@ -224,3 +224,31 @@ async def test_a_moderator_on_the_phone_hears_a_new_alarm_a_player_does_not(
     for session in (moderator, player, reporter):
         await session.close()
     assert enforcer.moderation.feed.subscribers == 0  # the call's end ends the duty
+
+
+@pytest.mark.rule("O5", "X3", "X4")
+async def test_bans_of_the_mailbox_and_friends_are_told_at_keys_6_and_7(
+    sessions: Sessions, hub: Hub, enforcer: Enforcer, people: People
+) -> None:
+    banned = await identity(sessions, "+4930555009")
+    for area, reason in ((MAILBOX, "Spam im Postfach"), (FRIENDS, "Belästigung")):
+        await enforcer.moderation.impose(
+            by=people.moderator,
+            subject=Subject.phone(banned),
+            kind=SanctionKind.BAN,
+            area=area,
+            reason=reason,
+            duration=timedelta(hours=2),
+        )
+    session = await caller(hub, enforcer, banned)
+    since = len(said(session))
+    await press(session, "6")
+    refusal = [line for line in said(session, since) if "Spam im Postfach" in line]
+    assert refusal and "Du bist gesperrt für die Mailbox" in refusal[0], said(session, since)
+    assert GERMAN_UNTIL.search(refusal[0])
+    since = len(said(session))
+    await press(session, "7")
+    refusal = [line for line in said(session, since) if "Belästigung" in line]
+    assert refusal and GERMAN_UNTIL.search(refusal[0]), said(session, since)
+    assert session.mode is session.announcer  # neither menu opened
+    await session.close()

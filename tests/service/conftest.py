@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from tests.store.support import BACKENDS, POSTGRES_URL
+from tests.store.templates import seed_postgres
 from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
 from vollmond.store import create_engine
@@ -34,8 +35,7 @@ async def database(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, s
     schema = f"vollmond_svc_{uuid.uuid4().hex[:16]}"
     admin = create_engine(POSTGRES_URL)
     try:
-        async with admin.begin() as connection:
-            await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        await seed_postgres(schema)  # migrated to the head: a copy of one migrated schema
     except (OSError, TimeoutError, SQLAlchemyError) as exc:
         await admin.dispose()
         pytest.fail(f"PostgreSQL is required but {POSTGRES_URL} failed: {exc!r}", pytrace=False)

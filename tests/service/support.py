@@ -23,8 +23,9 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.store.templates import seed_sqlite
 from vollmond.server import build_app
-from vollmond.service.config import Settings
+from vollmond.service.config import DATABASE_FILE, Settings
 from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
@@ -74,6 +75,8 @@ async def running_service(
 ) -> AsyncIterator[Service]:
     """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards.
     `extra_routes` go first (tests that need a handler which fails on purpose)."""
+    if backend == "sqlite" and settings.database_url is None:
+        await seed_sqlite(settings.data_dir / DATABASE_FILE)
     app = build_app(settings)
     for route in extra_routes:
         app.router.routes.insert(0, route)

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from vollmond.store import Sessions, create_engine, make_sessionmaker, migrate
 
 from .support import BACKENDS, POSTGRES_URL, Target
+from .templates import seed_postgres, seed_sqlite, sqlite_path
 
 
 @pytest.fixture(params=BACKENDS)
@@ -60,7 +61,12 @@ async def engine(target: Target) -> AsyncIterator[AsyncEngine]:
 
 
 @pytest.fixture
-async def sessions(engine: AsyncEngine) -> Sessions:
-    """A migrated database, as the service sees it at start."""
+async def sessions(target: Target, engine: AsyncEngine) -> Sessions:
+    """A migrated database, as the service sees it at start (SQLite: a copy of one migrated
+    file, tests/store/templates.py)."""
+    if target.backend == "sqlite":
+        await seed_sqlite(sqlite_path(target.url))
+    elif target.schema is not None:
+        await seed_postgres(target.schema)
     await migrate(engine)
     return make_sessionmaker(engine)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from sqlalchemy import select
 
@@ -44,6 +47,17 @@ async def test_only_an_argon2_hash_is_stored(sessions: Sessions) -> None:
     assert stored is not None
     assert stored.startswith("$argon2id$")
     assert PASSWORD not in stored
+
+
+def test_the_service_hashes_with_the_full_argon2_parameters() -> None:
+    """The test processes hash cheaply (tests/cheap_hashing.py); a process of the service's own
+    keeps argon2id at 64 MiB, three passes, four lanes."""
+    script = "import asyncio; from vollmond.store.hashing import hash_secret; "
+    script += "print(asyncio.run(hash_secret('1357')))"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert out.startswith("$argon2id$v=19$m=65536,t=3,p=4$"), out
 
 
 async def test_names_are_unique_ignoring_case_and_spaces(sessions: Sessions) -> None:

@@ -165,6 +165,10 @@ PHONE_PLACEHOLDERS: Final[frozenset[str]] = frozenset(
         "keys",
         "amount",
         "date",
+        # the mailbox and friends (X3, X4): where a friend is, "new", a text read aloud
+        "where",
+        "new",
+        "text",
     }
 )
 """What the telephone prompts (``phone.*``, filled by vollmond/phone/session through

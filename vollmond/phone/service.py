@@ -24,6 +24,7 @@ import numpy as np
 import structlog
 
 from vollmond.engine.ruleset import SPECTATORS, Listener
+from vollmond.phone import capture
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
 from vollmond.phone.sip.call import Call, EndReason
@@ -236,6 +237,7 @@ class PhoneService:
         line = self.lines.get(call)
         if line is None:
             return
+        capture.feed(line.session, samples)  # a voice message being recorded (X3)
         session = line.session
         conference = _conference_seat(session)
         if conference is not None:  # a conference room (X2): its own mixer, no game

@@ -13,6 +13,7 @@ import structlog
 
 from vollmond.service.policy import Policy
 from vollmond.settings import IdentitySettings, PhoneSettings, SipSettings, WebSettings
+from vollmond.settings.community import FriendsSettings, MailboxSettings
 from vollmond.settings.karma import KarmaSettings
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.rooms import RoomSettings
@@ -40,6 +41,8 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "voice": VoiceSettings,
     "karma": KarmaSettings,
     "rooms": RoomSettings,
+    "mailbox": MailboxSettings,
+    "friends": FriendsSettings,
 }
 
 
@@ -62,6 +65,8 @@ class Settings:
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     karma: KarmaSettings = field(default_factory=KarmaSettings)
     rooms: RoomSettings = field(default_factory=RoomSettings)
+    mailbox: MailboxSettings = field(default_factory=MailboxSettings)
+    friends: FriendsSettings = field(default_factory=FriendsSettings)
 
     @staticmethod
     def from_env(config: Path | None = None, **overrides: object) -> Settings:

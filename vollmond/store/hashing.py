@@ -14,13 +14,31 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-# A real argon2 hash of a throw-away string. Verifying against it when an account or PIN is
-# missing makes "no such user" cost as much time as "wrong password", so timing does not
-# reveal which names exist.
-_DUMMY_HASH = (
-    "$argon2id$v=19$m=65536,t=3,p=4$9njz5GUy7ZxSW2eNgbyk+w"
-    "$QdX9K1MM6UOf6XldkpGVPJchPiR68gw3okB05vC3ZMg"
-)
+# argon2id with the library's defaults (RFC 9106's second recommended option: 64 MiB, three
+# passes). The test suite swaps in a cheap hasher through `use_hasher`: it signs up hundreds of
+# accounts on two cores, where these parameters alone cost minutes.
+_hasher = PasswordHasher()
+# A real hash of a throw-away string with the same parameters, made once. Verifying against it
+# when an account or PIN is missing makes "no such user" cost as much time as "wrong password",
+# so timing does not reveal which names exist.
+_dummy_hash: str | None = None
+
+
+def use_hasher(hasher: PasswordHasher) -> None:
+    """Hash and verify with `hasher` from now on (tests: cheaper parameters)."""
+    global _hasher, _dummy_hash
+    _hasher, _dummy_hash = hasher, None
+
+
+def current_hasher() -> PasswordHasher:
+    return _hasher
+
+
+def _dummy() -> str:
+    global _dummy_hash  # noqa: PLW0603 - a cache of one value, made from the current hasher
+    if _dummy_hash is None:
+        _dummy_hash = _hasher.hash("throw-away secret for unknown names")
+    return _dummy_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,13 +50,13 @@ class Verification:
 
 
 def _hash_sync(secret: str) -> str:
-    return PasswordHasher().hash(secret)
+    return _hasher.hash(secret)
 
 
 def _verify_sync(stored_hash: str | None, secret: str) -> Verification:
-    hasher = PasswordHasher()
+    hasher = _hasher
     try:
-        hasher.verify(stored_hash or _DUMMY_HASH, secret)
+        hasher.verify(stored_hash or _dummy(), secret)
     except (VerificationError, InvalidHashError):
         return Verification(ok=False)
     if stored_hash is None:

@@ -8,13 +8,15 @@ can use the Alembic CLI with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import URL, Connection, text
+from alembic.script import ScriptDirectory
+from sqlalchemy import URL, Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store.db import Sessions, create_engine, make_sessionmaker
@@ -33,7 +35,24 @@ def alembic_config() -> Config:
     return config
 
 
+@functools.cache
+def head_revision() -> str | None:
+    """The newest revision of the packaged migrations (read once per process)."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def _current_revision(connection: Connection) -> str | None:
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    revision = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    return None if revision is None else str(revision)
+
+
 def _upgrade(connection: Connection, revision: str) -> None:
+    # A database already at the head (every restart) needs no Alembic run: it would load and
+    # compile every migration script to find nothing to do.
+    if revision == "head" and _current_revision(connection) == head_revision():
+        return
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.store.templates import seed_sqlite
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
 from vollmond.store import open_store
@@ -14,6 +15,7 @@ from vollmond.store import open_store
 
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
+    await seed_sqlite(tmp_path / "phone.db")
     async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'phone.db'}") as sessions:
         running = Hub(sessions, Policy())
         try:

@@ -9,6 +9,7 @@ phases pass, as on a line that is still talking.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from vollmond.engine.standard import AnswerCall, PlaceCall, UseAbility
@@ -17,6 +18,7 @@ from vollmond.engine.standard.types import ActionKind, Phase, RoleId
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.codes import phone_code
 from vollmond.phone.session.prompts import FRAME_SAMPLES, Priority, PromptQueue
+from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.hub import Hub
 
 from .support import SAMPLES_PER_CHAR, TextVoice, call_in, press
@@ -48,6 +50,32 @@ async def test_a_live_line_is_said_for_the_moment_it_plays() -> None:
         "Noch 90 Sekunden.",
         "Noch 60 Sekunden.",  # rendered again when it reached the head
     ]
+
+
+class SlowTextVoice(TextVoice):
+    """A renderer slower than the clock: a second passes while each line is rendered."""
+
+    def __init__(self, now: list[float]) -> None:
+        super().__init__()
+        self.now = now
+
+    def render(self, text: str, language: str) -> Audio:
+        self.now[0] += 1.0
+        return super().render(text, language)
+
+
+async def test_a_live_line_is_rendered_again_at_most_once_with_a_slow_renderer() -> None:
+    now = [100.0]
+    voice = SlowTextVoice(now)
+    queue = PromptQueue(voice, "de")
+    queue.say("Der Morgenbericht", Priority.NEWS)
+    queue.say("Noch 90 Sekunden.", Priority.NEWS, refresh=lambda: timer(now, 190.0))
+    audio = await asyncio.wait_for(queue.drain(), 5.0)
+    rendered = [text for text, _ in voice.rendered]
+    # Its words changed while it was rendered again, but it plays: a caller on a busy line hears
+    # a timer a second old rather than silence while it is rendered over and over.
+    assert rendered == ["Der Morgenbericht", "Noch 90 Sekunden.", "Noch 88 Sekunden."]
+    assert len(audio) >= len("Der MorgenberichtNoch 88 Sekunden.") * SAMPLES_PER_CHAR
 
 
 async def test_a_live_line_with_nothing_true_left_is_dropped() -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from vollmond.engine.ruleset import get_ruleset, ruleset_ids
 from vollmond.i18n.render import MissingMessageError, load_catalogue
 from vollmond.moderation import ALL, Area
+from vollmond.phone.session import community
 from vollmond.phone.session.codes import (
     PHONE_CODE_DIGITS,
     invitation_from_phone,
@@ -105,6 +106,7 @@ class Announcer:
         await go_on_duty(self.s)  # a moderator hears new alarms for the rest of the call
         self.rejoin = await self._find_running_seat()
         self.s.expert = await expert_for(self.s.hub, identity_id)
+        await community.signed_in(self)  # mailbox and friends (X3, X4): notices, invitations
         if self.rejoin is not None:  # "Tippe 4 für dein Spiel" before anything else
             self.open_menu()
             return
@@ -170,13 +172,14 @@ class Announcer:
         lines = [self.s.t("phone.menu.choices")]
         if self.rejoin is not None:
             lines.insert(0, self.s.t("phone.menu.rejoin", n=self.rejoin[1]))
+        lines += community.menu_lines(self)  # a friend's invitation not told yet (X4)
         self.s.say(*lines)
 
     def immediate(self) -> frozenset[str]:
         if self.state == "ident":
             return self.ident.immediate()
         if self.state == "menu":
-            return frozenset(("1", "2", "3", "4", ROOMS_KEY))
+            return frozenset(("1", "2", "3", "4", ROOMS_KEY)) | community.MENU_KEYS
         if self.state == "setup":
             return self.setup.immediate()
         return frozenset()
@@ -287,6 +290,8 @@ class Announcer:
         elif choice == "4":
             self.state = "seatcode"
             self.s.say(self.s.t("phone.menu.ask_seat_code"))
+        elif await community.menu_key(self, choice):  # 6 mailbox, 7 friends, 8 invitation
+            pass
         else:
             self.wrong(choice)
 

@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from vollmond.i18n import text
 from vollmond.phone.caller import CallerId
+from vollmond.phone.session.community import closed as community_closed
 from vollmond.phone.session.keys import BadKeys, Info, KeyParser, Star, Token
 from vollmond.phone.session.prefs import set_expert
 from vollmond.phone.session.prompts import (
@@ -217,6 +218,7 @@ class PhoneSession:
         if self._expiry is not None:
             self._expiry.cancel()
         await self.mode_exit()
+        community_closed(self)  # offline for friends; an unsent voice message is dropped
         tasks = [t for t in (self._worker, *self._tasks) if t is not None]
         for task in tasks:
             task.cancel()

@@ -43,6 +43,7 @@ from vollmond.service.recorder import TableRecorder
 from vollmond.service.web.access import visible_table
 from vollmond.service.web.auth import CSRF_COOKIE, SessionMiddleware, Sessions
 from vollmond.service.web.client_api import ClientApi
+from vollmond.service.web.community_api import community_stop, mount_community
 from vollmond.service.web.connection import Connection
 from vollmond.service.web.edge import ApiError, error_response, read_json
 from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
@@ -501,6 +502,7 @@ def _mount_apis(
     tables = TableApi(hub, cookie_sessions, settings.web, api.refuse_banned_from_round)
     for route in tables.routes(api._guard):
         app.router.routes.insert(0, route)
+    mount_community(app, hub, cookie_sessions, settings, api)  # mailbox and friends (X3, X4)
     return api, client_api
 
 
@@ -555,6 +557,7 @@ async def _stop_channels(app: Starlette, channels: Channels, phone: Any, rooms: 
     await app.state.voice.close()
     await channels.stop(phone)
     rooms.close()
+    await community_stop(app.state.hub)  # the mailbox's retention job
 
 
 def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlette:

@@ -2,6 +2,7 @@
 
 from vollmond.store.models.accounts import AccountRow, Role, WebSessionRow
 from vollmond.store.models.base import Base
+from vollmond.store.models.community import BlockRow, FriendshipRow, MailRow
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
@@ -14,13 +15,16 @@ __all__ = [
     "AlarmRow",
     "AuditEntryRow",
     "Base",
+    "BlockRow",
     "CreditEntryRow",
+    "FriendshipRow",
     "GameCommandRow",
     "GameEventRow",
     "GameRow",
     "GameStatus",
     "GrantRow",
     "KarmaEntryRow",
+    "MailRow",
     "PhoneIdentityRow",
     "PhoneNumberClaimRow",
     "PhonePinFailureRow",

@@ -280,6 +280,9 @@ class PromptQueue:
             return True
         head.text, head.audio = words, None
         head.pending = self._render_soon(words)
+        # Once only: a timer's words change every second, and a renderer slower than that
+        # (a loaded machine) would otherwise chase them forever while the caller hears silence.
+        head.refresh = None
         return False
 
     async def rendered(self) -> None:

@@ -207,7 +207,7 @@ function authSection(refresh) {
         },
         t("signout"),
       ),
-      h("details", {}, h("summary", {}, t("phone_link")), phoneForm, takeForm, phoneStatus, phoneCode, phoneBox),
+      h("details", { id: "phone-link" }, h("summary", {}, t("phone_link")), phoneForm, takeForm, phoneStatus, phoneCode, phoneBox),
     );
     return section;
   }

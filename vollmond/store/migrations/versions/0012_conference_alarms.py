@@ -1,7 +1,7 @@
 """Operator calls from conference rooms (X2, O1): an alarm names a game or a room.
 
-Revision ID: 0011_conference_alarms
-Revises: 0010_phone_ledgers
+Revision ID: 0012_conference_alarms
+Revises: 0011_mailbox_friends
 Create Date: 2026-12-02
 
 - `moderation_alarms.game_id` becomes nullable and `conference` (the room's id, e.g.
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_conference_alarms"
-down_revision: str | Sequence[str] | None = "0010_phone_ledgers"
+revision: str = "0012_conference_alarms"
+down_revision: str | Sequence[str] | None = "0011_mailbox_friends"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,139 @@
+"""The mailbox (X3) and friends (X4) on the telephone, and their hooks into the announcer.
+
+The announcer (`menu.py`) calls in here at four places, one line each, so this part stays in
+its own modules: :func:`signed_in` (online for friends, invitations followed, "N neue
+Nachrichten"), :func:`menu_lines` (an invitation not told yet),
+:data:`MENU_KEYS` and :func:`menu_key` (``6`` mailbox, ``7`` friends, ``8`` accepts the
+latest invitation), and :func:`closed` when the call ends.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from vollmond.phone.session.community.common import community, person, spoken_name
+from vollmond.phone.session.community.friends import open_friends
+from vollmond.phone.session.community.mailbox import MailMenu, open_mailbox
+from vollmond.phone.session.prompts import Priority
+from vollmond.service.community import CommunityError, Invitation
+from vollmond.worlds import get_world
+
+if TYPE_CHECKING:
+    from vollmond.phone.session.menu import Announcer
+    from vollmond.phone.session.session import PhoneSession
+
+MAILBOX_KEY: Final = "6"
+FRIENDS_KEY: Final = "7"
+ACCEPT_KEY: Final = "8"
+MENU_KEYS: Final = frozenset((MAILBOX_KEY, FRIENDS_KEY, ACCEPT_KEY))
+
+#: Announcer states in which an invitation is told at once (elsewhere: when back in the menu).
+_AT_EASE: Final = frozenset(("menu", "worlds", "tables", "watch", "rulesets", "code", "seatcode"))
+
+
+@dataclass
+class _Call:
+    """What the community keeps per call."""
+
+    ended: list[Callable[[], None]] = field(default_factory=list)
+    told: set[int] = field(default_factory=set)
+
+
+_CALLS: weakref.WeakKeyDictionary[PhoneSession, _Call] = weakref.WeakKeyDictionary()
+
+
+async def signed_in(announcer: Announcer) -> None:
+    """A caller with a phone ID (or account) is online for their friends while the call
+    lasts, hears invitations to a friend's table, and is told of new messages."""
+    session = announcer.s
+    me = person(session)
+    if me is None:
+        return
+    call = _CALLS.setdefault(session, _Call())
+    if call.ended:
+        return  # signed in once already on this call
+    box = community(session)
+    call.ended.append(box.online.call_started(me))
+    call.ended.append(box.friends.watch(me, lambda inv: _invited(session, inv)))
+    unread = await box.mail.unread(me)
+    if unread:
+        session.say(session.t("phone.mail.notice", n=unread), remember=False)
+
+
+def _invited(session: PhoneSession, invitation: Invitation) -> None:
+    announcer = session.announcer
+    if session.mode is announcer and announcer.state in _AT_EASE:
+        _tell(session, invitation, Priority.NEWS)
+
+
+def _tell(session: PhoneSession, invitation: Invitation, priority: Priority) -> None:
+    call = _CALLS.setdefault(session, _Call())
+    call.told.add(invitation.id)
+    key = "phone.friends.invited_private" if invitation.private else "phone.friends.invited"
+    world = get_world(invitation.world)
+    line = session.t(key, world, name=spoken_name(session, invitation.inviter))
+    session.say(line, priority=priority)
+
+
+def menu_lines(announcer: Announcer) -> list[str]:
+    """A friend's invitation not told yet, after the announcer's choices (which name the
+    keys 6 and 7 themselves)."""
+    session = announcer.s
+    me = person(session)
+    if me is None:
+        return []
+    lines: list[str] = []
+    call = _CALLS.get(session)
+    for invitation in community(session).friends.invitations(me)[:1]:
+        if call is not None and invitation.id not in call.told:
+            call.told.add(invitation.id)
+            key = "phone.friends.invited_private" if invitation.private else "phone.friends.invited"
+            world = get_world(invitation.world)
+            lines.append(session.t(key, world, name=spoken_name(session, invitation.inviter)))
+    return lines
+
+
+async def menu_key(announcer: Announcer, choice: str) -> bool:
+    """Handle ``6``, ``7`` or ``8`` in the announcer; False for any other key."""
+    session = announcer.s
+    if choice == MAILBOX_KEY:
+        await open_mailbox(session)
+    elif choice == FRIENDS_KEY:
+        await open_friends(session)
+    elif choice == ACCEPT_KEY:
+        await _accept(announcer)
+    else:
+        return False
+    return True
+
+
+async def _accept(announcer: Announcer) -> None:
+    session = announcer.s
+    me = person(session)
+    invitations = community(session).friends.invitations(me) if me is not None else []
+    if me is None or not invitations:
+        session.refuse(session.t("phone.friends.no_invitation"))
+        return
+    invitation = invitations[0]
+    try:
+        community(session).friends.take(me, invitation.id)
+    except CommunityError:
+        session.refuse(session.t("phone.friends.no_invitation"))
+        return
+    await announcer._join(invitation.game_id)
+
+
+def closed(session: PhoneSession) -> None:
+    """The call ended: offline for friends, no more invitations, no recording kept."""
+    call = _CALLS.pop(session, None)
+    if call is not None:
+        for end in call.ended:
+            end()
+    if isinstance(session.mode, MailMenu):
+        session.mode.close()
+
+
+__all__ = ["MENU_KEYS", "closed", "menu_key", "menu_lines", "signed_in"]
