@@ -50,3 +50,14 @@ trusted_proxies = ["10.0.0.2"]
 def test_file_mistakes_are_errors(tmp_path: Path, text: str, names: str) -> None:
     with pytest.raises(ConfigError, match=names):
         Settings.from_env(write(tmp_path, text))
+
+
+@pytest.mark.rule("X2")
+def test_rooms_table_sets_the_conference_room_limits(tmp_path: Path) -> None:
+    path = write(tmp_path, "[rooms]\nmax_members = 4\nchat_max_chars = 120\n")
+    settings = Settings.from_env(path)
+    assert settings.rooms.max_members == 4
+    assert settings.rooms.chat_max_chars == 120
+    assert settings.rooms.private_per_person == 2  # untouched default
+    with pytest.raises(ConfigError, match="max_members"):
+        Settings.from_env(write(tmp_path, "[rooms]\nmax_members = 1\n"))

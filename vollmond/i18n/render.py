@@ -833,7 +833,29 @@ def placeholders_for(key: str) -> frozenset[str]:
         extra = WEB_ERROR_PLACEHOLDERS
     elif section == "web" and code == "front":
         extra = frozenset({"number", "address"})
+    elif section == "rooms":
+        extra = ROOMS_PLACEHOLDERS
     return WORLD_PLACEHOLDERS | frozenset(extra)
+
+
+#: What the conference rooms' texts name (vollmond/phone/session/conference.py, the web page).
+ROOMS_PLACEHOLDERS: Final = frozenset(
+    (
+        "list",
+        "n",
+        "name",
+        "count",
+        "code",
+        "letters",
+        "size",
+        "mode",
+        "text",
+        "max",
+        "reason",
+        "limit",
+        "digits",
+    )
+)
 
 
 #: Numbers the web's error sentences name (vollmond/service/web/error_catalogue.py).

@@ -70,8 +70,10 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class Alarm:
+    """An operator call from a game (`game_id`) or a conference room (`conference`, X2)."""
+
     id: int
-    game_id: str
+    game_id: str | None
     round: int
     phase: str
     caller: Caller
@@ -85,6 +87,7 @@ class Alarm:
     note: str | None
     resolved_by: int | None
     resolved_at: datetime | None
+    conference: str | None = None
 
 
 def _alarm(row: AlarmRow) -> Alarm:
@@ -104,10 +107,11 @@ def _alarm(row: AlarmRow) -> Alarm:
         note=row.note,
         resolved_by=row.resolved_by,
         resolved_at=row.resolved_at,
+        conference=row.conference,
     )
 
 
-def _same_caller(caller: Caller, game_id: str) -> tuple[str, ColumnElement[bool]]:
+def _same_caller(caller: Caller, place: str) -> tuple[str, ColumnElement[bool]]:
     """The rate limit's key and its condition: the most stable identity the caller has."""
     if caller.account_id is not None:
         return f"account:{caller.account_id}", AlarmRow.caller_account_id == caller.account_id
@@ -116,9 +120,8 @@ def _same_caller(caller: Caller, game_id: str) -> tuple[str, ColumnElement[bool]
             f"phone:{caller.phone_identity_id}",
             AlarmRow.caller_phone_identity_id == caller.phone_identity_id,
         )
-    return f"seat:{game_id}:{caller.house}", (AlarmRow.game_id == game_id) & (
-        AlarmRow.caller_house == caller.house
-    )
+    where = (AlarmRow.game_id == place) | (AlarmRow.conference == place)
+    return f"seat:{place}:{caller.house}", where & (AlarmRow.caller_house == caller.house)
 
 
 async def _serialise(session: AsyncSession, key: str) -> None:
@@ -141,21 +144,27 @@ async def raise_alarm(
     sessions: Sessions,
     settings: ModerationSettings,
     *,
-    game_id: str,
+    game_id: str | None,
     round: int,
     phase: str,
     caller: Caller,
     now: datetime,
     reason: int | None = None,
     accused_house: int | None = None,
+    conference: str | None = None,
 ) -> Alarm:
-    """Persist an operator call; raises AlarmRateLimitedError past the per-caller limit."""
+    """Persist an operator call from a game, or from a conference room (`conference`, the
+    room's id, and no game); raises AlarmRateLimitedError past the per-caller limit."""
     check_aware(now, "now")
+    if (game_id is None) == (conference is None):
+        raise ValueError("an alarm names either a game or a conference room")
     if reason is not None and reason not in REASONS:
         raise ValueError("an alarm's reason is 1 to 4")
     if accused_house is not None and accused_house < 1:
         raise ValueError("house numbers start at 1")
-    key, condition = _same_caller(caller, game_id)
+    place = game_id if game_id is not None else conference
+    assert place is not None
+    key, condition = _same_caller(caller, place)
     window = timedelta(seconds=settings.alarm_window_s)
     try:
         async with sessions.begin() as session:
@@ -171,6 +180,7 @@ async def raise_alarm(
                 raise AlarmRateLimitedError(recent[1] + window)
             row = AlarmRow(
                 game_id=game_id,
+                conference=conference,
                 round=round,
                 phase=phase,
                 caller_account_id=caller.account_id,
@@ -183,7 +193,7 @@ async def raise_alarm(
             )
             session.add(row)
     except IntegrityError as exc:
-        raise GameNotFoundError(game_id) from exc
+        raise GameNotFoundError(place) from exc
     return _alarm(row)
 
 

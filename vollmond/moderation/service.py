@@ -58,14 +58,16 @@ class Moderation:
     async def raise_alarm(
         self,
         *,
-        game_id: str,
+        game_id: str | None,
         round: int,
         phase: str,
         caller: Caller,
         reason: int | None = None,
         accused_house: int | None = None,
+        conference: str | None = None,
     ) -> Alarm:
-        """Store an operator call and notify every subscribed moderator at once."""
+        """Store an operator call (from a game, or from the conference room `conference`)
+        and notify every subscribed moderator at once."""
         alarm = await alarms.raise_alarm(
             self.sessions,
             self.settings,
@@ -76,6 +78,7 @@ class Moderation:
             reason=reason,
             accused_house=accused_house,
             now=self.clock(),
+            conference=conference,
         )
         self.feed.publish(alarm)
         return alarm

@@ -33,6 +33,7 @@ from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings, PhoneSettings
+from vollmond.voice.conference import ConferenceSeat
 from vollmond.voice.mixer import overlay
 from vollmond.voice.rooms import Room, VoiceRooms
 
@@ -234,11 +235,17 @@ class PhoneService:
 
     def on_audio(self, call: Call, samples: Int16Array) -> None:
         line = self.lines.get(call)
-        if line is not None:
-            capture.feed(line.session, samples)  # a voice message being recorded (X3)
-        if line is None or line.room is None:
+        if line is None:
             return
+        capture.feed(line.session, samples)  # a voice message being recorded (X3)
         session = line.session
+        conference = _conference_seat(session)
+        if conference is not None:  # a conference room (X2): its own mixer, no game
+            if not self._muted(session):
+                conference.voice.push(conference.slot, samples)
+            return
+        if line.room is None:
+            return
         seat = session.seat
         if seat is not None and not session.spectating and not self._muted(session):
             line.room.mixer.push(seat, samples)
@@ -290,6 +297,11 @@ class PhoneService:
             return None
 
     def _room_audio(self, line: Line, session: LineSession) -> Int16Array | None:
+        conference = _conference_seat(session)
+        if conference is not None:
+            if line.room is not None:
+                self._attach(line, None)
+            return conference.voice.pull(conference.slot, puller=line)
         game_id = session.game_id
         listener: Listener | None = None
         if game_id is not None:
@@ -307,6 +319,13 @@ class PhoneService:
     def _attach(self, line: Line, room: Room | None) -> None:
         line.room = room
         self.voice_rooms.attach(line, room)
+
+
+def _conference_seat(session: LineSession) -> ConferenceSeat | None:
+    """A session in a conference room names its seat there (``PhoneSession.conference_seat``);
+    sessions without rooms (the tests' switchboard) have none."""
+    seat = getattr(session, "conference_seat", None)
+    return seat if isinstance(seat, ConferenceSeat) else None
 
 
 def _fit(frame: Int16Array) -> Int16Array:

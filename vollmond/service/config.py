@@ -16,6 +16,7 @@ from vollmond.settings import IdentitySettings, PhoneSettings, SipSettings, WebS
 from vollmond.settings.community import FriendsSettings, MailboxSettings
 from vollmond.settings.karma import KarmaSettings
 from vollmond.settings.moderation import ModerationSettings
+from vollmond.settings.rooms import RoomSettings
 from vollmond.settings.toml import ConfigError, load_config, read_group
 from vollmond.settings.voice import VoiceSettings
 
@@ -39,6 +40,7 @@ CONFIG_GROUPS: dict[str, type[object]] = {
     "moderation": ModerationSettings,
     "voice": VoiceSettings,
     "karma": KarmaSettings,
+    "rooms": RoomSettings,
     "mailbox": MailboxSettings,
     "friends": FriendsSettings,
 }
@@ -62,6 +64,7 @@ class Settings:
     moderation: ModerationSettings = field(default_factory=ModerationSettings)
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     karma: KarmaSettings = field(default_factory=KarmaSettings)
+    rooms: RoomSettings = field(default_factory=RoomSettings)
     mailbox: MailboxSettings = field(default_factory=MailboxSettings)
     friends: FriendsSettings = field(default_factory=FriendsSettings)
 

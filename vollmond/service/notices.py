@@ -53,6 +53,7 @@ class RecordingNotice:
     since: float  # wall-clock seconds: when this stage began
     max_s: int  # the longest a game recording runs (the operator's recording_max_s)
     until: float | None = None  # wall-clock seconds: the latest end (RECORDING only)
+    conference: bool = False  # a conference room (X2): recorded exactly `max_s`, no round
 
     @property
     def recording(self) -> bool:
@@ -91,9 +92,11 @@ def notice_text(notice: RecordingNotice, lang: str, world: World) -> NoticeText:
         limit = text("fmt.minutes", lang, world, n=minutes)
     sentence = "warning" if warning else "running"
     mark = "mark_warning" if warning else "mark"
+    # A conference room has no round: its recording runs exactly its length (O2).
+    said = "rooms.recording" if notice.conference else "moderation.recording"
     return NoticeText(
         text(f"moderation.recording.{mark}", lang, world),
-        text(f"moderation.recording.{sentence}", lang, world, limit=limit),
+        text(f"{said}.{sentence}", lang, world, limit=limit),
     )
 
 

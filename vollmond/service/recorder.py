@@ -174,28 +174,30 @@ class TableRecorder:
         """A new alarm of a running game starts the warning and then the recording."""
         if alarm.status is not AlarmStatus.OPEN or alarm.id in self._seen:
             return
+        game_id = alarm.game_id
+        if game_id is None:  # a conference room's alarm (service/conference_recorder.py)
+            return
         self._seen.add(alarm.id)
         self._seen_order.append(alarm.id)
         if len(self._seen_order) > SEEN_LIMIT:
             self._seen.discard(self._seen_order.popleft())
-        if alarm.game_id in self.recordings:
+        if game_id in self.recordings:
             # The recording running already covers the table; the alarm is in the queue.
-            log.info("recording_already_running", game=alarm.game_id, alarm=alarm.id)
+            log.info("recording_already_running", game=game_id, alarm=alarm.id)
             return
-        task = asyncio.create_task(self._record(alarm), name=f"recording:{alarm.game_id}")
-        self.recordings[alarm.game_id] = task
+        task = asyncio.create_task(self._record(alarm, game_id), name=f"recording:{game_id}")
+        self.recordings[game_id] = task
 
         def done(finished: asyncio.Task[None]) -> None:
-            if self.recordings.get(alarm.game_id) is finished:
-                del self.recordings[alarm.game_id]
+            if self.recordings.get(game_id) is finished:
+                del self.recordings[game_id]
 
         task.add_done_callback(done)
 
-    async def _record(self, alarm: Alarm) -> None:
-        game_id = alarm.game_id
+    async def _record(self, alarm: Alarm, game_id: str) -> None:
         notices = self.hub.notices
         try:
-            await self._warn_and_record(alarm)
+            await self._warn_and_record(alarm, game_id)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -203,8 +205,7 @@ class TableRecorder:
         finally:
             notices.publish(game_id, None)
 
-    async def _warn_and_record(self, alarm: Alarm) -> None:
-        game_id = alarm.game_id
+    async def _warn_and_record(self, alarm: Alarm, game_id: str) -> None:
         actor = self.hub.actors.get(game_id)
         state = actor.state if actor is not None else None
         if actor is None or state is None or actor.is_over:

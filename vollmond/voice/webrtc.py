@@ -42,6 +42,7 @@ from aiortc.sdp import candidate_from_sdp
 
 from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.settings.voice import VoiceSettings
+from vollmond.voice.conference import ConferenceSeat
 from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
 from vollmond.voice.opus import NarrowbandDecoder, NarrowbandEncoder
 from vollmond.voice.ports import limit_ports
@@ -85,6 +86,9 @@ class LineId:
     game_id: str
     listener: Listener
     seat: int | None  # None: a spectator feeds no room
+    # A conference room's line (X2): the room's own voice instead of a game's room; the
+    # room decides per frame whether the member is heard (talking, not muted).
+    conference: ConferenceSeat | None = None
 
 
 #: The time base of the mix's timestamps (one sample at 8 kHz), made once.
@@ -359,6 +363,10 @@ class BrowserPeer:
         if self.muted is not None and self.muted():
             self.frames_muted += 1
             return
+        conference = self.line.conference
+        if conference is not None:
+            conference.voice.push(conference.slot, samples)
+            return
         room = self.voice.rooms.room_of(self)
         if room is not None:
             room.mixer.push(seat, samples)
@@ -366,6 +374,11 @@ class BrowserPeer:
     # -- audio out -------------------------------------------------------------------------
     def tick(self) -> None:
         """Called every 20 ms by the voice clock: this listener's mix to the browser."""
+        conference = self.line.conference
+        if conference is not None:
+            self.track.put(conference.voice.pull(conference.slot, puller=self))
+            self.frames_out += 1
+            return
         rooms = self.voice.rooms
         room = rooms.room_for(self.line.game_id)
         rooms.attach(self, room)

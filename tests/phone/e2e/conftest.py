@@ -30,6 +30,7 @@ from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Person
 from vollmond.service.hub import Hub
+from vollmond.settings.moderation import ModerationSettings
 from vollmond.settings.phone import PhoneSettings
 from vollmond.settings.sip import SipSettings
 
@@ -175,11 +176,15 @@ async def live_rig(
     sip: SipSettings | None = None,
     *,
     silence_s: float = 8.0,
+    moderation: ModerationSettings | None = None,
 ) -> AsyncIterator[LiveRig]:
     """The service with real sessions per call; `sip` sets the SIP server's trust and limits,
-    `silence_s` the quiet before a reminder (short in the silence test, to keep it short)."""
+    `silence_s` the quiet before a reminder (short in the silence test, to keep it short),
+    `moderation` the operators' moderation settings (a short conference recording)."""
     need("baresip", "sipp", "espeak-ng", "sox")
-    settings = Settings(data_dir=tmp_path / "data", sip_port=0)
+    settings = Settings(
+        data_dir=tmp_path / "data", sip_port=0, moderation=moderation or ModerationSettings()
+    )
     async with running_service("sqlite", settings) as service:
         made: dict[str, list[PhoneSession]] = {}
 

@@ -5,8 +5,9 @@ number and the PIN is asked; otherwise the caller chooses 1 (phone ID and PIN), 
 3 (create a phone ID by keypad) or 4 (confirm a number with the code from the browser).
 
 The announcer's keys (docs/phone-keys.md): 1 public games, 2 join by number code, 3 listen in,
-00# found a private round; in lists ``NN#`` picks, ``0#`` goes back, ``00#`` founds a public
-game in the world shown. Lobby: ``1#`` lets the founder start early, ``#3`` status, ``#9`` leaves.
+5 conference rooms (:mod:`.conference`), 00# found a private round; in lists ``NN#`` picks,
+``0#`` goes back, ``00#`` founds a public game in the world shown. Lobby: ``1#`` lets the
+founder start early, ``#3`` status, ``#9`` leaves.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from vollmond.phone.session.codes import (
     phone_code,
     spoken_groups,
 )
+from vollmond.phone.session.conference import KEY as ROOMS_KEY
+from vollmond.phone.session.conference import open_rooms
 from vollmond.phone.session.duty import go_on_duty
 from vollmond.phone.session.founding import FoundingSteps
 from vollmond.phone.session.ident import Identification
@@ -176,7 +179,7 @@ class Announcer:
         if self.state == "ident":
             return self.ident.immediate()
         if self.state == "menu":
-            return frozenset("1234") | community.MENU_KEYS
+            return frozenset(("1", "2", "3", "4", ROOMS_KEY)) | community.MENU_KEYS
         if self.state == "setup":
             return self.setup.immediate()
         return frozenset()
@@ -271,6 +274,8 @@ class Announcer:
             self.s.say(self.s.t("phone.menu.ask_code"))
         elif choice == "3":
             self._to_worlds("watch")
+        elif choice == ROOMS_KEY:  # conference rooms (X2): vollmond/phone/session/conference.py
+            await open_rooms(self.s)
         elif choice == "00":
             self._to_rulesets()
         elif choice == "4" and self.rejoin is not None:

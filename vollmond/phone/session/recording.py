@@ -26,10 +26,19 @@ PLAYED_POLL_S: Final = 0.02
 
 
 class RecordingNoticeLine:
-    def __init__(self, session: PhoneSession, game_id: str, world: World) -> None:
+    def __init__(
+        self,
+        session: PhoneSession,
+        game_id: str,
+        world: World,
+        ended: str = "moderation.recording.ended",
+    ) -> None:
+        """`game_id` is the key on the notice board (a conference room's too); `ended`
+        the catalogue line said when the recording is over."""
         self.s = session
         self.game_id = game_id
         self.world = world
+        self.ended = ended
         self.told: int | None = None  # the alarm whose recording this caller was told of
         self._unwatch: Callable[[], None] | None = None
 
@@ -50,7 +59,7 @@ class RecordingNoticeLine:
         if notice is None:
             if self.told is not None:
                 self.told = None
-                ended = self.s.t("moderation.recording.ended", self.world)
+                ended = self.s.t(self.ended, self.world)
                 self.s.say(ended, priority=Priority.NEWS, remember=False)
             return None
         if self.told == notice.alarm_id:

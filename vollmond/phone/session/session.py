@@ -42,6 +42,7 @@ from vollmond.phone.session.prompts.voice import Audio
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub, Owner
 from vollmond.settings import IdentitySettings, PhoneSettings
+from vollmond.voice.conference import ConferenceSeat
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
@@ -282,10 +283,21 @@ class PhoneSession:
         self.mode = mode
         self.keys.reset()
 
+    @property
+    def conference_seat(self) -> ConferenceSeat | None:
+        """The caller's place in a conference room's voice (X2), or None outside rooms."""
+        from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415
+
+        return self.mode.seat if isinstance(self.mode, RoomLine) else None
+
     async def mode_exit(self) -> None:
+        from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415
+
         line = self.game_line
         if line is not None:
             line.detach()
+        if isinstance(self.mode, RoomLine):  # hanging up in a room leaves it
+            self.mode.detach()
         self.announcer.stop_waiting()
 
     def report_operator(self, call: OperatorCall) -> None:
@@ -325,7 +337,7 @@ class PhoneSession:
         lines = self.mode.reminder()
         if lines is None:
             return
-        if self.mode is self.announcer and self.reminded >= self.reminders:
+        if self._menu_mode() and self.reminded >= self.reminders:
             # Urgent like the goodbye behind it: a lower class would be cut by it, unheard.
             self.say(self.t("phone.reminder_end"), priority=Priority.URGENT, remember=False)
             self.hang_up()
@@ -334,6 +346,13 @@ class PhoneSession:
         keys = " ".join(sentence(_words(line)) for line in lines)
         self.say(self.t("phone.reminder", keys=keys), remember=False)
         self._quiet = False  # armed again once the reminder has been heard
+
+    def _menu_mode(self) -> bool:
+        """Whether the caller is in a menu, where silence ends the call after the reminders:
+        the announcer, or its list of conference rooms (in a room people just listen)."""
+        from vollmond.phone.session.conference import RoomsMenu  # noqa: PLC0415
+
+        return self.mode is self.announcer or isinstance(self.mode, RoomsMenu)
 
     def _arm_expiry(self) -> None:
         if self._expiry is not None:

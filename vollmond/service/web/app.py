@@ -32,6 +32,7 @@ from vollmond.engine.ruleset import (
     ruleset_ids,
 )
 from vollmond.moderation import PRIVATE, WEB, Area, Moderation
+from vollmond.service.conference_recorder import ConferenceRecorder
 from vollmond.service.config import Settings
 from vollmond.service.deck_check import custom_deck_problem
 from vollmond.service.enforce import Enforcer, Person, denial_json
@@ -49,6 +50,7 @@ from vollmond.service.web.limits import WebLimits, client_address, preferred_lan
 from vollmond.service.web.middleware import ClientAddress, RejectControlCharacters, SecurityHeaders
 from vollmond.service.web.moderation_api import ModerationApi
 from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.service.web.rooms_api import start_rooms
 from vollmond.service.web.schema import Credentials, FoundingBody, JoinByCode, SeatToken
 from vollmond.service.web.table_api import TableApi
 from vollmond.store import (
@@ -504,16 +506,32 @@ def _mount_apis(
     return api, client_api
 
 
-async def start_recorder(app: Starlette, hub: Hub, settings: Settings) -> TableRecorder:
+@dataclass(frozen=True, slots=True)
+class _Recorders:
+    """The games' recorder and the conference rooms' (closed together)."""
+
+    tables: TableRecorder
+    rooms: ConferenceRecorder
+
+    async def close(self) -> None:
+        await self.tables.close()
+        await self.rooms.close()
+
+
+async def start_recorder(
+    app: Starlette, hub: Hub, settings: Settings, cookie_sessions: Sessions, api: Api
+) -> _Recorders:
     """The live recording after alarms (O2-O4, vollmond/service/recorder.py), fed by the one
-    Moderation object of the service (`app.state.moderation`, built by _start_moderation)."""
+    Moderation object of the service (`app.state.moderation`, built by _start_moderation);
+    and the conference rooms (X2: vollmond/service/web/rooms_api.py) with their recorder."""
     moderation: Moderation = app.state.moderation
     recorder = TableRecorder(
         hub, moderation, notice_wait_s=settings.moderation.recording_notice_wait_s
     )
     await recorder.start()
     app.state.recorder = recorder
-    return recorder
+    rooms = await start_rooms(app, hub, cookie_sessions, settings, app.state.enforcer, api._guard)
+    return _Recorders(recorder, rooms)
 
 
 async def _start_channels(
@@ -565,7 +583,7 @@ def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlett
             api.enforcer = client_api.enforcer = enforcer
             _mount_moderation(app, hub, cookie_sessions, settings, api)
             await hub.boot()
-            recorder = await start_recorder(app, hub, settings)
+            recorder = await start_recorder(app, hub, settings, cookie_sessions, api)
             sweeper = LobbySweeper.started(hub, settings.web.empty_lobby_grace_s)
             rooms, phone = await _start_channels(app, channels, hub, settings, enforcer, metrics)
             state["ready"] = True

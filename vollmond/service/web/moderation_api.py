@@ -144,6 +144,7 @@ def alarm_json(alarm: Alarm) -> dict[str, Any]:
     return {
         "id": alarm.id,
         "game_id": alarm.game_id,
+        "conference": alarm.conference,  # the room of an alarm from a conference room (X2)
         "round": alarm.round,
         "phase": alarm.phase,
         "caller": {

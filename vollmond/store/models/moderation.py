@@ -43,10 +43,13 @@ class AlarmRow(Base):
         CheckConstraint(
             "(status = 'resolved') = (outcome IS NOT NULL)", name="resolved_has_outcome"
         ),
+        CheckConstraint("(game_id IS NULL) <> (conference IS NULL)", name="game_or_conference"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    game_id: Mapped[str] = mapped_column(String(32), ForeignKey("games.id"), index=True)
+    # A game's alarm names the game; a conference room's (X2) names the room instead.
+    game_id: Mapped[str | None] = mapped_column(String(32), ForeignKey("games.id"), index=True)
+    conference: Mapped[str | None] = mapped_column(String(64))
     round: Mapped[int] = mapped_column(Integer)
     phase: Mapped[str] = mapped_column(String(32))
     caller_account_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("accounts.id"))

@@ -14,6 +14,9 @@ from vollmond.i18n.render import load_catalogue, template_placeholders
 from vollmond.phone.session.prompts.voice import Voice
 from vollmond.worlds import get_world, world_ids
 
+#: The catalogue tables a caller hears: the menus and games, and the conference rooms' (X2).
+PHONE_PREFIXES = ("phone.", "rooms.phone.")
+
 
 def static_prompt_codes(lang: str) -> dict[str, str]:
     """Every phone prompt without a placeholder of its own, by its code: the message key, or
@@ -23,7 +26,7 @@ def static_prompt_codes(lang: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, template in sorted(load_catalogue(lang).items()):
         names = template_placeholders(template)
-        if not key.startswith("phone.") or names - WORLD_PLACEHOLDERS:
+        if not key.startswith(PHONE_PREFIXES) or names - WORLD_PLACEHOLDERS:
             continue
         if not names:
             out[key] = sentence(text(key, lang, first))

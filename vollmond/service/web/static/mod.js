@@ -87,7 +87,7 @@ function connect() {
     } else if (data.type === "alarm") {
       const fresh = !state.alarms.has(data.alarm.id);
       state.alarms.set(data.alarm.id, data.alarm);
-      if (fresh) announce(mt("new_alarm", { id: data.alarm.id, game: data.alarm.game_id }));
+      if (fresh) announce(mt("new_alarm", { id: data.alarm.id, game: data.alarm.game_id ?? data.alarm.conference }));
     } else {
       return;
     }
@@ -140,9 +140,10 @@ function alarmCard(alarm) {
     } catch (e) { showError(error, e); }
   };
   const buttons = [
-    h("button", { type: "button", onclick: () => (location.hash = "#game/" + alarm.game_id) }, mt("open_game")),
+    // An alarm from a conference room (X2) names the room, not a game: nothing to open.
+    alarm.game_id ? h("button", { type: "button", onclick: () => (location.hash = "#game/" + alarm.game_id) }, mt("open_game")) : null,
     h("button", { type: "button", class: "ghost", onclick: () => openSanction({ game_id: alarm.game_id, alarm_id: alarm.id }) }, mt("sanction")),
-  ];
+  ].filter(Boolean);
   if (alarm.status === "open") {
     buttons.unshift(h("button", { type: "button", class: "primary", "data-key": `take-${alarm.id}`,
       id: `take-${alarm.id}`, onclick: () => act(() => api(`/api/mod/alarms/${alarm.id}/take`, { method: "POST" })) }, mt("take")));
@@ -159,7 +160,7 @@ function alarmCard(alarm) {
     h("button", { type: "submit", class: "primary", id: `resolve-${alarm.id}` }, mt("resolve")));
   }
   return h("li", { class: "mod-card", "data-alarm": alarm.id, "data-status": alarm.status },
-    h("strong", {}, mt("alarm_line", { id: alarm.id, game: alarm.game_id, round: alarm.round, phase: alarm.phase })),
+    h("strong", {}, mt("alarm_line", { id: alarm.id, game: alarm.game_id ?? alarm.conference, round: alarm.round, phase: alarm.phase })),
     h("span", {}, [caller, alarm.accused_house ? mt("alarm_accused", { house: alarm.accused_house }) : null,
       alarm.reason ? mt("reason_" + alarm.reason) : mt("reason_none"), when(alarm.created_at)].filter(Boolean).join(" · ")),
     h("span", { class: "alarm-status" }, status, alarm.note ? ` – ${alarm.note}` : ""),

@@ -1,0 +1,67 @@
+"""Conference rooms in Chromium (X2, X5): two signed-in browsers meet in the Werwolf room on
+/rooms.html and read each other's chat lines; one opens a private room, the other enters it by
+the code the page shows; listening only disables writing. Every word on the page comes from
+the server's catalogue."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from .axe import describe, serious_violations
+from .players import Player
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.rule("X2", "X5")
+def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
+    browser: Browser, server: str
+) -> None:
+    tag = secrets.token_hex(3)
+    anna = Player.open(browser, server, f"Anna{tag}")
+    bert = Player.open(browser, server, f"Bert{tag}")
+    try:
+        for player in (anna, bert):
+            player.signup()
+            player.page.goto("/rooms.html")
+            expect(player.page.locator("#rooms-title")).to_have_text("Konferenzräume")
+            player.page.click('li[data-room="public-werwolf"] button.enter')
+            expect(player.page.locator("#room-title")).to_have_text("Raum Werwolf")
+        for player in (anna, bert):
+            expect(player.page.locator("#members")).to_contain_text(anna.name)
+            expect(player.page.locator("#members")).to_contain_text(bert.name)
+        in_room = serious_violations(anna.page)
+        assert not in_room, describe(in_room)
+        anna.page.fill("#chat-text", "Guten Abend!")
+        anna.page.click("#chat-form button[type=submit]")
+        expect(bert.page.locator("#chat")).to_contain_text(f"{anna.name}: Guten Abend!")
+
+        bert.page.click("#listen-toggle")  # listen only: no writing
+        expect(bert.page.locator("#chat-text")).to_be_disabled()
+        expect(anna.page.locator("#members")).to_contain_text(f"{bert.name} (im Browser, hört zu)")
+
+        for player in (anna, bert):
+            player.page.click("#leave")
+            expect(player.page.locator("#rooms-title")).to_be_visible()
+        listing = serious_violations(anna.page)
+        assert not listing, describe(listing)
+        anna.page.click("#open-private")
+        code = anna.page.locator("#room-code")
+        expect(code).to_contain_text("am Telefon nach Taste 5")
+        letters = code.inner_text().split("Code: ")[1].split(" ")[0]
+        bert.page.fill("#room-code-input", "XXXXXXXXXX")
+        bert.page.click("#code-form button[type=submit]")
+        refused = bert.page.locator("#rooms-error")
+        expect(refused).to_have_text("Zu diesem Code ist kein Raum offen.")
+        bert.page.fill("#room-code-input", letters)
+        bert.page.click("#code-form button[type=submit]")
+        expect(bert.page.locator("#room-title")).to_have_text("Privater Raum")
+        expect(anna.page.locator("#members")).to_contain_text(bert.name)
+        anna.assert_no_script_errors()
+        bert.assert_no_script_errors()
+    finally:
+        anna.close()
+        bert.close()

@@ -1,0 +1,263 @@
+// Conference rooms in the browser (X2): the public room of each world and private rooms by code,
+// with text chat (callers in the same room hear the lines read out) and voice over WebRTC (the
+// room's own mixer, as a caller's line). Every word comes from the server's catalogue
+// (GET /api/rooms → words); the API is vollmond/service/web/rooms_api.py.
+
+import { api, h, replaceChildren } from "/util.js";
+import { initialLang, setLang, lang } from "/i18n.js";
+
+const POLL_MS = 1000;
+const GATHER_WAIT_MS = 1500;
+const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, error: "" };
+const voice = { pc: null, stream: null, audio: null };
+
+function w(key, params = {}) {
+  const template = state.words[key] ?? key;
+  return template.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
+}
+
+function say(message) {
+  document.getElementById("announcer").textContent = message;
+}
+
+function fail(error) {
+  state.error = error?.message || String(error);
+  say(state.error);
+  render();
+}
+
+async function loadRooms() {
+  const data = await api(`/api/rooms?lang=${lang()}`);
+  state.words = data.words;
+  state.rooms = data.rooms;
+  document.title = `${w("title")} – Vollmond`;
+}
+
+async function enter(body) {
+  try {
+    took(await api("/api/rooms/enter", { method: "POST", body }));
+  } catch (error) {
+    fail(error);
+  }
+}
+
+async function openPrivate() {
+  try {
+    took(await api("/api/rooms/private", { method: "POST", body: {} }));
+  } catch (error) {
+    fail(error);
+  }
+}
+
+function took(data) {
+  state.member = data;
+  state.chat = data.chat;
+  state.after = data.chat.length ? data.chat[data.chat.length - 1].seq : 0;
+  state.error = "";
+  clearInterval(state.timer);
+  state.timer = setInterval(poll, POLL_MS);
+  render();
+}
+
+async function poll() {
+  if (!state.member) return;
+  try {
+    const data = await api(`/api/rooms/member/${state.member.token}?after=${state.after}`);
+    update(data);
+  } catch (error) {
+    clearInterval(state.timer);
+    state.member = null;
+    fail(error);
+  }
+}
+
+function update(data) {
+  state.member = data;
+  for (const line of data.chat) {
+    state.chat.push(line);
+    state.after = line.seq;
+  }
+  render();
+}
+
+async function act(path, body = {}) {
+  try {
+    const data = await api(`/api/rooms/member/${state.member.token}/${path}`, { method: "POST", body });
+    if (data.message) say(data.message);
+    if (data.token) update(data);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// -- voice: one peer connection to the room's mixer; the offer carries our candidates ---------
+function voiceState() {
+  return voice.pc ? voice.pc.connectionState : "off";
+}
+
+async function stopVoice() {
+  if (voice.pc) voice.pc.close();
+  voice.pc = null;
+  if (voice.stream) for (const track of voice.stream.getTracks()) track.stop();
+  voice.stream = null;
+  if (voice.audio) voice.audio.srcObject = null;
+  render();
+}
+
+async function startVoice() {
+  const config = state.member?.voice;
+  if (!config?.enabled) return;
+  try {
+    voice.stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } });
+  } catch {
+    voice.stream = null; // no microphone: the page still hears the room
+  }
+  const pc = new RTCPeerConnection({ iceServers: config.ice_servers || [], iceTransportPolicy: config.relay_only ? "relay" : "all" });
+  voice.pc = pc;
+  window.vollmondRoomPeer = () => voice.pc;
+  const mic = voice.stream?.getAudioTracks()[0];
+  if (mic) pc.addTransceiver(mic, { direction: "sendrecv", streams: [voice.stream] });
+  else pc.addTransceiver("audio", { direction: "recvonly" });
+  pc.ontrack = (ev) => {
+    voice.audio.srcObject = ev.streams[0] || new MediaStream([ev.track]);
+    voice.audio.play().catch(() => {});
+  };
+  pc.onconnectionstatechange = () => render();
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((resolve) => {
+    if (pc.iceGatheringState === "complete") resolve();
+    pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && resolve();
+    window.setTimeout(resolve, GATHER_WAIT_MS);
+  });
+  try {
+    const answer = await api(`/api/rooms/member/${state.member.token}/voice`, { method: "POST", body: { sdp: pc.localDescription.sdp } });
+    if (pc === voice.pc) await pc.setRemoteDescription({ type: "answer", sdp: answer.sdp });
+  } catch (error) {
+    await stopVoice();
+    fail(error);
+  }
+  render();
+}
+
+async function leave() {
+  await stopVoice();
+  await act("leave");
+  clearInterval(state.timer);
+  state.member = null;
+  state.chat = [];
+  await loadRooms();
+  render();
+}
+
+function memberItem(m, you) {
+  const marks = [m.channel === "phone" ? w("on_phone") : w("in_browser")];
+  if (m.listening) marks.push(w("listening"));
+  if (m.muted) marks.push(w("muted"));
+  if (m.slot === you.slot) marks.push(w("you"));
+  return h("li", { dataset: { slot: m.slot } }, `${m.slot} ${m.name} (${marks.join(", ")})`);
+}
+
+function roomView() {
+  const data = state.member;
+  const room = data.room;
+  const name = room.world ? w("room_public", { name: state.rooms.find((r) => r.world === room.world)?.name || room.world }) : w("room_private");
+  const input = h("input", { id: "chat-text", name: "text", autocomplete: "off", "aria-label": w("message"), disabled: data.you.listening });
+  return h(
+    "section",
+    { id: "room", "aria-labelledby": "room-title" },
+    h("h1", { id: "room-title" }, name),
+    room.code ? h("p", { class: "code", id: "room-code" }, w("code_shown", { code: room.code, digits: room.digits })) : null,
+    data.recording ? h("p", { class: "recording", id: "room-recording", role: "status" }, w("recording")) : null,
+    h("h2", {}, w("members")),
+    h("ul", { id: "members" }, data.members.map((m) => memberItem(m, data.you))),
+    h("h2", {}, w("chat")),
+    h("ol", { id: "chat", "aria-live": "polite" }, state.chat.map((c) => h("li", {}, h("strong", {}, `${c.name}: `), c.text))),
+    h(
+      "form",
+      {
+        id: "chat-form",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          const text = input.value;
+          input.value = "";
+          await act("chat", { text });
+        },
+      },
+      input,
+      h("button", { type: "submit", disabled: data.you.listening }, w("send")),
+    ),
+    h(
+      "p",
+      { class: "actions" },
+      data.voice?.enabled
+        ? h("button", { type: "button", id: "room-voice", dataset: { state: voiceState() }, onclick: () => (voice.pc ? stopVoice() : startVoice()) }, voice.pc ? w("voice_off") : w("voice_on"))
+        : null,
+      " ",
+      h("button", { type: "button", id: "listen-toggle", onclick: () => act("listen", { listening: !data.you.listening }) }, data.you.listening ? w("talk") : w("listen_only")),
+      " ",
+      h("button", { type: "button", id: "operator", onclick: () => act("operator", {}) }, w("operator")),
+      " ",
+      h("button", { type: "button", id: "leave", onclick: leave }, w("leave")),
+    ),
+  );
+}
+
+function listView() {
+  const code = h("input", { id: "room-code-input", name: "code", autocomplete: "off", "aria-label": w("code") });
+  return h(
+    "section",
+    { id: "rooms", "aria-labelledby": "rooms-title" },
+    h("h1", { id: "rooms-title" }, w("title")),
+    h("p", {}, w("intro")),
+    h("h2", {}, w("public")),
+    h(
+      "ul",
+      { id: "room-list" },
+      state.rooms.map((r) =>
+        h(
+          "li",
+          { dataset: { room: r.id } },
+          `${r.name} – ${w("people", { count: r.count, size: r.size })} `,
+          h("button", { type: "button", class: "enter", onclick: () => enter({ room: r.id }) }, w("enter")),
+          " ",
+          h("button", { type: "button", class: "listen", onclick: () => enter({ room: r.id, listening: true }) }, w("listen")),
+        ),
+      ),
+    ),
+    h("h2", {}, w("private")),
+    h("p", {}, h("button", { type: "button", id: "open-private", onclick: openPrivate }, w("open_private"))),
+    h(
+      "form",
+      {
+        id: "code-form",
+        onsubmit: (event) => {
+          event.preventDefault();
+          enter({ code: code.value });
+        },
+      },
+      code,
+      h("button", { type: "submit" }, w("enter_code")),
+    ),
+    h("p", {}, h("a", { href: "/" }, w("back"))),
+  );
+}
+
+function render() {
+  const main = document.getElementById("main");
+  const error = state.error ? h("p", { class: "error", id: "rooms-error", role: "alert" }, state.error) : null;
+  replaceChildren(main, error, state.member ? roomView() : listView());
+}
+
+async function start() {
+  setLang(initialLang());
+  voice.audio = h("audio", { id: "room-audio", autoplay: true });
+  document.body.append(voice.audio); // outside the view: a redraw never cuts the sound
+  try {
+    await loadRooms();
+  } catch (error) {
+    state.error = error?.message || String(error);
+  }
+  render(); // a closed page stops asking; the service takes it out of its room after 30 s
+}
+
+start();
