@@ -26,7 +26,7 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
     try:
         for player in (anna, bert):
             player.signup()
-            player.page.goto("/rooms.html")
+            player.page.click("#rooms-link")  # from the lobby's header
             expect(player.page.locator("#rooms-title")).to_have_text("Konferenzräume")
             player.page.click('li[data-room="public-werwolf"] button.enter')
             expect(player.page.locator("#room-title")).to_have_text("Raum Werwolf")

@@ -38,7 +38,8 @@ function headerButtons() {
     const right = document.querySelector(".topbar-right");
     right.insertBefore(box, right.firstChild);
   }
-  box.replaceChildren();
+  // The conference rooms (X2) have a page of their own.
+  box.replaceChildren(h("a", { class: "button ghost", id: "rooms-link", href: "/rooms.html" }, ct("rooms_link")));
   const s = state.summary;
   if (!s || s.account === null) return;
   const unread = s.unread || 0;

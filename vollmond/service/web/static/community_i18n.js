@@ -5,6 +5,7 @@ import { lang } from "./i18n.js";
 
 export const COMMUNITY_CATALOGUE = {
   de: {
+    rooms_link: "Konferenzräume",
     mail_button: "Postfach",
     mail_button_new: "Postfach ({n} neu)",
     friends_button: "Freunde",
@@ -55,6 +56,7 @@ export const COMMUNITY_CATALOGUE = {
     invitation_accept: "Annehmen",
   },
   en: {
+    rooms_link: "Conference rooms",
     mail_button: "Mailbox",
     mail_button_new: "Mailbox ({n} new)",
     friends_button: "Friends",
