@@ -10,13 +10,13 @@ echo "== ruff"; ruff check .
 echo "== ruff format"; ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== pytest"
-# Most tests wait on sockets, subprocesses and timers, not on the CPU (the whole suite needs
-# about a third of two cores' time), so they run in parallel: the Chromium table tests on
-# their own workers (each Chromium is heavy; more than two at once loaded both cores to 20-30
-# runnable processes and timers ran late) and, beside them, everything else on more workers.
-# loadfile keeps a module's fixtures (a browser, a server process) on one worker. The two runs
-# print with a prefix; the suite fails if either fails.
-# With arguments (a file, -k, ...) one run takes them as given.
+# Most tests wait on sockets, subprocesses and timers, so they run in parallel: first everything
+# but the Chromium table tests on six workers, then those on three (each Chromium page is
+# heavy). One after the other, not side by side: on two cores, Chromium beside the rest loaded
+# the machine to 25 runnable processes, every short service test took ten times as long and
+# timers ran late (measured: 14 min side by side). loadfile keeps a module's fixtures (a
+# browser, a server process) on one worker. Both runs always run; the suite fails if either
+# fails. With arguments (a file, -k, ...) one run takes them as given.
 run_pytest() {
     set +e
     pytest "$@"
@@ -33,19 +33,14 @@ if [ "$#" -gt 0 ]; then
     exit $?
 fi
 core=${PYTEST_WORKERS:-6}
-chromium=${BROWSER_WORKERS:-2}
-echo "-- everything but the browser table on $core workers; beside it, the browser table in Chromium on $chromium"
+chromium=${BROWSER_WORKERS:-3}
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
 tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
-( run_pytest -n "$core" --dist loadfile --durations=25 --ignore=tests/browser --basetemp="$tmp/core" 2>&1 |
-    sed -u 's/^/[core] /' ) &
-core_pid=$!
-( run_pytest -n "$chromium" --dist loadfile --durations=15 tests/browser --basetemp="$tmp/browser" 2>&1 |
-    sed -u 's/^/[browser] /' ) &
-browser_pid=$!
 rc=0
-wait "$core_pid" || rc=$?
-wait "$browser_pid" || rc=$?
+echo "-- everything but the browser table, on $core workers"
+run_pytest -n "$core" --dist loadfile --durations=25 --ignore=tests/browser --basetemp="$tmp/core" || rc=$?
+echo "-- the browser table in Chromium, on $chromium workers"
+run_pytest -n "$chromium" --dist loadfile --durations=15 tests/browser --basetemp="$tmp/browser" || rc=$?
 [ "$rc" -ne 0 ] || rm -rf "$tmp"  # kept after a failure: the servers' logs are in it
 exit "$rc"
