@@ -33,7 +33,7 @@ if [ "$#" -gt 0 ]; then
     exit $?
 fi
 core=${PYTEST_WORKERS:-6}
-chromium=${BROWSER_WORKERS:-3}
+chromium=${BROWSER_WORKERS:-4}
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
 tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
