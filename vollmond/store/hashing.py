@@ -30,10 +30,6 @@ def use_hasher(hasher: PasswordHasher) -> None:
     _hasher, _dummy_hash = hasher, None
 
 
-def current_hasher() -> PasswordHasher:
-    return _hasher
-
-
 def _dummy() -> str:
     global _dummy_hash  # noqa: PLW0603 - a cache of one value, made from the current hasher
     if _dummy_hash is None:
