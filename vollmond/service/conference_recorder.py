@@ -17,12 +17,10 @@ that names a conference room it:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import structlog
 
-from vollmond.moderation import Moderation
-from vollmond.moderation.alarms import Alarm, AlarmStatus
+from vollmond.moderation.alarms import Alarm
 from vollmond.service.conference import (
     ConferenceRoom,
     EventKind,
@@ -30,59 +28,21 @@ from vollmond.service.conference import (
     RoomNotFoundError,
     conference_rooms,
 )
-from vollmond.service.hub import Hub
 from vollmond.service.notices import NoticeStage, RecordingNotice
-from vollmond.service.recorder import RecordingSink
+from vollmond.service.recorder import AlarmRecorder, RecordingSink
 
 log = structlog.get_logger(__name__)
 
 
-class ConferenceRecorder:
+class ConferenceRecorder(AlarmRecorder):
     """Records a conference room for exactly its length after each alarm; one at a time."""
 
-    def __init__(
-        self,
-        hub: Hub,
-        moderation: Moderation,
-        *,
-        notice_wait_s: float,
-    ) -> None:
-        self.hub = hub
-        self.moderation = moderation
-        self.notice_wait_s = notice_wait_s
-        self.recordings: dict[str, asyncio.Task[None]] = {}
-        self.sinks: dict[str, RecordingSink] = {}
-        self._stack = contextlib.AsyncExitStack()
-        self._listener: asyncio.Task[None] | None = None
-        self._seen: set[int] = set()
-
-    async def start(self) -> None:
-        alarms = await self._stack.enter_async_context(self.moderation.feed.subscribe())
-
-        async def listen() -> None:
-            while True:
-                self.on_alarm(await alarms.get())
-
-        self._listener = asyncio.create_task(listen(), name="conference-recorder")
-
-    async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-        tasks = list(self.recordings.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        await self._stack.aclose()
+    listener_name = "conference-recorder"
 
     def on_alarm(self, alarm: Alarm) -> None:
         room_id = alarm.conference
-        if room_id is None or alarm.status is not AlarmStatus.OPEN or alarm.id in self._seen:
+        if room_id is None or not self._first_sight(alarm):
             return
-        self._seen.add(alarm.id)
         if room_id in self.recordings:
             log.info("conference_recording_already_running", room=room_id, alarm=alarm.id)
             return
@@ -91,14 +51,7 @@ class ConferenceRecorder:
         except RoomNotFoundError:
             log.info("conference_recording_no_room", room=room_id, alarm=alarm.id)
             return
-        task = asyncio.create_task(self._record(alarm, room), name=f"recording:{room_id}")
-        self.recordings[room_id] = task
-
-        def done(finished: asyncio.Task[None]) -> None:
-            if self.recordings.get(room_id) is finished:
-                del self.recordings[room_id]
-
-        task.add_done_callback(done)
+        self._run(room_id, self._record(alarm, room))
 
     async def _record(self, alarm: Alarm, room: ConferenceRoom) -> None:
         notices = self.hub.notices

@@ -27,7 +27,7 @@ import contextlib
 import queue
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
@@ -132,8 +132,12 @@ def _round(state: Any) -> int:
     return int(state.round)
 
 
-class TableRecorder:
-    """Records a table after each alarm; one recording per table at a time."""
+class AlarmRecorder:
+    """What every recorder does with the alarm feed: listen to it, take each open alarm once,
+    run one recording task per place (a table, a conference room), end them all on close.
+    Subclasses say in `on_alarm` what an alarm of theirs records."""
+
+    listener_name = "recorder"
 
     def __init__(self, hub: Hub, moderation: Moderation, *, notice_wait_s: float) -> None:
         self.hub = hub
@@ -154,7 +158,7 @@ class TableRecorder:
             while True:
                 self.on_alarm(await alarms.get())
 
-        self._listener = asyncio.create_task(listen(), name="table-recorder")
+        self._listener = asyncio.create_task(listen(), name=self.listener_name)
 
     async def close(self) -> None:
         """Stop listening; end every running recording properly (sealed, notice removed)."""
@@ -171,28 +175,47 @@ class TableRecorder:
         await self._stack.aclose()
 
     def on_alarm(self, alarm: Alarm) -> None:
-        """A new alarm of a running game starts the warning and then the recording."""
+        raise NotImplementedError
+
+    def _first_sight(self, alarm: Alarm) -> bool:
+        """Whether `alarm` is open and new to this recorder (remembered, boundedly, from now)."""
         if alarm.status is not AlarmStatus.OPEN or alarm.id in self._seen:
-            return
-        game_id = alarm.game_id
-        if game_id is None:  # a conference room's alarm (service/conference_recorder.py)
-            return
+            return False
         self._seen.add(alarm.id)
         self._seen_order.append(alarm.id)
         if len(self._seen_order) > SEEN_LIMIT:
             self._seen.discard(self._seen_order.popleft())
+        return True
+
+    def _run(self, place: str, recording: Coroutine[Any, Any, None]) -> None:
+        """Run `recording` as the one recording of `place` (forgotten when it ends)."""
+        task = asyncio.create_task(recording, name=f"recording:{place}")
+        self.recordings[place] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self.recordings.get(place) is finished:
+                del self.recordings[place]
+
+        task.add_done_callback(done)
+
+
+class TableRecorder(AlarmRecorder):
+    """Records a table after each alarm; one recording per table at a time."""
+
+    listener_name = "table-recorder"
+
+    def on_alarm(self, alarm: Alarm) -> None:
+        """A new alarm of a running game starts the warning and then the recording."""
+        if alarm.game_id is None:  # a conference room's alarm (service/conference_recorder.py)
+            return
+        game_id = alarm.game_id
+        if not self._first_sight(alarm):
+            return
         if game_id in self.recordings:
             # The recording running already covers the table; the alarm is in the queue.
             log.info("recording_already_running", game=game_id, alarm=alarm.id)
             return
-        task = asyncio.create_task(self._record(alarm, game_id), name=f"recording:{game_id}")
-        self.recordings[game_id] = task
-
-        def done(finished: asyncio.Task[None]) -> None:
-            if self.recordings.get(game_id) is finished:
-                del self.recordings[game_id]
-
-        task.add_done_callback(done)
+        self._run(game_id, self._record(alarm, game_id))
 
     async def _record(self, alarm: Alarm, game_id: str) -> None:
         notices = self.hub.notices
