@@ -27,6 +27,7 @@ from vollmond.store import (
     karma_total,
 )
 from vollmond.store.models import AlarmRow
+from vollmond.store.owners import Owner
 
 from .conftest import START, Clock, People, phone_identity
 
@@ -133,6 +134,29 @@ async def test_false_alarm_costs_the_caller_karma(
     assert [(e.amount, e.game_id) for e in history] == [
         (-moderation.settings.karma_false_alarm, game_id)
     ]
+
+
+@pytest.mark.rule("O1", "P3")
+async def test_a_phone_only_callers_false_alarm_costs_their_own_ledger(
+    moderation: Moderation, sessions: Sessions, people: People, game_id: str
+) -> None:
+    identity = await phone_identity(sessions, number="+4930999888")
+    alarm = await moderation.raise_alarm(
+        game_id=game_id, round=1, phase="night", caller=Caller(phone_identity_id=identity)
+    )
+    await moderation.resolve(alarm.id, by=people.moderator, outcome=Outcome.FALSE_ALARM)
+    history = await karma_history(sessions, Owner.phone(identity))
+    assert [(e.amount, e.game_id) for e in history] == [
+        (-moderation.settings.karma_false_alarm, game_id)
+    ]
+    # A caller nobody knows (a guest's house only) has no ledger; resolving still works.
+    anonymous = await moderation.raise_alarm(
+        game_id=game_id, round=1, phase="night", caller=Caller(house=6)
+    )
+    resolved = await moderation.resolve(
+        anonymous.id, by=people.moderator, outcome=Outcome.FALSE_ALARM
+    )
+    assert resolved.outcome is Outcome.FALSE_ALARM
 
 
 @pytest.mark.rule("O1")

@@ -22,13 +22,16 @@ from vollmond.moderation.errors import (
     AlarmNotFoundError,
     AlarmRateLimitedError,
     AlarmStateError,
+    SubjectNotFoundError,
 )
 from vollmond.moderation.penalties import Penalty, book_penalty
+from vollmond.moderation.subjects import Subject, linked_subjects
 from vollmond.settings.moderation import ModerationSettings
 from vollmond.store._validate import check_aware
 from vollmond.store.db import Sessions
 from vollmond.store.errors import GameNotFoundError
-from vollmond.store.models import AlarmRow, PhoneIdentityRow
+from vollmond.store.models import AlarmRow
+from vollmond.store.owners import Owner
 
 NOTE_MAX_LENGTH = 500
 REASONS = range(1, 5)
@@ -253,13 +256,18 @@ async def take_alarm(
     return _alarm(row)
 
 
-async def _caller_account(session: AsyncSession, row: AlarmRow) -> int | None:
+async def _caller_ledger(session: AsyncSession, row: AlarmRow) -> Owner | None:
+    """Whose karma a false alarm costs: the caller's account, else the phone-only identity's
+    own ledger (the same rule as a sanction's, `Linked.ledger`); None for an unknown caller."""
     if row.caller_account_id is not None:
-        return row.caller_account_id
+        return Owner.account(row.caller_account_id)
     if row.caller_phone_identity_id is None:
         return None
-    identity = await session.get(PhoneIdentityRow, row.caller_phone_identity_id)
-    return identity.account_id if identity is not None else None
+    try:
+        linked = await linked_subjects(session, Subject.phone(row.caller_phone_identity_id))
+    except SubjectNotFoundError:
+        return None
+    return linked.ledger
 
 
 async def resolve_alarm(
@@ -273,7 +281,8 @@ async def resolve_alarm(
     note: str = "",
 ) -> Alarm:
     """Close an alarm with the moderator's outcome and note (an open alarm is taken on the
-    way). A false alarm books the karma deduction to the caller's account."""
+    way). A false alarm books the karma deduction to the caller's ledger (account or phone-only
+    identity)."""
     check_aware(now, "now")
     cleaned = note.strip()
     if len(cleaned) > NOTE_MAX_LENGTH:
@@ -291,7 +300,7 @@ async def resolve_alarm(
         row.outcome = outcome.value
         row.note = cleaned or None
         row.resolved_by, row.resolved_at = by, now
-        caller_account = await _caller_account(session, row)
+        caller_ledger = await _caller_ledger(session, row)
         audit.record(
             session,
             actor=by,
@@ -303,6 +312,6 @@ async def resolve_alarm(
         )
     if outcome is Outcome.FALSE_ALARM:
         await book_penalty(
-            sessions, settings, caller_account, Penalty.FALSE_ALARM, game_id=row.game_id, now=now
+            sessions, settings, caller_ledger, Penalty.FALSE_ALARM, game_id=row.game_id, now=now
         )
     return _alarm(row)

@@ -1,8 +1,9 @@
 """Karma deductions for sanctions and false alarms (P3), booked to the existing karma ledger.
 
 The amounts are operator settings. The karma ledger is kept per account (DESIGN.md §7
-"Identity": a linked phone identity shares it); a caller known only by an unlinked phone
-identity has no ledger yet, so nothing is booked for them and the caller learns so (None).
+"Identity": a linked phone identity shares it) or per phone-only identity (issue 10); a guest
+known only by a house has no ledger, so nothing is booked for them and the caller learns so
+(None).
 """
 
 from __future__ import annotations
