@@ -27,6 +27,7 @@ from vollmond.store import (
     verify_password,
     verify_pin,
 )
+from vollmond.store.owners import Owner
 from vollmond.store.types import utcnow
 
 from .conftest import People, phone_identity
@@ -219,6 +220,51 @@ async def test_grants(cli: Cli, sessions: Sessions, people: People) -> None:
         "grant.premium",
         "grant.private_seats",
     ]
+
+
+async def test_grants_to_a_phone_only_caller_and_through_a_linked_number(
+    cli: Cli, sessions: Sessions, people: People
+) -> None:
+    caller = await phone_identity(sessions, number="+4930555777")
+    linked = await phone_identity(sessions, number="+4930555888", account_id=people.bob)
+    ok(
+        await cli(
+            "admin", "grant", "credit", "tel:+4930555777", "40", "--reason", "Kauf", "--by", "Ada"
+        )
+    )
+    ok(
+        await cli(
+            "admin",
+            "grant",
+            "premium",
+            f"phone:{caller}",
+            "--days",
+            "7",
+            "--reason",
+            "Spende",
+            "--by",
+            "Ada",
+        )
+    )
+    # A number linked to an account books to the account, like a penalty.
+    ok(
+        await cli(
+            "admin", "grant", "karma", "tel:+4930555888", "9", "--reason", "Dank", "--by", "Ada"
+        )
+    )
+    assert await credit_balance(sessions, Owner.phone(caller)) == 40
+    assert await has_premium(sessions, Owner.phone(caller), utcnow())
+    assert await karma_total(sessions, people.bob) == 9
+    assert await karma_total(sessions, Owner.phone(linked)) == 0
+    audited = await audit_log(sessions, target_kind="phone")
+    assert sorted((e.action, e.target_id) for e in audited) == [
+        ("grant.credit", str(caller)),
+        ("grant.premium", str(caller)),
+    ]
+    refused(
+        await cli("admin", "grant", "credit", "phone:999999", "1", "--reason", "x", "--by", "Ada"),
+        "999999",
+    )
 
 
 async def test_reset_password_and_pin(cli: Cli, sessions: Sessions) -> None:

@@ -26,6 +26,7 @@ from vollmond.store import (
     set_role,
 )
 from vollmond.store.db import Sessions
+from vollmond.store.owners import OwnerLike, owner_of
 
 #: The grant that raises one person's private-round size (P2), as the hub reads it.
 PRIVATE_SEATS_GRANT = "private_seats"
@@ -98,7 +99,7 @@ async def grant(
     sessions: Sessions,
     settings: ModerationSettings,
     kind: GrantKind,
-    account_id: int,
+    who: OwnerLike,
     *,
     by: int,
     reason: str,
@@ -107,20 +108,21 @@ async def grant(
     duration: timedelta | None = None,
 ) -> None:
     """Give premium (for `duration`), credit or karma (`amount`, negative to take), or a larger
-    private-round size (`amount` seats, optionally for `duration`)."""
+    private-round size (`amount` seats, optionally for `duration`) to an account or a
+    phone-only identity (both have the same ledgers, issue 10)."""
     await _admin(sessions, settings, by, f"grant {kind.value}")
     if kind is GrantKind.PREMIUM:
         if duration is None:
             raise ValueError("premium needs a duration")
         await grant_premium(
-            sessions, account_id, until=now + duration, reason=reason, now=now, granted_by=by
+            sessions, who, until=now + duration, reason=reason, now=now, granted_by=by
         )
     elif kind is GrantKind.PRIVATE_SEATS:
         if amount is None or amount < 1:
             raise ValueError("private_seats needs a positive number of seats")
         await add_grant(
             sessions,
-            account_id,
+            who,
             PRIVATE_SEATS_GRANT,
             reason=reason,
             value=amount,
@@ -132,13 +134,14 @@ async def grant(
         if amount is None:
             raise ValueError(f"{kind.value} needs an amount")
         book = credit_change if kind is GrantKind.CREDIT else karma_change
-        await book(sessions, account_id, amount, reason, now=now)
+        await book(sessions, who, amount, reason, now=now)
+    owner = owner_of(who)
     await _audit(
         sessions,
         by=by,
         action=f"grant.{kind.value}",
-        target_kind="account",
-        target_id=account_id,
+        target_kind="phone" if owner.is_phone else "account",
+        target_id=owner.phone_id if owner.is_phone else owner.account_id,
         now=now,
         detail=f"amount={amount} duration={duration} {reason}",
     )

@@ -34,7 +34,7 @@ from vollmond.moderation.errors import ModerationError
 from vollmond.moderation.games import abort_game
 from vollmond.moderation.recordings import Vault
 from vollmond.moderation.sanctions import SanctionKind
-from vollmond.moderation.subjects import Subject, phone_by_number
+from vollmond.moderation.subjects import Subject, linked_subjects, phone_by_number
 from vollmond.service.config import Settings
 from vollmond.settings.toml import ConfigError
 from vollmond.store import (
@@ -44,6 +44,7 @@ from vollmond.store import (
     find_account,
     open_store,
 )
+from vollmond.store.owners import Owner
 from vollmond.store.types import utcnow
 
 T = TypeVar("T")
@@ -360,6 +361,16 @@ def reset_pin_command(
     Console().print(f"PIN of {phone} reset")
 
 
+async def _ledger(sessions: Sessions, text: str) -> Owner:
+    """Whose ledger `text` (as `_subject`) names: the person's account, else the phone-only
+    identity (a linked phone identity books to its account, like a penalty)."""
+    subject = await _subject(sessions, text)
+    async with sessions() as session:
+        ledger = (await linked_subjects(session, subject)).ledger
+    assert ledger is not None  # a single subject always has one
+    return ledger
+
+
 def _granting(
     kind: GrantKind,
     name: str,
@@ -376,7 +387,7 @@ def _granting(
             sessions,
             settings.moderation,
             kind,
-            await _account_id(sessions, name),
+            await _ledger(sessions, name),
             by=await _account_id(sessions, by),
             reason=reason,
             amount=amount,
@@ -400,7 +411,7 @@ def grant_premium_command(
     data_dir: DataDir = None,
     config: ConfigFile = None,
 ) -> None:
-    """Premium for DAYS days from now."""
+    """Premium for DAYS days from now, for an account or a phone identity (`tel:+49...`)."""
     _granting(GrantKind.PREMIUM, name, by, reason, data_dir, config, days=days)
 
 
@@ -413,7 +424,7 @@ def grant_credit_command(
     data_dir: DataDir = None,
     config: ConfigFile = None,
 ) -> None:
-    """Book credit to an account."""
+    """Book credit to an account, or to a phone identity (`tel:+49...`, `phone:ID`)."""
     _granting(GrantKind.CREDIT, name, by, reason, data_dir, config, amount=amount)
 
 
@@ -426,7 +437,7 @@ def grant_karma_command(
     data_dir: DataDir = None,
     config: ConfigFile = None,
 ) -> None:
-    """Book karma to an account."""
+    """Book karma to an account, or to a phone identity (`tel:+49...`, `phone:ID`)."""
     _granting(GrantKind.KARMA, name, by, reason, data_dir, config, amount=amount)
 
 
