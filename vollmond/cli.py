@@ -197,6 +197,19 @@ def serve(
         Path | None,
         typer.Option(help="Operator settings file (TOML, docs/settings.md) [VOLLMOND_CONFIG]."),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Worker processes sharing the games (docs/scaling.md); more than 1 needs "
+            "--sip-port 0 for now [VOLLMOND_WORKERS=1].",
+            envvar="VOLLMOND_WORKERS",
+        ),
+    ] = 1,
+    worker_port_base: Annotated[
+        int | None,
+        typer.Option(help="With --workers: worker i also listens alone on this port + i."),
+    ] = None,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
@@ -204,22 +217,17 @@ def serve(
     from vollmond.server import build_app  # noqa: PLC0415
     from vollmond.service.config import Settings  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
+    from vollmond.workers import UVICORN_OPTIONS, WorkersError, serve_workers  # noqa: PLC0415
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
     configure_logging()
-    uvicorn.run(
-        build_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="warning",
-        ws_max_size=8192,
-        # The app believes X-Forwarded-For only from the operator's trusted proxies
-        # (settings `[web] trusted_proxies`); uvicorn's own handling trusts any local peer.
-        proxy_headers=False,
-        # Game messages are small; compressing each costs the server more than it saves.
-        ws_per_message_deflate=False,
-        loop="uvloop",
-    )
+    if workers > 1:
+        try:
+            code = serve_workers(settings, workers, worker_port_base=worker_port_base)
+        except WorkersError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        raise typer.Exit(code)
+    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, **UVICORN_OPTIONS)
 
 
 @prompts.command("export")

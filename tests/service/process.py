@@ -15,11 +15,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
@@ -34,6 +34,31 @@ SERVE = Path(sys.executable).parent / "vollmond"
 START_TIMEOUT_S = 30.0
 
 
+class Endpoint(Protocol):
+    """Where a client reaches the server: its port, or one worker's own port."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def ws_url(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class WorkerPort:
+    """One worker's own port (`vollmond serve --workers N --worker-port-base P`)."""
+
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+
 @dataclass
 class ServerProcess:
     """One `vollmond serve` on a fixed port and data directory, started as often as wanted.
@@ -46,6 +71,8 @@ class ServerProcess:
     database_url: str | None = None
     schema: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    extra_args: Sequence[str] = ()
+    start_timeout_s: float = START_TIMEOUT_S
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
@@ -63,8 +90,9 @@ class ServerProcess:
     def store_url(self) -> str:
         return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'vollmond.sqlite3'}"
 
-    async def start(self) -> float:
-        """Start the server and wait until /healthz answers; returns that moment (time.time)."""
+    async def start(self, *, ready: Sequence[Endpoint] = ()) -> float:
+        """Start the server and wait until /healthz answers (also on `ready`: each worker's own
+        port); returns that moment (time.time)."""
         assert self.process is None, "already running"
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
         env.update(self.extra_env)
@@ -76,17 +104,23 @@ class ServerProcess:
         self._log = (self.data_dir.parent / f"serve-{self.starts}.log").open("wb")
         args = [str(SERVE), "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
         args += ["--sip-port", "0"]  # no telephone: these tests need no SIP port of their own
+        args += list(self.extra_args)
         self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        async with httpx.AsyncClient(base_url=self.base_url, timeout=2) as http:
+        deadline = time.monotonic() + self.start_timeout_s
+        waiting = [self.base_url, *(e.base_url for e in ready)]
+        async with httpx.AsyncClient(timeout=2) as http:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"vollmond serve exited early:\n{self.log_text()}")
                 with contextlib.suppress(httpx.TransportError):
-                    if (await http.get("/healthz")).status_code == 200:
-                        return time.time()
+                    if (await http.get(waiting[0] + "/healthz")).status_code == 200:
+                        waiting.pop(0)
+                        if not waiting:
+                            return time.time()
+                        continue
                 await asyncio.sleep(0.05)
-        raise TimeoutError(f"vollmond serve not ready in {START_TIMEOUT_S} s:\n{self.log_text()}")
+        wait_s = self.start_timeout_s
+        raise TimeoutError(f"vollmond serve not ready in {wait_s} s:\n{self.log_text()}")
 
     def kill(self, sig: signal.Signals = signal.SIGKILL) -> None:
         """Send `sig` to the server (SIGKILL: no shutdown code runs) and reap it."""
@@ -134,7 +168,7 @@ class ServerProcess:
 class Browser:
     """A browser stand-in for the API: its own cookies, the CSRF cookie echoed on POSTs."""
 
-    def __init__(self, server: ServerProcess) -> None:
+    def __init__(self, server: Endpoint) -> None:
         self.server = server
         self.http = httpx.AsyncClient(
             base_url=server.base_url, timeout=30, verify=CLIENT_TLS, limits=CLIENT_LIMITS
@@ -188,7 +222,7 @@ class Player:
             if f["type"] == "event"
         ]
 
-    async def connect(self, server: ServerProcess) -> dict[str, Any]:
+    async def connect(self, server: Endpoint) -> dict[str, Any]:
         """Open a socket, say hello with the last seq seen, and return the welcome frame."""
         self.ws = await connect(server.ws_url, max_size=2**20)
         await self.send(

@@ -88,6 +88,12 @@ CHAT_CODE = "chat"
 """The code of every rule set's chat event (engine/kit/chat.py): revealed after the end."""
 
 
+#: Told of every command entry once the log holds it: (command seq, the logged entry, the seq
+#: of its first event). The owner of a game shared across processes publishes it from here to
+#: the read-only mirrors elsewhere (service/shards): the command log is the replication stream.
+OnCommitted = Callable[[int, Any, int], None]
+
+
 #: Server-side only: sees every event of a command (secret ones too) and the new state.
 #: The table recorder is the one user (the chat of the recorded rooms, the end of the round);
 #: what it keeps goes only into the encrypted vault, never to a client.
@@ -174,6 +180,7 @@ class GameActor:
         self.subscribers: set[Subscriber] = set()
         self.observers: set[Observer] = set()
         self.on_seat_followers: Callable[[int, int], None] | None = None
+        self.on_committed: OnCommitted | None = None
         self._queue: asyncio.Queue[
             tuple[Command, str | None, asyncio.Future[Rejection | Accepted]]
         ] = asyncio.Queue()
@@ -347,25 +354,20 @@ class GameActor:
             return outcome
         now = self.clock()
         first = self.next_event_seq
+        entry = _entry(rules, command, outcome.timers, now)
         if self.writer is not None:  # group commit with other games' appends (logwriter.py)
             await self.writer.append(
                 LogAppend(
                     self.game_id,
                     index + 1,
-                    _entry(rules, command, outcome.timers, now),
+                    entry,
                     first,
                     [_event_row(e) for e in outcome.events],
                     cid=key,
                 )
             )
         else:
-            await append_commands(
-                self.sessions,
-                self.game_id,
-                index + 1,
-                [_entry(rules, command, outcome.timers, now)],
-                cids=[key],
-            )
+            await append_commands(self.sessions, self.game_id, index + 1, [entry], cids=[key])
             await append_events(
                 self.sessions, self.game_id, first, [_event_row(e) for e in outcome.events]
             )
@@ -375,6 +377,8 @@ class GameActor:
             self._cids[key] = Remembered(first, rules.encode_command(command))
         self.state = outcome.state
         self._schedule([(now + t.delay_s, t.command) for t in outcome.timers])
+        if self.on_committed is not None:
+            self.on_committed(index + 1, entry, first)
         self._fan_out(
             first,
             outcome.events,

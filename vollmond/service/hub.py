@@ -187,6 +187,8 @@ class Hub:
     async def boot(self) -> None:
         """Resume every running game from its log (after a restart or a crash)."""
         for game in await list_games(self.sessions, statuses=(GameStatus.RUNNING,)):
+            if not self._resumes_here(game.id):
+                continue
             actor = await self._actor_for(game)
             try:
                 await actor.resume()
@@ -197,6 +199,11 @@ class Hub:
                 continue
             self._adopt(actor)
             log.info("game_resumed", game=game.id, phase=self._phase(actor))
+
+    def _resumes_here(self, game_id: str) -> bool:
+        """Whether this hub runs the game: every game, unless the games are sharded over
+        worker processes (service/shards: then only the games this worker owns)."""
+        return True
 
     async def _actor_for(self, game: Game) -> GameActor:
         # The table is dealt for the seats taken at the start, not the founded size.

@@ -560,8 +560,20 @@ async def _stop_channels(app: Starlette, channels: Channels, phone: Any, rooms: 
     await community_stop(app.state.hub)  # the mailbox's retention job
 
 
-def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlette:
-    """The web application; the whole program (with the telephone) is `vollmond.server`."""
+HubMaker = Callable[[StoreSessions, Settings, bytes], Awaitable[Hub]]
+"""Builds the service's hub from the store, the settings and the invitation key."""
+
+
+async def local_hub(sessions: StoreSessions, settings: Settings, key: bytes) -> Hub:
+    """The hub of a service that runs every game itself (one process: the default)."""
+    return Hub(sessions, settings.policy, invitation_key=key, karma=settings.karma)
+
+
+def create_app(
+    settings: Settings, *, channels: Channels = WEB_ONLY, make_hub: HubMaker = local_hub
+) -> Starlette:
+    """The web application; the whole program (with the telephone) is `vollmond.server`.
+    `make_hub`: a worker among several gives its sharded hub (vollmond/workers.py)."""
     metrics = Metrics()
     state: dict[str, Any] = {}
 
@@ -570,12 +582,7 @@ def create_app(settings: Settings, *, channels: Channels = WEB_ONLY) -> Starlett
         async with open_store(
             settings.database(), schema=settings.database_schema
         ) as store_sessions:
-            hub = Hub(
-                store_sessions,
-                settings.policy,
-                invitation_key=invitation_key(secret),
-                karma=settings.karma,
-            )
+            hub = await make_hub(store_sessions, settings, invitation_key(secret))
             cookie_sessions.store = store_sessions
             app.state.hub = hub  # for the handlers below, in-process tests and tools
             api, client_api = _mount_apis(app, hub, cookie_sessions, metrics, settings, limits)

@@ -1,0 +1,158 @@
+"""Games sharded over worker processes (issue 16 "every core", docs/scaling.md).
+
+The real `vollmond serve --workers 2`, each worker also on a port of its own, so that the
+test decides which worker every client reaches: the founder and the players are spread over
+both, so one worker owns the game and the other follows it through a mirror — its joins go
+to the owner, its players' commands go to the owner and their events come back over the bus.
+Every seat gets every event it may see exactly once, in log order, and nothing else (the
+store's log filtered by audience is the reference); a command's own events reach its sender
+before its acknowledgement, a retried client id is answered as a repeat, the night's timer
+(run by the owner) ends the night for everyone, and a seat sees the same view from both
+workers. On SQLite (one file, two writers) and on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+from pathlib import Path
+from typing import Any
+
+from tests.store.support import POSTGRES_URL
+from vollmond.service.shards.ownership import HashOwnership, worker_names
+
+from .process import Browser, Player, ServerProcess, WorkerPort
+
+WORKERS = 2
+NIGHT_S = 25.0  # long enough for the set-up below on a loaded machine; then the timer ends it
+
+
+def _free_ports(count: int) -> int:
+    """A base port with `count` free ports from it."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base: int = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for port in range(base, base + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+
+
+def _options(size: int) -> dict[str, Any]:
+    return {
+        "size": size,
+        "world": "werwolf",
+        "deck": "auto",
+        "durations": {"night_s": NIGHT_S, "morning_s": 90.0, "day_s": 90.0},
+        "calls": {"enabled": True, "ring_s": 30.0, "max_duration_s": 120.0, "per_night": 3},
+    }
+
+
+def _arrival(player: Player, kind: str, **match: Any) -> int:
+    """The index among the player's frames of the first frame of `kind` matching `match`."""
+    for index, (_, frame) in enumerate(player.frames):
+        if frame["type"] == kind and all(frame.get(k) == v for k, v in match.items()):
+            return index
+    raise AssertionError(f"seat {player.seat}: no {kind} {match}")
+
+
+async def _command_with_cid(player: Player, cid: str, **command: Any) -> dict[str, Any]:
+    await player.send(
+        {"type": "command", "command": {"actor": player.seat, **command}, "id": 7, "cid": cid}
+    )
+    return await player.expect("ack")
+
+
+async def _seated(workers: list[WorkerPort]) -> tuple[list[Player], list[Browser], str]:
+    """Four accounts spread over both workers found and fill a table; each seat's socket is
+    on the worker its browser used. Returns the players in house order."""
+    browsers = [Browser(workers[i % WORKERS]) for i in range(4)]
+    for i, browser in enumerate(browsers):
+        await browser.signup(f"shard{i + 1}")
+    game, token = await browsers[0].found(**_options(4))
+    tokens = [token] + [await b.join(game) for b in browsers[1:]]  # the last join starts it
+    players = [Player(game, t) for t in tokens]
+    for i, player in enumerate(players):
+        await player.connect(workers[i % WORKERS])
+    return players, browsers, game
+
+
+async def _play_and_check(server: ServerProcess, workers: list[WorkerPort]) -> None:
+    players, browsers, game = await _seated(workers)
+    where = {p.seat: workers[i % WORKERS] for i, p in enumerate(players)}
+    players.sort(key=lambda p: p.seat)
+    try:
+        owner = HashOwnership(worker_names(WORKERS)).owner_of(game)
+        assert owner in worker_names(WORKERS)
+        members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
+        evil = [p for p in players if p.seat in members]
+        village = [p for p in players if p not in evil]
+
+        # A secret vote and the night room's chat; a call between two villagers and its chat.
+        await evil[0].command(type="UseAbility", kind="evil_vote", target=village[0].seat)
+        said = await evil[0].command(type="Say", text="Nummer eins.")
+        seq = said["seq"]
+        assert _arrival(evil[0], "event", seq=seq) < _arrival(evil[0], "ack", seq=seq)
+        await village[0].command(type="PlaceCall", callee=village[1].seat)
+        await village[1].expect("event", code="call_incoming")
+        await village[1].command(type="AnswerCall", accept=True)
+        first = await _command_with_cid(village[1], "c1", type="Say", text="Hallo?")
+        again = await _command_with_cid(village[1], "c1", type="Say", text="Hallo?")
+        assert (first["repeated"], again["repeated"]) == (False, True)
+        assert again["seq"] == first["seq"]
+
+        # The owner's night timer ends the night on both workers.
+        for player in players:
+            await player.expect("event", timeout=NIGHT_S + 60, code="morning_report")
+
+        # Every seat: the store's log as its audience may see it, each event once, in order.
+        for player in players:
+            expected = await server.visible_log(game, player.seat)
+            while player.last_seq < expected[-1][0]:
+                await player.expect("event", timeout=30)
+            seen = player.events()
+            assert seen == expected, f"seat {player.seat} on {where[player.seat].port}"
+        chats = {p.seat for p in players if any(c == "chat" for _, c, _ in p.events())}
+        assert chats == {evil[0].seat, village[0].seat, village[1].seat}
+
+        # The mirror holds the owner's state: a seat's view is the same from both workers.
+        for player in players:
+            other = next(w for w in workers if w != where[player.seat])
+            twin = Player(game, player.token)
+            try:
+                welcome = await twin.connect(other)
+                assert welcome["view"] == await player.fresh_view()
+            finally:
+                await twin.close()
+        assert "game_mirrored" in server.log_text()
+    finally:
+        for player in players:
+            await player.close()
+        for browser in browsers:
+            await browser.close()
+
+
+async def test_players_on_two_workers_share_one_game(
+    tmp_path: Path, database: tuple[str, str | None]
+) -> None:
+    backend, schema = database
+    base = _free_ports(WORKERS)
+    workers = [WorkerPort(base + i) for i in range(WORKERS)]
+    server = ServerProcess(
+        tmp_path / "data",
+        database_url=POSTGRES_URL if backend == "postgresql" else None,
+        schema=schema,
+        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(base)],
+        start_timeout_s=120.0,
+    )
+    try:
+        await server.start(ready=workers)
+        await _play_and_check(server, workers)
+    finally:
+        server.kill(signal.SIGTERM)  # the supervisor stops its workers

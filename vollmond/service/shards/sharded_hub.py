@@ -1,0 +1,305 @@
+"""The hub of one worker among several: it runs the games it owns and follows the others.
+
+- A game's owner (`ownership`) runs its actor, takes its commands, writes its log and
+  publishes each committed entry on ``game.<id>.log``.
+- A socket on another worker gets a `MirrorActor` from `readable`: it follows that stream and
+  does the fan-out of its own subscribers; their commands go to the owner (`owner_calls`).
+- Every change of a game's lobby (join, start, abort, bots, leaving) goes to its owner too, so
+  the one hub lock that guards a table is still the only one for that table. Founding creates
+  a new game and may happen anywhere; the founder's seat is then taken at the owner.
+
+With one worker nothing here is used: `vollmond serve` builds the plain `Hub`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from typing import Any
+
+import structlog
+
+from vollmond.engine.core import Rejection
+from vollmond.engine.ruleset import get_ruleset
+from vollmond.service.actor import (
+    Accepted,
+    ClientIdReusedError,
+    Command,
+    GameActor,
+    GameClosedError,
+)
+from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
+from vollmond.service.policy import Policy
+from vollmond.service.shards import owner_calls
+from vollmond.service.shards.mirror import MirrorActor, OwnerAccepted
+from vollmond.service.shards.ownership import Ownership
+from vollmond.service.shards.transport import (
+    Message,
+    Subscription,
+    Transport,
+    game_log_subject,
+    node_calls_subject,
+)
+from vollmond.settings.karma import KarmaSettings
+from vollmond.store import Game, GameNotFoundError, Sessions, get_game
+from vollmond.store.models import GameStatus
+from vollmond.store.seats import list_seats
+
+log = structlog.get_logger(__name__)
+
+CALL_TIMEOUT_S = 30.0  # a join that starts the game deals and writes it before answering
+MIRROR_LINGER_S = 30.0  # a mirror nobody watches is kept this long (reloads, reconnects)
+KNOWN_ERRORS = (LobbyError, GameNotFoundError, GameClosedError, ClientIdReusedError)
+
+
+class ShardedHub(Hub):
+    def __init__(
+        self,
+        sessions: Sessions,
+        policy: Policy | None = None,
+        *,
+        node: str,
+        ownership: Ownership,
+        transport: Transport,
+        invitation_key: bytes | None = None,
+        karma: KarmaSettings | None = None,
+        mirror_linger_s: float = MIRROR_LINGER_S,
+    ) -> None:
+        super().__init__(sessions, policy, invitation_key=invitation_key, karma=karma)
+        self.node = node
+        self.ownership = ownership
+        self.transport = transport
+        self.mirror_linger_s = mirror_linger_s
+        self.mirrors: dict[str, MirrorActor] = {}
+        self._opening: dict[str, asyncio.Task[MirrorActor | None]] = {}
+        self._answering: set[asyncio.Task[None]] = set()
+        self._calls: Subscription | None = None
+
+    def owns(self, game_id: str) -> bool:
+        return self.ownership.owner_of(game_id) == self.node
+
+    def _resumes_here(self, game_id: str) -> bool:
+        return self.owns(game_id)
+
+    async def serve_calls(self) -> None:
+        """Answer the other workers' requests about the games this one owns."""
+        self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
+
+    async def close(self) -> None:
+        if self._calls is not None:
+            await self._calls.unsubscribe()
+        for task in [*self._opening.values(), *self._answering]:
+            task.cancel()
+        for mirror in list(self.mirrors.values()):
+            await mirror.stop()
+        self.mirrors.clear()
+        await super().close()
+        await self.transport.close()
+
+    # -- the owner: publish what it commits, answer what it is asked -------------------------
+    def _new_actor(self, game: Game, players: int) -> GameActor:
+        actor = super()._new_actor(game, players)
+        actor.on_committed = lambda seq, entry, first: self._publish(game.id, seq, entry, first)
+        return actor
+
+    def _publish(self, game_id: str, seq: int, entry: Any, first: int) -> None:
+        data = json.dumps({"seq": seq, "entry": entry, "first": first}).encode()
+        self.transport.publish(game_log_subject(game_id), data)
+
+    def _on_call(self, message: Message) -> None:
+        task = asyncio.create_task(self._answer(message))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, message: Message) -> None:
+        body = json.loads(message.data)
+        try:
+            data = owner_calls.answer_ok(await self._call(body["op"], body["game"], body["args"]))
+        except KNOWN_ERRORS as exc:
+            data = owner_calls.answer_error(exc)
+        except Exception as exc:
+            log.exception("owner_call_failed", op=body.get("op"), game=body.get("game"))
+            data = owner_calls.answer_error(exc)
+        self.transport.reply(message, data)
+
+    async def _call(self, op: str, game_id: str, args: dict[str, Any]) -> Any:
+        if not self.owns(game_id):  # never forwarded twice
+            raise owner_calls.OwnerCallError(f"{self.node} does not own {game_id}")
+        if op == "submit":
+            actor = self.actors.get(game_id)
+            if actor is None:
+                raise GameClosedError(game_id)
+            command = actor.ruleset.decode_command(args["command"])
+            outcome = await actor.submit(command, cid=args["cid"])
+            if isinstance(outcome, Rejection):
+                return owner_calls.outcome_json(outcome)
+            next_seq = outcome.first_seq + len(outcome.events)
+            return owner_calls.outcome_json(
+                OwnerAccepted(outcome.first_seq, (), outcome.repeated, next_seq=next_seq)
+            )
+        if op == "join":
+            return owner_calls.joined_json(await self.join(game_id, **args))
+        if op == "start":
+            await self.start(game_id, by_account_id=args["by_account_id"])
+            return None
+        if op == "abort":
+            await self.abort(game_id)
+            return None
+        if op == "fill_with_bots":
+            return await self.fill_with_bots(game_id, by_account_id=args["by_account_id"])
+        if op == "leave_lobby":
+            await self.leave_lobby(game_id, args["token"])
+            return None
+        if op == "stop_aborted":
+            await self.stop_aborted(game_id)
+            return None
+        if op == "phase":
+            return self.running_phase(game_id)
+        raise owner_calls.OwnerCallError(f"unknown call {op!r}")
+
+    # -- everyone else: ask the owner ---------------------------------------------------------
+    async def _ask(self, op: str, game_id: str, **args: Any) -> Any:
+        owner = node_calls_subject(self.ownership.owner_of(game_id))
+        data = owner_calls.request(op, game_id, **args)
+        answer = await self.transport.request(owner, data, CALL_TIMEOUT_S)
+        return owner_calls.result(game_id, answer)
+
+    async def _submit_to_owner(
+        self, game_id: str, raw: Any, cid: str | None
+    ) -> Accepted | Rejection:
+        return owner_calls.outcome_of(await self._ask("submit", game_id, command=raw, cid=cid))
+
+    async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
+        if self.owns(game_id):
+            return await super().submit(game_id, command)
+        ruleset = get_ruleset((await get_game(self.sessions, game_id)).ruleset)
+        return await self._submit_to_owner(game_id, ruleset.encode_command(command), None)
+
+    async def join(
+        self,
+        game_id: str,
+        *,
+        account_id: int | None,
+        name: str,
+        channel: str = "web",
+        phone_identity_id: int | None = None,
+    ) -> Joined:
+        if self.owns(game_id):
+            return await super().join(
+                game_id,
+                account_id=account_id,
+                name=name,
+                channel=channel,
+                phone_identity_id=phone_identity_id,
+            )
+        answer = await self._ask(
+            "join",
+            game_id,
+            account_id=account_id,
+            name=name,
+            channel=channel,
+            phone_identity_id=phone_identity_id,
+        )
+        return owner_calls.joined_of(answer)
+
+    async def start(self, game_id: str, *, by_account_id: int | None) -> GameActor:
+        if self.owns(game_id):
+            return await super().start(game_id, by_account_id=by_account_id)
+        await self._ask("start", game_id, by_account_id=by_account_id)
+        actor = await self.readable(game_id)
+        if actor is None:
+            raise LobbyError("not_running")
+        return actor
+
+    async def abort(self, game_id: str) -> None:
+        if self.owns(game_id):
+            await super().abort(game_id)
+        else:
+            await self._ask("abort", game_id)
+
+    async def fill_with_bots(self, game_id: str, *, by_account_id: int | None) -> int:
+        if self.owns(game_id):
+            return await super().fill_with_bots(game_id, by_account_id=by_account_id)
+        return int(await self._ask("fill_with_bots", game_id, by_account_id=by_account_id))
+
+    async def leave_lobby(self, game_id: str, token: str) -> None:
+        if self.owns(game_id):
+            await super().leave_lobby(game_id, token)
+        else:
+            await self._ask("leave_lobby", game_id, token=token)
+
+    async def stop_aborted(self, game_id: str) -> None:
+        if self.owns(game_id):
+            await super().stop_aborted(game_id)
+        else:
+            await self._ask("stop_aborted", game_id)
+
+    def running_phase(self, game_id: str) -> str | None:
+        mirror = self.mirrors.get(game_id)
+        if mirror is not None:
+            return self._phase(mirror)
+        return super().running_phase(game_id)
+
+    async def table(self, game_id: str) -> TableInfo:
+        table = await super().table(game_id)
+        if table.phase is not None or table.game.status is not GameStatus.RUNNING:
+            return table
+        if self.owns(game_id):
+            return table
+        phase = self.running_phase(game_id)
+        if phase is None:
+            phase = await self._ask("phase", game_id)
+        return dataclasses.replace(table, phase=phase)
+
+    # -- mirrors of the games owned elsewhere ---------------------------------------------------
+    async def readable(self, game_id: str) -> GameActor | None:
+        if self.owns(game_id):
+            return await super().readable(game_id)
+        mirror = self.mirrors.get(game_id)
+        if mirror is not None:
+            return mirror
+        try:
+            game = await get_game(self.sessions, game_id)
+        except GameNotFoundError:
+            return None
+        if game.status is not GameStatus.RUNNING:
+            return await super().readable(game_id)  # a finished game: its archive, read-only
+        opening = self._opening.get(game_id)
+        if opening is None:
+            opening = asyncio.create_task(self._open_mirror(game))
+            self._opening[game_id] = opening
+            opening.add_done_callback(lambda _: self._opening.pop(game_id, None))
+        return await asyncio.shield(opening)
+
+    async def _open_mirror(self, game: Game) -> MirrorActor | None:
+        seated = sum(1 for s in await list_seats(self.sessions, game.id) if s.house)
+        ruleset = get_ruleset(game.ruleset)
+        options = ruleset.decode_options({**game.options["engine"], "players": seated})
+        mirror = MirrorActor(
+            game.id,
+            ruleset,
+            options,
+            game.seed,
+            self.sessions,
+            submit_to_owner=self._submit_to_owner,
+            on_idle=self._mirror_idle,
+        )
+        if not await mirror.follow(self.transport):
+            return None
+        self.mirrors[game.id] = mirror
+        self._mirror_idle(mirror)  # released unless someone subscribes within the linger
+        log.info("game_mirrored", game=game.id, node=self.node)
+        return mirror
+
+    def _mirror_idle(self, mirror: MirrorActor) -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_later(self.mirror_linger_s, self._release_if_idle, mirror)
+
+    def _release_if_idle(self, mirror: MirrorActor) -> None:
+        if mirror.subscribers or self.mirrors.get(mirror.game_id) is not mirror:
+            return
+        del self.mirrors[mirror.game_id]
+        task = asyncio.create_task(mirror.stop())
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)

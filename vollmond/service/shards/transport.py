@@ -1,0 +1,65 @@
+"""The one interface between the processes that share the games (docs/scaling.md).
+
+It is the part of NATS the service needs, so the same code runs over NATS between machines
+(issue 15) and over the local bus (`localbus`) between the worker processes of one machine:
+
+- `publish(subject, data)`: fire and forget, in order per publisher;
+- `subscribe(subject, handler)`: every message on `subject` (or, for a subject ending in
+  ``.>``, on every subject below it), handed to `handler` in arrival order; returns once the
+  bus has registered it, so whatever is published after that reaches the handler;
+- `request(subject, data, timeout)`: one answer from a subscriber that replies
+  (`NoRespondersError` if nobody listens on the subject);
+- `reply(message, data)`: answer a request.
+
+Subjects of the service: ``game.<id>.log`` carries each committed command of a game from its
+owner to every process that follows the game; ``node.<name>.calls`` carries the requests to a
+node about the games it owns (`owner_calls`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    subject: str
+    data: bytes
+    reply: str | None = None
+
+
+Handler = Callable[[Message], None]
+
+
+class NoRespondersError(RuntimeError):
+    """A request on a subject nobody serves (the owner is gone or not yet there)."""
+
+
+class Subscription(Protocol):
+    async def unsubscribe(self) -> None: ...
+
+
+class Transport(Protocol):
+    def publish(self, subject: str, data: bytes) -> None:
+        """Queue `data` on `subject`; messages of one publisher arrive in publishing order."""
+
+    async def subscribe(self, subject: str, handler: Handler) -> Subscription:
+        """Hand every message on `subject` to `handler`; registered when this returns."""
+
+    async def request(self, subject: str, data: bytes, timeout: float) -> bytes:
+        """The first reply to `data` on `subject`; TimeoutError, NoRespondersError."""
+
+    def reply(self, message: Message, data: bytes) -> None:
+        """Answer the request `message`."""
+
+    async def close(self) -> None: ...
+
+
+def game_log_subject(game_id: str) -> str:
+    return f"game.{game_id}.log"
+
+
+def node_calls_subject(node: str) -> str:
+    return f"node.{node}.calls"

@@ -1,0 +1,198 @@
+"""`vollmond serve --workers N`: the games sharded over N worker processes (docs/scaling.md).
+
+The supervisor (this process) prepares what must happen once — the data directory, the
+service key, the migrations — then binds N listening sockets to the one port with
+SO_REUSEPORT (the kernel spreads new connections over them), starts the local bus
+(`service/shards/localbus.py`) and one worker process per socket. Each worker is the whole web
+service with a `ShardedHub`: it owns the games the ownership function gives it, follows the
+others through mirrors, and any worker serves any client. If a worker dies the supervisor
+stops them all and exits non-zero: crash-only, the service manager restarts it and every
+running game resumes from its log (taking over a dead worker's games alive is issue 15).
+
+The telephone is not sharded yet: a SIP port and more than one worker are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import tempfile
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import structlog
+
+from vollmond.service.config import Settings
+from vollmond.service.hub import Hub
+from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.ownership import HashOwnership, worker_names
+from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.web.app import HubMaker, create_app
+from vollmond.store import open_store
+from vollmond.store.db import Sessions
+
+log = structlog.get_logger(__name__)
+
+UVICORN_OPTIONS: dict[str, Any] = {
+    "log_level": "warning",
+    "ws_max_size": 8192,
+    # The app believes X-Forwarded-For only from the operator's trusted proxies
+    # (settings `[web] trusted_proxies`); uvicorn's own handling trusts any local peer.
+    "proxy_headers": False,
+    # Game messages are small; compressing each costs the server more than it saves.
+    "ws_per_message_deflate": False,
+    "loop": "uvloop",
+}
+STOP_WAIT_S = 30.0
+
+
+class WorkersError(ValueError):
+    """A worker setup that cannot run (shown to the operator)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """What a worker process is started with (pickled to it)."""
+
+    settings: Settings
+    node: str
+    nodes: tuple[str, ...]
+    bus_path: str
+
+
+def sharded_hub_maker(spec: WorkerSpec) -> HubMaker:
+    """The worker's hub: connected to the bus, answering calls about its games."""
+
+    async def make(sessions: Sessions, settings: Settings, key: bytes) -> Hub:
+        # Without the bus (the supervisor died) a worker stops: no orphan keeps the port.
+        transport = await LocalTransport.connect(spec.bus_path, on_lost=_stop_this_worker)
+        hub = ShardedHub(
+            sessions,
+            settings.policy,
+            node=spec.node,
+            ownership=HashOwnership(spec.nodes),
+            transport=transport,
+            invitation_key=key,
+            karma=settings.karma,
+        )
+        await hub.serve_calls()
+        return hub
+
+    return make
+
+
+def _stop_this_worker() -> None:
+    log.error("bus_lost_stopping")
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def listening_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
+    """A worker process: the web service with its sharded hub on the sockets it was given."""
+    import uvicorn  # noqa: PLC0415 - only the processes that serve need it
+
+    from vollmond.service.logs import configure_logging  # noqa: PLC0415
+
+    configure_logging()
+    structlog.contextvars.bind_contextvars(node=spec.node)
+    app = create_app(spec.settings, make_hub=sharded_hub_maker(spec))
+    server = uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS))
+    server.run(sockets=sockets)
+
+
+def serve_workers(settings: Settings, count: int, *, worker_port_base: int | None = None) -> int:
+    """Run `count` workers on the settings' port until a signal or a worker's end; returns the
+    exit code. `worker_port_base`: worker i also listens alone on that port + i (tests and a
+    front that pins clients)."""
+    if count < 2:
+        raise WorkersError("the worker processes are for two or more workers")
+    if settings.sip_port:
+        raise WorkersError("the telephone is not sharded yet: use --sip-port 0 with --workers")
+    settings.secure_data_dir()
+    settings.secret_key()
+    asyncio.run(_migrate(settings))  # once, before any worker opens the store
+    nodes = tuple(worker_names(count))
+    bus_dir = tempfile.mkdtemp(prefix="vollmond-bus-")  # mode 0700: only this user connects
+    bus_path = os.path.join(bus_dir, "bus.sock")
+    try:
+        return asyncio.run(_supervise(settings, nodes, bus_path, worker_port_base))
+    finally:
+        shutil.rmtree(bus_dir, ignore_errors=True)
+
+
+async def _migrate(settings: Settings) -> None:
+    async with open_store(settings.database(), schema=settings.database_schema):
+        pass
+
+
+async def _supervise(
+    settings: Settings, nodes: tuple[str, ...], bus_path: str, port_base: int | None
+) -> int:
+    broker = Broker(bus_path)
+    await broker.start()
+    context = multiprocessing.get_context("spawn")
+    workers: list[BaseProcess] = []
+    try:
+        for index, node in enumerate(nodes):
+            sockets = [listening_socket(settings.host, settings.port, reuse_port=True)]
+            if port_base is not None:
+                sockets.append(listening_socket(settings.host, port_base + index, reuse_port=False))
+            spec = WorkerSpec(settings, node, nodes, bus_path)
+            worker = context.Process(target=run_worker, args=(spec, sockets), name=node)
+            worker.start()
+            for sock in sockets:
+                sock.close()  # the worker has its own copy
+            workers.append(worker)
+        log.info("workers_started", workers=len(workers), port=settings.port)
+        return await _until_stopped(workers)
+    finally:
+        _stop(workers)
+        await broker.close()
+
+
+async def _until_stopped(workers: list[BaseProcess]) -> int:
+    """0 after SIGTERM or SIGINT; 1 as soon as any worker ends by itself."""
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopped.set)
+    sentinels = [w.sentinel for w in workers]
+    ended: asyncio.Future[Any] = loop.run_in_executor(None, wait, sentinels)
+    signalled: asyncio.Future[Any] = asyncio.ensure_future(stopped.wait())
+    done, _ = await asyncio.wait([ended, signalled], return_when=asyncio.FIRST_COMPLETED)
+    if signalled in done:
+        return 0
+    signalled.cancel()
+    gone = [w.name for w in workers if not w.is_alive()]
+    log.error("worker_ended", workers=gone)
+    return 1
+
+
+def _stop(workers: list[BaseProcess]) -> None:
+    for worker in workers:
+        if worker.is_alive() and worker.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGTERM)
+    for worker in workers:
+        worker.join(STOP_WAIT_S)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
