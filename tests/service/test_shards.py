@@ -1,0 +1,249 @@
+"""The pieces of the games' sharding over processes (docs/scaling.md), in one process.
+
+The local bus keeps the promises of the transport interface (order, wildcards, request and
+reply, no responders, a subscription in force when `subscribe` returns); ownership is the same
+in every process; and two sharded hubs on one bus and one store behave as the owner and the
+follower of a game: the follower's joins and commands go to the owner, its mirror sends each
+seat the same events as the owner's actor — once each, also when an entry arrives twice or
+after a gap (read from the log then).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vollmond.engine.core import Event, Viewer
+from vollmond.engine.kit.commands import Say
+from vollmond.engine.ruleset import get_ruleset
+from vollmond.service.actor import Accepted, GameActor
+from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.mirror import MirrorActor
+from vollmond.service.shards.ownership import HashOwnership, worker_names
+from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.shards.transport import (
+    Handler,
+    Message,
+    NoRespondersError,
+    game_log_subject,
+)
+from vollmond.store import Sessions, open_store
+
+STANDARD = get_ruleset("standard")
+
+
+@pytest.fixture
+async def bus(tmp_path: Path) -> AsyncIterator[str]:
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    try:
+        yield broker.path
+    finally:
+        await broker.close()
+
+
+class Inbox:
+    """A subscriber's messages, and a way to wait for the n-th one."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._waiting: list[tuple[int, Any]] = []
+
+    def __call__(self, message: Message) -> None:
+        self.messages.append(message)
+
+    async def until(self, count: int, transport: LocalTransport) -> list[Message]:
+        while len(self.messages) < count:
+            await transport._flush()  # a round trip to the broker delivers what it routed
+        return self.messages
+
+
+async def test_bus_delivers_in_order_with_wildcards(bus: str) -> None:
+    sender, receiver = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+    try:
+        exact, below = Inbox(), Inbox()
+        await receiver.subscribe("game.a.log", exact)
+        await receiver.subscribe("game.>", below)
+        for n in range(200):  # published right after subscribe returned: none may be lost
+            sender.publish("game.a.log", str(n).encode())
+        sender.publish("game.b.log", b"b")
+        sender.publish("node.w0.calls", b"not for either")
+        await exact.until(200, receiver)
+        await below.until(201, receiver)
+        assert [m.data for m in exact.messages] == [str(n).encode() for n in range(200)]
+        assert [m.data for m in below.messages] == [m.data for m in exact.messages] + [b"b"]
+    finally:
+        await sender.close()
+        await receiver.close()
+
+
+async def test_bus_request_reply_and_no_responders(bus: str) -> None:
+    asker, owner = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+    try:
+
+        def echo(message: Message) -> None:
+            owner.reply(message, message.data.upper())
+
+        subscription = await owner.subscribe("node.w0.calls", echo)
+        assert await asker.request("node.w0.calls", b"join", 5.0) == b"JOIN"
+        with pytest.raises(NoRespondersError):
+            await asker.request("node.w1.calls", b"join", 5.0)
+        await subscription.unsubscribe()
+        with pytest.raises(NoRespondersError):
+            await asker.request("node.w0.calls", b"join", 5.0)
+    finally:
+        await asker.close()
+        await owner.close()
+
+
+def test_ownership_is_stable_spread_and_moves_little() -> None:
+    games = [f"{n:032x}" for n in range(2000)]
+    two = HashOwnership(worker_names(2))
+    owners = [two.owner_of(g) for g in games]
+    assert owners == [HashOwnership(["w0", "w1"]).owner_of(g) for g in games]
+    assert 800 < owners.count("w0") < 1200
+    three = HashOwnership(worker_names(3))
+    moved = [g for g, o in zip(games, owners, strict=True) if three.owner_of(g) != o]
+    assert all(three.owner_of(g) == "w2" for g in moved)  # only to the new worker
+
+
+class OneOwner:
+    def __init__(self, node: str) -> None:
+        self.node = node
+
+    def owner_of(self, game_id: str) -> str:
+        return self.node
+
+
+class Seat:
+    """A subscriber that keeps what it was delivered."""
+
+    def __init__(self, viewer: Viewer) -> None:
+        self.viewer = viewer
+        self.got: list[tuple[int, str, dict[str, Any]]] = []
+
+    def deliver(self, seq: int, event: Event) -> None:
+        self.got.append((seq, event.code, dict(event.params)))
+
+    def state_changed(self, state: Any, phase_changed: bool) -> None:
+        pass
+
+
+class NoStream:
+    """A transport that never delivers: the mirror sees only what the test hands it."""
+
+    async def subscribe(self, subject: str, handler: Handler) -> Any:
+        class Nothing:
+            async def unsubscribe(self) -> None:
+                pass
+
+        return Nothing()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Sessions]:
+    async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'db'}") as sessions:
+        yield sessions
+
+
+async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: str) -> None:
+    owner_bus, follower_bus = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+    owner = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=owner_bus)
+    follower = ShardedHub(store, node="w1", ownership=OneOwner("w0"), transport=follower_bus)
+    await owner.serve_calls()
+    await follower.serve_calls()
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        founded = await follower.found(options, private=False, host_account_id=None, host_name="A")
+        game = founded.game.id
+        for name in "BCD":  # the last join starts the game, at the owner
+            await follower.join(game, account_id=None, name=name)
+        assert game in owner.actors and game not in follower.actors
+        mirror = await follower.readable(game)
+        assert isinstance(mirror, MirrorActor)
+        actor = owner.actors[game]
+        evil = _evil_seat(actor)
+
+        here = {s: Seat(Viewer.player(s)) for s in range(1, 5)}
+        there = {s: Seat(Viewer.player(s)) for s in range(1, 5)}
+        for s in range(1, 5):
+            actor.subscribe(here[s])
+            mirror.subscribe(there[s])
+        outcome = await mirror.submit(Say(evil, "eins"), cid="x")
+        assert isinstance(outcome, Accepted) and not outcome.repeated
+        # Answered after the mirror sent the command's events to its own subscribers.
+        assert there[evil].got[-1][0] == outcome.first_seq
+        repeated = await mirror.submit(Say(evil, "eins"), cid="x")
+        assert isinstance(repeated, Accepted) and repeated.repeated
+        for s in range(1, 5):
+            assert there[s].got == here[s].got, f"seat {s}"
+        assert [seq for seq, _, _ in there[evil].got] == [outcome.first_seq]
+    finally:
+        await follower.close()
+        await owner.close()
+
+
+async def test_mirror_fills_a_gap_from_the_log_and_drops_repeats(store: Sessions, bus: str) -> None:
+    owner_bus, watcher = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+    owner = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=owner_bus)
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        game = (await owner.found(options, private=False, host_account_id=None)).game.id
+        for name in "ABCD":
+            await owner.join(game, account_id=None, name=name)
+        actor = owner.actors[game]
+        evil = _evil_seat(actor)
+        published = Inbox()
+        await watcher.subscribe(game_log_subject(game), published)
+
+        mirror = _mirror_of(actor, store)
+        assert await mirror.follow(NoStream())  # type: ignore[arg-type]
+        seen = Seat(Viewer.player(evil))
+        mirror.subscribe(seen)
+        here = Seat(Viewer.player(evil))
+        actor.subscribe(here)
+        for text in ("eins", "zwei", "drei"):
+            await owner.submit(game, Say(evil, text))
+        entries = await published.until(3, watcher)
+
+        mirror._on_entry(entries[2])  # after a gap: the first two are read from the log
+        mirror._on_entry(entries[1])  # late repeats change nothing
+        mirror._on_entry(entries[2])
+        while mirror.commands_applied < actor.commands_applied or not mirror._stream.empty():
+            await watcher._flush()
+        assert [json.loads(m.data)["seq"] for m in entries] == [2, 3, 4]  # 1 is the deal
+        assert seen.got == here.got and len(here.got) == 3
+        assert mirror.view_for(Viewer.player(evil)) == actor.view_for(Viewer.player(evil))
+        await mirror.stop()
+    finally:
+        await owner.close()
+        await watcher.close()
+
+
+def _evil_seat(actor: GameActor) -> int:
+    room = actor.view_for(Viewer.spectator())  # the public view names no room
+    assert "night_room" not in room or not room["night_room"]
+    for seat in range(1, 5):
+        view = actor.view_for(Viewer.player(seat))
+        if view.get("night_room"):
+            return seat
+    raise AssertionError("no night room")
+
+
+def _mirror_of(actor: GameActor, store: Sessions) -> MirrorActor:
+    async def nobody(*_: Any) -> Any:
+        raise AssertionError("not asked")
+
+    return MirrorActor(
+        actor.game_id,
+        actor.ruleset,
+        actor.options,
+        actor.seed,
+        store,
+        submit_to_owner=nobody,
+        on_idle=lambda _: None,
+    )
