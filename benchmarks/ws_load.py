@@ -131,13 +131,39 @@ def load_average() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and its living descendants (`vollmond serve --workers N` runs N children)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its living descendants."""
+    total = 0.0
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(member)
+    return total
+
+
 def memory_mb(pid: int) -> tuple[float, float]:
-    """Resident and peak resident memory of a process, in MB."""
+    """Resident and peak resident memory of a process and its descendants, in MB."""
     values: dict[str, float] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            values[key] = int(rest.split()[0]) / 1024
+    for member in process_tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                key, _, rest = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    values[key] = values.get(key, 0.0) + int(rest.split()[0]) / 1024
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
@@ -726,7 +752,11 @@ async def _drive(
     t1 = t0 + duration_s
     workers.send_all({"t0": t0, "t1": t1})
     await asyncio.sleep(max(0.0, t0 - time.time()))
-    server_cpu0, client_cpu0, machine0 = cpu_seconds(server_pid), workers.cpu(), machine_busy_s()
+    server_cpu0, client_cpu0, machine0 = (
+        tree_cpu_seconds(server_pid),
+        workers.cpu(),
+        machine_busy_s(),
+    )
     lags: list[float] = []
     probe = asyncio.create_task(_probe(probe_url, t1, lags)) if probe_url else None
     results = await workers.read_all(duration_s + 120)
@@ -737,7 +767,11 @@ async def _drive(
         step.healthz_p50_ms = statistics.median(lags) if lags else float("nan")
         step.healthz_max_ms = max(lags, default=float("nan"))
     finished = max(r["finished"] for r in results)
-    server_cpu1, client_cpu1, machine1 = cpu_seconds(server_pid), workers.cpu(), machine_busy_s()
+    server_cpu1, client_cpu1, machine1 = (
+        tree_cpu_seconds(server_pid),
+        workers.cpu(),
+        machine_busy_s(),
+    )
     step.load_average = load_average()
     step.window_s = max(0.001, min(finished, t1) - t0)
     server_cpu_s = server_cpu1 - server_cpu0
@@ -886,6 +920,8 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
             str(data_dir),
             "--sip-port",
             "0",  # no telephone: the SIP port of a test server may be taken
+            "--workers",
+            str(args.workers),
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -1060,6 +1096,7 @@ def write_json_line(args: argparse.Namespace, real: Step, bare: Step | None) -> 
             "phase_s": args.phase_s,
             "database": "postgresql" if args.database_url else "sqlite",
             "late_ms": args.late_ms,
+            "workers": args.workers,
         },
     )
 
@@ -1081,6 +1118,9 @@ def main() -> None:
     parser.add_argument("--phase-s", type=float, default=6.0, help="night/day length, s")
     parser.add_argument("--think-s", type=float, default=1.0, help="mean think time, s")
     parser.add_argument("--client-procs", type=int, default=1)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="`vollmond serve --workers` (the server's processes)"
+    )
     parser.add_argument("--database-url", help="a scratch PostgreSQL database instead of SQLite")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--server-log", action="store_true", help="show the server's stderr")
