@@ -174,6 +174,11 @@ async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: 
             actor.subscribe(here[s])
             mirror.subscribe(there[s])
         outcome = await mirror.submit(Say(evil, "eins"), cid="x")
+        # The owner's presence counts the mirror's sockets (told before the command was sent).
+        mirror_only = [s for s in range(1, 5) if s != evil]
+        for s in mirror_only:
+            actor.unsubscribe(here[s])
+        assert all(owner.presence.connected(game, s) for s in range(1, 5))
         assert isinstance(outcome, Accepted) and not outcome.repeated
         # Answered after the mirror sent the command's events to its own subscribers.
         assert there[evil].got[-1][0] == outcome.first_seq
@@ -182,6 +187,11 @@ async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: 
         for s in range(1, 5):
             assert there[s].got == here[s].got, f"seat {s}"
         assert [seq for seq, _, _ in there[evil].got] == [outcome.first_seq]
+        actor.unsubscribe(here[evil])
+        for s in range(1, 5):
+            mirror.unsubscribe(there[s])
+        await mirror.submit(Say(evil, "zwei"))  # a round trip after the notices
+        assert not any(owner.presence.connected(game, s) for s in range(1, 5))
     finally:
         await follower.close()
         await owner.close()

@@ -6,9 +6,9 @@ both, so one worker owns the game and the other follows it through a mirror — 
 to the owner, its players' commands go to the owner and their events come back over the bus.
 Every seat gets every event it may see exactly once, in log order, and nothing else (the
 store's log filtered by audience is the reference); a command's own events reach its sender
-before its acknowledgement, a retried client id is answered as a repeat, the night's timer
-(run by the owner) ends the night for everyone, and a seat sees the same view from both
-workers. On SQLite (one file, two writers) and on PostgreSQL.
+before its acknowledgement, a retried client id is answered as a repeat, both workers tell
+the phase clock, the night's timer (run by the owner) ends the night for everyone, and a seat
+sees the same view from both workers. On SQLite (one file, two writers) and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -93,6 +93,13 @@ async def _play_and_check(server: ServerProcess, workers: list[WorkerPort]) -> N
         members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
         evil = [p for p in players if p.seat in members]
         village = [p for p in players if p not in evil]
+
+        # The phase clock from either worker: the owner's timer, and the deadline the mirror
+        # read from the log.
+        clocks = [(await b.http.get(f"/api/games/{game}/clock")).json() for b in browsers[:2]]
+        assert [c["phase"] for c in clocks] == ["night", "night"]
+        assert all(0 < c["remaining"] <= NIGHT_S for c in clocks)
+        assert abs(clocks[0]["remaining"] - clocks[1]["remaining"]) < 5.0
 
         # A secret vote and the night room's chat; a call between two villagers and its chat.
         await evil[0].command(type="UseAbility", kind="evil_vote", target=village[0].seat)

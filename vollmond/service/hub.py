@@ -285,6 +285,12 @@ class Hub:
             if actor.state is not None and not actor.ruleset.is_over(actor.state)
         )
 
+    async def running_actor(self, game_id: str) -> GameActor | None:
+        """The live actor of a game that runs (or lingers after its end) for a channel that
+        reads it, None if none; where games are sharded over processes, a mirror of a game
+        another worker owns (service/shards)."""
+        return self.actors.get(game_id)
+
     async def readable(self, game_id: str) -> GameActor | None:
         """The game for readers (views, history, spectators): its live actor, or for a
         finished game one rebuilt from its log that takes no commands; None if it neither runs

@@ -2,7 +2,8 @@
 
 Everything that changes a game goes to its owner, so that one process serialises it: commands
 (`submit`), and the lobby's changes of that game (`join`, `start`, `abort`, `fill_with_bots`,
-`leave_lobby`, `stop_aborted`), which today rely on the hub's lock being the only one. Reads
+`leave_lobby`, `stop_aborted`), which today rely on the hub's lock being the only one; and
+the owner's presence hears which seats a mirror's sockets follow (`followers`). Reads
 are answered from the store or a mirror by any process; only the running phase of a game
 nobody follows here is asked (`phase`).
 
@@ -26,7 +27,17 @@ from vollmond.service.shards.mirror import OwnerAccepted
 from vollmond.store import GameNotFoundError
 from vollmond.store.seats import Seat
 
-OPS = ("submit", "join", "start", "abort", "fill_with_bots", "leave_lobby", "stop_aborted", "phase")
+OPS = (
+    "submit",
+    "join",
+    "start",
+    "abort",
+    "fill_with_bots",
+    "leave_lobby",
+    "stop_aborted",
+    "phase",
+    "followers",  # a notice without answer: a mirror's sockets follow a seat (+1) or stop (-1)
+)
 
 
 class OwnerCallError(RuntimeError):

@@ -14,6 +14,7 @@ With one worker nothing here is used: `vollmond serve` builds the plain `Hub`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from typing import Any
@@ -108,6 +109,9 @@ class ShardedHub(Hub):
         self.transport.publish(game_log_subject(game_id), data)
 
     def _on_call(self, message: Message) -> None:
+        if message.reply is None:  # a notice, handled at once and in the order sent
+            self._notice(json.loads(message.data))
+            return
         task = asyncio.create_task(self._answer(message))
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
@@ -157,6 +161,18 @@ class ShardedHub(Hub):
         if op == "phase":
             return self.running_phase(game_id)
         raise owner_calls.OwnerCallError(f"unknown call {op!r}")
+
+    def _notice(self, body: dict[str, Any]) -> None:
+        """A mirror's socket started or stopped following a seat: the owner's presence counts
+        it as it counts its own (a player on another worker is not away)."""
+        actor = self.actors.get(body["game"])
+        if body["op"] == "followers" and actor is not None and actor.on_seat_followers:
+            actor.on_seat_followers(int(body["args"]["seat"]), int(body["args"]["change"]))
+
+    def _tell_followers(self, game_id: str, seat: int, change: int) -> None:
+        owner = node_calls_subject(self.ownership.owner_of(game_id))
+        notice = owner_calls.request("followers", game_id, seat=seat, change=change)
+        self.transport.publish(owner, notice)
 
     # -- everyone else: ask the owner ---------------------------------------------------------
     async def _ask(self, op: str, game_id: str, **args: Any) -> Any:
@@ -253,6 +269,17 @@ class ShardedHub(Hub):
         return dataclasses.replace(table, phase=phase)
 
     # -- mirrors of the games owned elsewhere ---------------------------------------------------
+    async def running_actor(self, game_id: str) -> GameActor | None:
+        if self.owns(game_id):
+            return await super().running_actor(game_id)
+        mirror = self.mirrors.get(game_id)
+        if mirror is not None:
+            return mirror
+        with contextlib.suppress(GameNotFoundError):
+            if (await get_game(self.sessions, game_id)).status is GameStatus.RUNNING:
+                return await self.readable(game_id)
+        return None
+
     async def readable(self, game_id: str) -> GameActor | None:
         if self.owns(game_id):
             return await super().readable(game_id)
@@ -285,6 +312,7 @@ class ShardedHub(Hub):
             submit_to_owner=self._submit_to_owner,
             on_idle=self._mirror_idle,
         )
+        mirror.on_seat_followers = lambda seat, change: self._tell_followers(game.id, seat, change)
         if not await mirror.follow(self.transport):
             return None
         self.mirrors[game.id] = mirror

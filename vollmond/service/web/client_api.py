@@ -158,7 +158,7 @@ class ClientApi:
         """Seconds left in the current phase, from the actor's scheduled phase timer."""
         game_id = request.path_params["game_id"]
         await visible_table(self.hub, game_id, self.sessions.account_id(request))
-        actor = self.hub.actors.get(game_id)
+        actor = await self.hub.running_actor(game_id)
         if actor is None or actor.state is None:
             return _error(404, "not_running")
         rules, state = actor.ruleset, actor.state
@@ -223,7 +223,7 @@ class ClientApi:
             await visible_table(self.hub, game_id, account_id)
         if body.reason is not None and body.reason not in OPERATOR_REASONS:
             return _error(400, "bad_reason")
-        actor = self.hub.actors.get(game_id)
+        actor = await self.hub.running_actor(game_id)
         if actor is None or actor.state is None:
             return _error(404, "not_running")
         if body.player is not None and not actor.state.has_seat(body.player):
