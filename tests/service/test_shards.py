@@ -21,6 +21,7 @@ from vollmond.engine.core import Event, Viewer
 from vollmond.engine.kit.commands import Say
 from vollmond.engine.ruleset import get_ruleset
 from vollmond.service.actor import Accepted, GameActor
+from vollmond.service.config import Settings
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.mirror import MirrorActor
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -32,6 +33,7 @@ from vollmond.service.shards.transport import (
     game_log_subject,
 )
 from vollmond.store import Sessions, open_store
+from vollmond.workers import WorkersError, serve_workers
 
 STANDARD = get_ruleset("standard")
 
@@ -257,3 +259,11 @@ def _mirror_of(actor: GameActor, store: Sessions) -> MirrorActor:
         submit_to_owner=nobody,
         on_idle=lambda _: None,
     )
+
+
+def test_workers_refuse_the_telephone_and_a_single_worker(tmp_path: Path) -> None:
+    with pytest.raises(WorkersError, match="telephone"):
+        serve_workers(Settings(data_dir=tmp_path / "data", sip_port=5060), 2)
+    with pytest.raises(WorkersError, match="two or more"):
+        serve_workers(Settings(data_dir=tmp_path / "data", sip_port=0), 1)
+    assert not (tmp_path / "data").exists()  # refused before anything was made
