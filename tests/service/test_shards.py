@@ -2,10 +2,10 @@
 
 The local bus keeps the promises of the transport interface (order, wildcards, request and
 reply, no responders, a subscription in force when `subscribe` returns); ownership is the same
-in every process; and two sharded hubs on one bus and one store behave as the owner and the
-follower of a game: the follower's joins and commands go to the owner, its mirror sends each
-seat the same events as the owner's actor — once each, also when an entry arrives twice or
-after a gap (read from the log then).
+in every process; recording notices reach every worker; and two sharded hubs on one bus and
+one store behave as the owner and the follower of a game: the follower's joins and commands go
+to the owner, its mirror sends each seat the same events as the owner's actor — once each,
+also when an entry arrives twice or after a gap (read from the log then).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from vollmond.engine.kit.commands import Say
 from vollmond.engine.ruleset import get_ruleset
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.config import Settings
+from vollmond.service.notices import NoticeStage, RecordingNotice
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.mirror import MirrorActor
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -267,3 +268,31 @@ def test_workers_refuse_the_telephone_and_a_single_worker(tmp_path: Path) -> Non
     with pytest.raises(WorkersError, match="two or more"):
         serve_workers(Settings(data_dir=tmp_path / "data", sip_port=0), 1)
     assert not (tmp_path / "data").exists()  # refused before anything was made
+
+
+async def test_a_recording_notice_reaches_every_worker(store: Sessions, bus: str) -> None:
+    buses = [await LocalTransport.connect(bus) for _ in range(2)]
+    owner, follower = (
+        ShardedHub(store, node=f"w{i}", ownership=OneOwner("w0"), transport=buses[i])
+        for i in range(2)
+    )
+    await owner.serve_calls()
+    await follower.serve_calls()
+    try:
+        told: list[RecordingNotice | None] = []
+        follower.notices.watch("g1", told.append)
+        notice = RecordingNotice(
+            "g1", 7, NoticeStage.WARNING, frozenset({2, 3}), round=1, since=1.5, max_s=300
+        )
+        owner.notices.publish("g1", notice)
+        while not told:
+            await buses[1]._flush()
+        assert told == [notice] and follower.notices.current("g1") == notice
+        owner.notices.publish("g1", None)
+        while len(told) < 2:
+            await buses[1]._flush()
+        assert told[1] is None and follower.notices.current("g1") is None
+        assert owner.notices.current("g1") is None  # its own notice came back: ignored
+    finally:
+        await follower.close()
+        await owner.close()

@@ -34,6 +34,7 @@ from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
 from vollmond.service.policy import Policy
 from vollmond.service.shards import owner_calls
 from vollmond.service.shards.mirror import MirrorActor, OwnerAccepted
+from vollmond.service.shards.notices import SharedNotices
 from vollmond.service.shards.ownership import Ownership
 from vollmond.service.shards.transport import (
     Message,
@@ -72,6 +73,7 @@ class ShardedHub(Hub):
         self.ownership = ownership
         self.transport = transport
         self.mirror_linger_s = mirror_linger_s
+        self.notices = SharedNotices(node, transport)  # a player on any worker is told
         self.mirrors: dict[str, MirrorActor] = {}
         self._opening: dict[str, asyncio.Task[MirrorActor | None]] = {}
         self._answering: set[asyncio.Task[None]] = set()
@@ -84,7 +86,10 @@ class ShardedHub(Hub):
         return self.owns(game_id)
 
     async def serve_calls(self) -> None:
-        """Answer the other workers' requests about the games this one owns."""
+        """Answer the other workers' requests about the games this one owns, and hear their
+        recording notices."""
+        assert isinstance(self.notices, SharedNotices)
+        await self.notices.follow()
         self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
 
     async def close(self) -> None:
