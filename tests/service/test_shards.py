@@ -2,10 +2,11 @@
 
 The local bus keeps the promises of the transport interface (order, wildcards, request and
 reply, no responders, a subscription in force when `subscribe` returns); ownership is the same
-in every process; recording notices reach every worker; and two sharded hubs on one bus and
-one store behave as the owner and the follower of a game: the follower's joins and commands go
-to the owner, its mirror sends each seat the same events as the owner's actor — once each,
-also when an entry arrives twice or after a gap (read from the log then).
+in every process; recording notices and the spectators' room reach every worker; and two
+sharded hubs on one bus and one store behave as the owner and the follower of a game: the
+follower's joins and commands go to the owner, its mirror sends each seat the same events as
+the owner's actor — once each, also when an entry arrives twice or after a gap (read from the
+log then).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from vollmond.engine.core import Event, Viewer
 from vollmond.engine.kit.commands import Say
 from vollmond.engine.ruleset import get_ruleset
-from vollmond.service.actor import Accepted, GameActor
+from vollmond.service.actor import Accepted, GameActor, SpectatorLine
 from vollmond.service.config import Settings
 from vollmond.service.notices import NoticeStage, RecordingNotice
 from vollmond.service.shards.localbus import Broker, LocalTransport
@@ -136,6 +137,17 @@ class Seat:
         pass
 
 
+class Spectator(Seat):
+    """A subscriber that reads the spectators' room too."""
+
+    def __init__(self) -> None:
+        super().__init__(Viewer.spectator())
+        self.lines: list[tuple[str, str]] = []
+
+    def spectator_line(self, line: SpectatorLine) -> None:
+        self.lines.append((line.name, line.text))
+
+
 class NoStream:
     """A transport that never delivers: the mirror sees only what the test hands it."""
 
@@ -195,6 +207,18 @@ async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: 
             mirror.unsubscribe(there[s])
         await mirror.submit(Say(evil, "zwei"))  # a round trip after the notices
         assert not any(owner.presence.connected(game, s) for s in range(1, 5))
+
+        # The spectators' room is one room on both workers, in the owner's order.
+        watching_here, watching_there = Spectator(), Spectator()
+        actor.subscribe(watching_here)
+        mirror.subscribe(watching_there)
+        mirror.say_as_spectator("Eve", "von w1")
+        actor.say_as_spectator("Max", "von w0")
+        await mirror.submit(Say(evil, "drei"))  # a round trip both ways after the lines
+        await mirror.submit(Say(evil, "vier"))  # and once more: the owner's echo is back
+        assert sorted(watching_here.lines) == [("Eve", "von w1"), ("Max", "von w0")]
+        assert watching_there.lines == watching_here.lines
+        assert list(mirror.spectator_lines) == list(actor.spectator_lines)
     finally:
         await follower.close()
         await owner.close()

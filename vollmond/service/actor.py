@@ -181,6 +181,7 @@ class GameActor:
         self.observers: set[Observer] = set()
         self.on_seat_followers: Callable[[int, int], None] | None = None
         self.on_committed: OnCommitted | None = None
+        self.on_spectator_line: Callable[[SpectatorLine], None] | None = None
         self._queue: asyncio.Queue[
             tuple[Command, str | None, asyncio.Future[Rejection | Accepted]]
         ] = asyncio.Queue()
@@ -475,8 +476,16 @@ class GameActor:
         return seat in self._out_seats()
 
     def say_as_spectator(self, name: str, text: str) -> SpectatorLine:
-        """Keep a spectator's line and hand it to every subscriber who reads the room."""
+        """Keep a spectator's line and hand it to every subscriber who reads the room (and
+        to `on_spectator_line`: where games are sharded, the other workers' copies)."""
         line = SpectatorLine(name, text)
+        self.hear_spectator_line(line)
+        if self.on_spectator_line is not None:
+            self.on_spectator_line(line)
+        return line
+
+    def hear_spectator_line(self, line: SpectatorLine) -> None:
+        """Keep a line of the spectators' room and hand it to its readers here."""
         self.spectator_lines.append(line)
         out = self._out_seats()
         for subscriber in list(self.subscribers):
@@ -484,7 +493,6 @@ class GameActor:
                 subscriber.viewer, out
             ):
                 subscriber.spectator_line(line)
-        return line
 
     def phase_deadline(self, phase_seq: int) -> float | None:
         """When phase `phase_seq` times out (clock time), if a timer is scheduled for it."""

@@ -419,8 +419,9 @@ class Enforcer:
     async def _kick(
         self, game_id: str, account_id: int | None, targets: list[tuple[Listener, _Watch]]
     ) -> None:
-        """The seat leaves like ``Leave`` (its role is revealed), through the game's actor."""
-        actor = self.hub.actors.get(game_id)
+        """The seat leaves like ``Leave`` (its role is revealed), through the game's actor
+        (where games are sharded, a mirror's `submit` hands it to the owner)."""
+        actor = await self.hub.running_actor(game_id)
         if actor is None or actor.state is None:
             return
         houses = {w.house for _, w in targets if w.house is not None}
@@ -442,7 +443,7 @@ class Enforcer:
         and tell everyone at the table."""
         running = [
             game_id
-            for game_id, actor in self.hub.actors.items()
+            for game_id, actor in self.hub.followed_games().items()
             if actor.state is not None and not actor.ruleset.is_over(actor.state)
         ]
         if not running:

@@ -291,6 +291,11 @@ class Hub:
         another worker owns (service/shards)."""
         return self.actors.get(game_id)
 
+    def followed_games(self) -> dict[str, GameActor]:
+        """The games this process has live actors of: the running ones (and those lingering
+        after their end); where games are sharded, the mirrors of other workers' games too."""
+        return self.actors
+
     async def readable(self, game_id: str) -> GameActor | None:
         """The game for readers (views, history, spectators): its live actor, or for a
         finished game one rebuilt from its log that takes no commands; None if it neither runs

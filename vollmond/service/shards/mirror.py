@@ -27,6 +27,7 @@ from vollmond.service.actor import (
     GameActor,
     GameClosedError,
     ReplayDivergedError,
+    SpectatorLine,
     Subscriber,
 )
 from vollmond.service.shards.transport import Message, Subscription, Transport, game_log_subject
@@ -177,6 +178,14 @@ class MirrorActor(GameActor):
         if isinstance(outcome, OwnerAccepted):
             await self._sent_through(outcome.next_seq)
         return outcome
+
+    def say_as_spectator(self, name: str, text: str) -> SpectatorLine:
+        """The spectators' room is kept in the owner's order: the line goes to the owner and
+        comes back here with everyone else's (`on_spectator_line`, set by the hub)."""
+        line = SpectatorLine(name, text)
+        if self.on_spectator_line is not None:
+            self.on_spectator_line(line)
+        return line
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         super().unsubscribe(subscriber)

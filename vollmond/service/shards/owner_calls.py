@@ -37,6 +37,7 @@ OPS = (
     "stop_aborted",
     "phase",
     "followers",  # a notice without answer: a mirror's sockets follow a seat (+1) or stop (-1)
+    "spectator_say",  # a notice without answer: a line for the spectators' room
 )
 
 

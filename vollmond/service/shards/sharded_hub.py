@@ -29,6 +29,7 @@ from vollmond.service.actor import (
     Command,
     GameActor,
     GameClosedError,
+    SpectatorLine,
 )
 from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
 from vollmond.service.policy import Policy
@@ -51,6 +52,7 @@ from vollmond.store.seats import list_seats
 log = structlog.get_logger(__name__)
 
 CALL_TIMEOUT_S = 30.0  # a join that starts the game deals and writes it before answering
+SPECTATORS = "spectators"  # subject prefix of the spectators' room lines, per game
 MIRROR_LINGER_S = 30.0  # a mirror nobody watches is kept this long (reloads, reconnects)
 KNOWN_ERRORS = (LobbyError, GameNotFoundError, GameClosedError, ClientIdReusedError)
 
@@ -90,6 +92,7 @@ class ShardedHub(Hub):
         recording notices."""
         assert isinstance(self.notices, SharedNotices)
         await self.notices.follow()
+        await self.transport.subscribe(f"{SPECTATORS}.>", self._on_spectator_line)
         self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
 
     async def close(self) -> None:
@@ -107,7 +110,24 @@ class ShardedHub(Hub):
     def _new_actor(self, game: Game, players: int) -> GameActor:
         actor = super()._new_actor(game, players)
         actor.on_committed = lambda seq, entry, first: self._publish(game.id, seq, entry, first)
+        actor.on_spectator_line = lambda line: self._tell_spectators(game.id, line)
         return actor
+
+    # -- the spectators' room: the owner orders it, every worker with a copy keeps it ---------
+    def _spectator_line_to_owner(self, game_id: str, line: SpectatorLine) -> None:
+        owner = node_calls_subject(self.ownership.owner_of(game_id))
+        notice = owner_calls.request("spectator_say", game_id, name=line.name, text=line.text)
+        self.transport.publish(owner, notice)
+
+    def _tell_spectators(self, game_id: str, line: SpectatorLine) -> None:
+        body = {"from": self.node, "name": line.name, "text": line.text}
+        self.transport.publish(f"{SPECTATORS}.{game_id}", json.dumps(body).encode())
+
+    def _on_spectator_line(self, message: Message) -> None:
+        body = json.loads(message.data)
+        actor = self.followed_games().get(message.subject.split(".", 1)[1])
+        if body["from"] != self.node and actor is not None:
+            actor.hear_spectator_line(SpectatorLine(body["name"], body["text"]))
 
     def _publish(self, game_id: str, seq: int, entry: Any, first: int) -> None:
         data = json.dumps({"seq": seq, "entry": entry, "first": first}).encode()
@@ -169,10 +189,16 @@ class ShardedHub(Hub):
 
     def _notice(self, body: dict[str, Any]) -> None:
         """A mirror's socket started or stopped following a seat: the owner's presence counts
-        it as it counts its own (a player on another worker is not away)."""
+        it as it counts its own (a player on another worker is not away). Or a spectator on
+        another worker wrote a line: the owner keeps it and publishes it to every copy."""
         actor = self.actors.get(body["game"])
-        if body["op"] == "followers" and actor is not None and actor.on_seat_followers:
-            actor.on_seat_followers(int(body["args"]["seat"]), int(body["args"]["change"]))
+        if actor is None:
+            return
+        args = body["args"]
+        if body["op"] == "followers" and actor.on_seat_followers is not None:
+            actor.on_seat_followers(int(args["seat"]), int(args["change"]))
+        elif body["op"] == "spectator_say":
+            actor.say_as_spectator(str(args["name"]), str(args["text"]))
 
     def _tell_followers(self, game_id: str, seat: int, change: int) -> None:
         owner = node_calls_subject(self.ownership.owner_of(game_id))
@@ -253,8 +279,14 @@ class ShardedHub(Hub):
     async def stop_aborted(self, game_id: str) -> None:
         if self.owns(game_id):
             await super().stop_aborted(game_id)
-        else:
-            await self._ask("stop_aborted", game_id)
+            return
+        mirror = self.mirrors.pop(game_id, None)
+        if mirror is not None:
+            await mirror.stop()
+        await self._ask("stop_aborted", game_id)
+
+    def followed_games(self) -> dict[str, GameActor]:
+        return {**self.actors, **self.mirrors}
 
     def running_phase(self, game_id: str) -> str | None:
         mirror = self.mirrors.get(game_id)
@@ -318,6 +350,7 @@ class ShardedHub(Hub):
             on_idle=self._mirror_idle,
         )
         mirror.on_seat_followers = lambda seat, change: self._tell_followers(game.id, seat, change)
+        mirror.on_spectator_line = lambda line: self._spectator_line_to_owner(game.id, line)
         if not await mirror.follow(self.transport):
             return None
         self.mirrors[game.id] = mirror
