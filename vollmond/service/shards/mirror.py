@@ -97,6 +97,8 @@ class MirrorActor(GameActor):
                 log.exception("mirror_diverged", game=self.game_id)
                 self._closed = True
                 raise
+            except Exception:  # e.g. the store failed while filling a gap: the next entry
+                log.exception("mirror_entry_failed", game=self.game_id)  # reads it again
 
     async def _take(self, seq: int, entry: Any) -> None:
         """Apply the logged entry at command seq `seq` unless it is already held."""
