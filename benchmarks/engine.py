@@ -4,9 +4,11 @@
 
 Three figures, side by side:
 - bot games/s: complete games where random bots choose every command (bot cost included);
-- replayed games/s: the same games' command logs applied by the engine alone;
+- replayed games/s: the same games' command logs applied by the engine alone (deal and
+  `apply` only, in a loop of their own: nothing else is timed in);
 - per-command apply time (median, p99), against a baseline that does the least any immutable
-  update must do: one `dataclasses.replace` of the game state per command.
+  update must do: one `dataclasses.replace` of the game state per command (a separate pass,
+  each command timed on its own).
 
 - fan-out: the JSON view of every seat and a spectator for each state of the first
   `--view-games` games (a table of `--view-players`, 10 by default, as the issue measured),
@@ -61,6 +63,16 @@ def view_figures(games: int, players: int) -> dict[str, float]:
     return {"view_per_viewer_us": seconds / (len(states) * len(viewers)) * 1e6}
 
 
+def replay_game(options: GameOptions, game: PlayedGame) -> None:
+    """The engine alone: deal, then apply every command of the log, nothing else timed in."""
+    seed = game.seed
+    state = new_game(options, rng_for(seed, 0)).state
+    for index, command in enumerate(game.commands, start=1):
+        outcome = apply(state, command, rng_for(seed, index))
+        assert not isinstance(outcome, Rejection)
+        state = outcome.state
+
+
 def measure(
     games: int, players: int, view_games: int = 20, view_players: int = 10
 ) -> dict[str, float]:
@@ -70,9 +82,14 @@ def measure(
     bot_seconds = time.perf_counter() - started
     bot_cpu = time.process_time() - cpu_started
 
+    replay_started, replay_cpu_started = time.perf_counter(), time.process_time()
+    for game in played:
+        replay_game(options, game)
+    replay_seconds = time.perf_counter() - replay_started
+    replay_cpu = time.process_time() - replay_cpu_started
+
     apply_ns: list[float] = []
     floor_ns: list[float] = []
-    replay_started, replay_cpu_started = time.perf_counter(), time.process_time()
     for game in played:
         state = new_game(options, rng_for(game.seed, 0)).state
         for index, command in enumerate(game.commands, start=1):
@@ -85,8 +102,6 @@ def measure(
             apply_ns.append(t1 - t0)
             floor_ns.append(t2 - t1)
             state = outcome.state
-    replay_seconds = time.perf_counter() - replay_started
-    replay_cpu = time.process_time() - replay_cpu_started
     commands = len(apply_ns)
     return view_figures(view_games, view_players) | {
         "games": games,
