@@ -111,6 +111,7 @@ def measure(
         "replayed_games_per_second": games / replay_seconds,
         "bot_games_per_cpu_second": games / bot_cpu,
         "replayed_games_per_cpu_second": games / replay_cpu,
+        "bots_cpu_ms_per_game": max(0.0, bot_cpu - replay_cpu) / games * 1000,
         "apply_median_us": statistics.median(apply_ns) / 1000,
         "apply_p99_us": percentile(apply_ns, 0.99) / 1000,
         "baseline_replace_median_us": statistics.median(floor_ns) / 1000,
@@ -152,6 +153,10 @@ def main() -> None:
     print(
         f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s"
         f"  ({figures['replayed_games_per_cpu_second']:.1f} per CPU second)"
+    )
+    print(
+        f"  of a bot game, the bots'    {figures['bots_cpu_ms_per_game']:8.2f} ms CPU"
+        "  (bot games minus the replay of their logs)"
     )
     print(
         f"  apply per command           median {figures['apply_median_us']:.1f} µs, "
