@@ -34,6 +34,8 @@ class Kamailio:
     root: Path
     nodes: list[int]
     port: int = field(default_factory=free_udp_port)
+    #: Seconds between OPTIONS pings to each node.
+    ping_interval: int = 1
     process: asyncio.subprocess.Process | None = None
 
     @property
@@ -57,7 +59,7 @@ class Kamailio:
             "-A", f"LISTEN=udp:{PROXY_HOST}:{self.port}",
             "-A", f'DISPATCHER_LIST="{nodes}"',
             "-A", f'CTL_SOCKET="{self.control}"',
-            "-A", "PING_INTERVAL=1",
+            "-A", f"PING_INTERVAL={self.ping_interval}",
             "-A", "NODE_TIMEOUT_MS=1000",
             stdin=asyncio.subprocess.DEVNULL,
             stdout=log,
@@ -121,8 +123,10 @@ class Kamailio:
 
 
 @contextlib.asynccontextmanager
-async def kamailio(root: Path, nodes: Iterable[int]) -> AsyncIterator[Kamailio]:
-    proxy = Kamailio(root, list(nodes))
+async def kamailio(
+    root: Path, nodes: Iterable[int], *, ping_interval: int = 1
+) -> AsyncIterator[Kamailio]:
+    proxy = Kamailio(root, list(nodes), ping_interval=ping_interval)
     try:
         await proxy.start()
         yield proxy

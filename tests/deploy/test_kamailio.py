@@ -138,3 +138,28 @@ async def test_a_softphone_talks_to_the_node_directly_through_the_proxy(
         await phone.stop()
     assert rms(heard) > 300, "the announcer was not heard"
     assert np.count_nonzero(heard) > 2 * 8000  # seconds of sound, not a click
+
+
+async def test_a_call_to_a_node_that_does_not_answer_moves_on_to_the_next(
+    tmp_path: Path,
+) -> None:
+    """Before any ping has noticed (pings an hour apart here), a node that is down costs the
+    caller one timeout (NODE_TIMEOUT_MS): the failure route marks it and relays the INVITE to
+    the next node, and later calls skip it."""
+    need("kamailio", "kamcmd")
+    alive = node(tmp_path, "alive")
+    dead_port = free_udp_port()  # nothing listens here
+    async with (
+        serving(alive),
+        kamailio(tmp_path / "kamailio", [dead_port, alive.sip_port], ping_interval=3600) as proxy,
+    ):
+        cluster = Cluster([alive], proxy)
+        assert (await proxy.node_flags())[dead_port][0] == "A"  # not noticed yet
+        peer = await UdpPeer.open("127.0.0.1")
+        try:
+            answered = [(await place_call(cluster, peer)).node_port for _ in range(3)]
+        finally:
+            peer.close()
+        assert answered == [alive.sip_port] * 3
+        assert (await proxy.node_flags())[dead_port] == "IP"
+        assert "did not answer" in proxy.log_text()
