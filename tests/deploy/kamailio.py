@@ -20,7 +20,14 @@ from pathlib import Path
 
 from tests.phone.helpers import UdpPeer
 from tests.phone.test_sipp import free_udp_port
-from vollmond.phone.sip.message import SipResponse, header_params, header_uri
+from vollmond.phone.sip.message import (
+    SipRequest,
+    SipResponse,
+    header_params,
+    header_uri,
+    parse_message,
+    response_for,
+)
 
 CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "kamailio" / "kamailio.cfg"
 PROXY_HOST = "127.0.0.2"
@@ -217,6 +224,21 @@ class ProxiedDialog:
         self.cseq += 1
         self._request("BYE", self.cseq)
         return await self._final("BYE")
+
+    async def answer_bye(self, timeout: float = 10.0) -> tuple[SipRequest, tuple[str, int]]:
+        """Wait for the node's BYE of this call, answer it 200, and return it with the address
+        it came from."""
+        async with asyncio.timeout(timeout):
+            while True:
+                data, addr = await self.peer.queue.get()
+                message = parse_message(data)
+                if (
+                    isinstance(message, SipRequest)
+                    and message.method == "BYE"
+                    and message.get("Call-ID") == self.call_id
+                ):
+                    self.peer.send(response_for(message, 200).serialise(), addr)
+                    return message, addr
 
     @property
     def node_port(self) -> int:

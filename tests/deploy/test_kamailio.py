@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import signal
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -163,3 +164,21 @@ async def test_a_call_to_a_node_that_does_not_answer_moves_on_to_the_next(
         assert answered == [alive.sip_port] * 3
         assert (await proxy.node_flags())[dead_port] == "IP"
         assert "did not answer" in proxy.log_text()
+
+
+async def test_a_stopping_node_hangs_up_its_calls_through_the_proxy(cluster: Cluster) -> None:
+    """The other direction of the dialog: a node stopped with SIGTERM says BYE to each caller,
+    and the BYE travels the caller's route set back through Kamailio."""
+    peer = await UdpPeer.open("127.0.0.1")
+    try:
+        dialog = ProxiedDialog(peer, cluster.proxy)
+        assert (await dialog.invite()).status == 200
+        answering = cluster.by_port(dialog.node_port)
+        await wait_for_calls(answering, 1)
+        answering.kill(signal.SIGTERM)
+        bye, source = await dialog.answer_bye()
+    finally:
+        peer.close()
+    assert source == (PROXY_HOST, cluster.proxy.port)
+    assert bye.uri == f"sip:caller@127.0.0.1:{peer.port}"  # Kamailio took its own Route off
+    assert not bye.get_all("Route")
