@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from vollmond.store import Sessions, create_engine, create_game, make_sessionmaker
+from vollmond.store import (
+    GameNotFoundError,
+    Sessions,
+    create_engine,
+    create_game,
+    make_sessionmaker,
+)
 from vollmond.store.leases import (
     Lease,
     acquire_lease,
@@ -150,6 +156,12 @@ async def test_take_over_takes_at_most_the_limit_oldest_first(sessions: Sessions
         await acquire_lease(sessions, game, "node-a", now=at(second), ttl=TTL)
     taken = await take_over_expired_leases(sessions, "node-b", now=at(60), ttl=TTL, limit=2)
     assert sorted(lease.game_id for lease in taken) == sorted(games[:2])
+
+
+async def test_a_lease_is_only_for_a_game_the_store_knows(sessions: Sessions) -> None:
+    with pytest.raises(GameNotFoundError):
+        await acquire_lease(sessions, "no-such-game", "node-a", now=T0, ttl=TTL)
+    assert await get_lease(sessions, "no-such-game") is None
 
 
 @pytest.mark.parametrize(

@@ -24,10 +24,12 @@ from typing import Any
 
 from sqlalchemy import and_, case, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store._validate import check_aware
 from vollmond.store.db import Sessions
+from vollmond.store.errors import GameNotFoundError
 from vollmond.store.models.leases import GameLeaseRow
 
 NODE_ID_MAX_LENGTH = 64
@@ -98,9 +100,19 @@ async def acquire_lease(
 
     Returns the lease now held, or None if another node holds it live. Taking a free or
     expired lease starts a new epoch; asking again for one's own live lease only renews it.
+    Raises GameNotFoundError for a game the store does not know.
     """
     check_node_id(node_id)
     _check(now, ttl)
+    try:
+        return await _upsert(sessions, game_id, node_id, now=now, ttl=ttl)
+    except IntegrityError as exc:  # the only constraint an upsert can break: the game's
+        raise GameNotFoundError(game_id) from exc
+
+
+async def _upsert(
+    sessions: Sessions, game_id: str, node_id: str, *, now: datetime, ttl: timedelta
+) -> Lease | None:
     mine_and_live = and_(GameLeaseRow.owner == node_id, GameLeaseRow.expires_at > now)
     async with sessions.begin() as session:
         insert = _insert(session)
