@@ -145,8 +145,8 @@ async def test_a_call_to_a_node_that_does_not_answer_moves_on_to_the_next(
     tmp_path: Path,
 ) -> None:
     """Before any ping has noticed (pings an hour apart here), a node that is down costs the
-    caller one timeout (NODE_TIMEOUT_MS): the failure route marks it and relays the INVITE to
-    the next node, and later calls skip it."""
+    caller one timeout (NODE_TIMEOUT_MS, 5 s in these tests): the failure route marks it and
+    relays the INVITE to the next node, and later calls skip it."""
     need("kamailio", "kamcmd")
     alive = node(tmp_path, "alive")
     dead_port = free_udp_port()  # nothing listens here
