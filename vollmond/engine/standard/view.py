@@ -222,19 +222,18 @@ class StandardView:
     witch_victim: int | None
     shared: _Shared | None = field(default=None, compare=False, repr=False)
     """The state's part common to every viewer (its JSON made once), when `project` made this."""
-    own_seats: tuple[tuple[SeatView, ...], tuple[int, ...]] | None = field(
-        default=None, compare=False, repr=False
-    )
-    """The `seats` `project` made and the indices where they differ from the shared ones
-    (what this viewer knows more): only those need JSON of their own."""
+    own_seats: _Houses | None = field(default=None, compare=False, repr=False)
+    """The `seats` `project` made, the indices where they differ from the JSON rows they
+    start from (what this viewer knows more), and those rows: only the indices need JSON of
+    their own."""
 
     def to_json(self) -> dict[str, Json]:
         shared = self.shared
         made = self.own_seats
         if shared is not None and self.seats is shared.seats:
             seats = list(shared.seats_json())
-        elif shared is not None and made is not None and self.seats is made[0]:
-            seats = list(shared.seats_json())
+        elif made is not None and self.seats is made[0]:
+            seats = list(made[2])
             for index in made[1]:
                 seats[index] = self.seats[index].to_json()
         else:
@@ -280,28 +279,37 @@ def _public_seats(state: GameState) -> tuple[SeatView, ...]:
     )
 
 
-def _seats(
-    state: GameState, viewer: Viewer, shared: _Shared
-) -> tuple[tuple[SeatView, ...], tuple[int, ...]]:
+_Houses = tuple[tuple[SeatView, ...], tuple[int, ...], list[Json]]
+"""Houses as one viewer sees them, the indices where they differ from the JSON rows they
+start from, and those rows (shared: copied before a viewer's own rows go in)."""
+
+
+def _seats(state: GameState, viewer: Viewer, shared: _Shared) -> _Houses:
     """The public houses, with what this viewer knows beyond them put in (own role, team,
-    twin, lover); a spectator's are the public ones themselves. Also the indices of the
-    houses that differ from the public ones (so only those need JSON of their own)."""
-    public = shared.seats
+    twin, lover); a spectator's are the public ones themselves. The night room's members
+    start from the houses with their team's roles in, made once per state for all of them."""
     if viewer.kind is not ViewerKind.PLAYER or viewer.seat is None:
-        return public, ()
-    roles = _roles_told(state, state.player(viewer.seat), shared.night_room(state))
+        return shared.seats, (), shared.seats_json()
+    me = state.player(viewer.seat)
+    if in_night_room(me) and bonds_known(state):
+        base, changed, base_json = shared.team(state)
+    else:
+        base, changed, base_json = shared.seats, (), shared.seats_json()
+    roles = {me.seat: me.role}
+    if bonds_known(state) and Trait.BONDED_PAIR in spec_of(me).traits:
+        roles.update((p.seat, p.role) for p in state.players if p.role is me.role)
     lovers = _known_lovers(state, viewer)
-    seats = list(public)
-    own: list[int] = []
+    seats = list(base)
+    own = list(changed)
     for seat in sorted(roles.keys() | lovers):
         index = seat - 1
-        seen = public[index]
+        seen = base[index]
         role = roles.get(seat, seen.role)
         lover = seat in lovers
         if role is not seen.role or lover is not seen.lover:
             seats[index] = SeatView(seen.seat, seen.alive, role, lover, seen.present)
             own.append(index)
-    return tuple(seats), tuple(own)
+    return tuple(seats), tuple(own), base_json
 
 
 def _me(state: GameState, player: Player) -> MeView:
@@ -422,6 +430,7 @@ class _Shared:
         "_night_room",
         "_options_json",
         "_seats_json",
+        "_team",
         "day",
         "outcome",
         "seats",
@@ -437,6 +446,27 @@ class _Shared:
         self._day_json: dict[str, Json] | None = None
         self._options_json: tuple[GameOptions, dict[str, Json]] | None = None
         self._night_room: frozenset[int] | None = None
+        self._team: _Houses | None = None
+
+    def team(self, state: GameState) -> _Houses:
+        """The houses as the night room's members all see them (their team's roles in),
+        once bonds are known (of the state this part was built for)."""
+        if self._team is None:
+            seats = list(self.seats)
+            changed: list[int] = []
+            for seat in sorted(self.night_room(state)):
+                seen = seats[seat - 1]
+                role = state.player(seat).role
+                if role is not seen.role:
+                    seats[seat - 1] = SeatView(
+                        seen.seat, seen.alive, role, seen.lover, seen.present
+                    )
+                    changed.append(seat - 1)
+            rows = list(self.seats_json())
+            for index in changed:
+                rows[index] = seats[index].to_json()
+            self._team = (tuple(seats), (), rows)
+        return self._team
 
     def night_room(self, state: GameState) -> frozenset[int]:
         """The night room's seats, the dead too (of the state this part was built for)."""
@@ -497,7 +527,7 @@ def project(state: GameState, viewer: Viewer) -> StandardView:
     """Everything `viewer` may know right now, as a typed value: the part shared by every
     viewer is built once per state, per viewer only what is theirs."""
     shared = _shared(state)
-    seats, own_seats = _seats(state, viewer, shared)
+    houses = _seats(state, viewer, shared)
     me = night = witch = None
     if viewer.kind is ViewerKind.PLAYER and viewer.seat is not None:
         player = state.player(viewer.seat)
@@ -511,7 +541,7 @@ def project(state: GameState, viewer: Viewer) -> StandardView:
         step=state.night.step if state.night is not None else None,
         world=state.options.world,
         options=state.options,
-        seats=seats,
+        seats=houses[0],
         day=_day(state, viewer, shared.day),
         instant_kill_used=state.instant_kill_used,
         outcome=shared.outcome,
@@ -519,7 +549,7 @@ def project(state: GameState, viewer: Viewer) -> StandardView:
         night_room=night,
         witch_victim=witch,
         shared=shared,
-        own_seats=(seats, own_seats),
+        own_seats=houses,
     )
 
 
