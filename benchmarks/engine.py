@@ -1,20 +1,25 @@
 """Engine throughput: complete 12-player games per second and per-command `apply` time.
 
-    .venv/bin/python -m benchmarks.engine [--games 300] [--players 12] [--json-out FILE]
+    .venv/bin/python -m benchmarks.engine [--games 300] [--players 12] [--repeat 1]
+                                          [--json-out FILE]
 
 Three figures, side by side:
 - bot games/s: complete games where random bots choose every command (bot cost included);
-- replayed games/s: the same games' command logs applied by the engine alone;
+- replayed games/s: the same games' command logs applied by the engine alone (deal and
+  `apply` only, in a loop of their own: nothing else is timed in);
 - per-command apply time (median, p99), against a baseline that does the least any immutable
-  update must do: one `dataclasses.replace` of the game state per command.
+  update must do: one `dataclasses.replace` of the game state per command (a separate pass,
+  each command timed on its own).
 
 - fan-out: the JSON view of every seat and a spectator for each state of the first
   `--view-games` games (a table of `--view-players`, 10 by default, as the issue measured),
   per viewer: `view()` as the web server builds it for each socket, encoding included.
 
-Games per second are given twice: by the wall clock and by this process's CPU time (per
-core). On a machine shared with other work the CPU figure is the steadier one; compare two
-trees in the same time window (e.g. alternating runs) and report ratios.
+With `--repeat N` the bot games and the replays are each timed N times and the best run is
+kept (the least disturbed by other work on the machine). Games per second are given twice:
+by the wall clock and by this process's CPU time (per core). On a machine shared with other
+work the CPU figure is the steadier one; compare two trees in the same time window (e.g.
+alternating runs) and report ratios.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,18 +67,45 @@ def view_figures(games: int, players: int) -> dict[str, float]:
     return {"view_per_viewer_us": seconds / (len(states) * len(viewers)) * 1e6}
 
 
+def replay_game(options: GameOptions, game: PlayedGame) -> None:
+    """The engine alone: deal, then apply every command of the log, nothing else timed in."""
+    seed = game.seed
+    state = new_game(options, rng_for(seed, 0)).state
+    for index, command in enumerate(game.commands, start=1):
+        outcome = apply(state, command, rng_for(seed, index))
+        assert not isinstance(outcome, Rejection)
+        state = outcome.state
+
+
+def _timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """The best of `repeat` runs: wall seconds and CPU seconds (each the least seen)."""
+    best_wall = best_cpu = float("inf")
+    for _ in range(repeat):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        run()
+        best_wall = min(best_wall, time.perf_counter() - started)
+        best_cpu = min(best_cpu, time.process_time() - cpu_started)
+    return best_wall, best_cpu
+
+
 def measure(
-    games: int, players: int, view_games: int = 20, view_players: int = 10
+    games: int, players: int, view_games: int = 20, view_players: int = 10, repeat: int = 1
 ) -> dict[str, float]:
     options = GameOptions(players=players)
-    started, cpu_started = time.perf_counter(), time.process_time()
-    played: list[PlayedGame] = [play_game(options, seed) for seed in range(games)]
-    bot_seconds = time.perf_counter() - started
-    bot_cpu = time.process_time() - cpu_started
+    played: list[PlayedGame] = []
+
+    def play() -> None:
+        played[:] = [play_game(options, seed) for seed in range(games)]
+
+    def replay() -> None:
+        for game in played:
+            replay_game(options, game)
+
+    bot_seconds, bot_cpu = _timed(play, repeat)
+    replay_seconds, replay_cpu = _timed(replay, repeat)
 
     apply_ns: list[float] = []
     floor_ns: list[float] = []
-    replay_started, replay_cpu_started = time.perf_counter(), time.process_time()
     for game in played:
         state = new_game(options, rng_for(game.seed, 0)).state
         for index, command in enumerate(game.commands, start=1):
@@ -85,8 +118,6 @@ def measure(
             apply_ns.append(t1 - t0)
             floor_ns.append(t2 - t1)
             state = outcome.state
-    replay_seconds = time.perf_counter() - replay_started
-    replay_cpu = time.process_time() - replay_cpu_started
     commands = len(apply_ns)
     return view_figures(view_games, view_players) | {
         "games": games,
@@ -96,6 +127,7 @@ def measure(
         "replayed_games_per_second": games / replay_seconds,
         "bot_games_per_cpu_second": games / bot_cpu,
         "replayed_games_per_cpu_second": games / replay_cpu,
+        "bots_cpu_ms_per_game": max(0.0, bot_cpu - replay_cpu) / games * 1000,
         "apply_median_us": statistics.median(apply_ns) / 1000,
         "apply_p99_us": percentile(apply_ns, 0.99) / 1000,
         "baseline_replace_median_us": statistics.median(floor_ns) / 1000,
@@ -109,10 +141,13 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=12)
     parser.add_argument("--view-games", type=int, default=20)
     parser.add_argument("--view-players", type=int, default=10)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="time bot games and replays N times, keep the best"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
     args = parser.parse_args()
-    figures = measure(args.games, args.players, args.view_games, args.view_players)
+    figures = measure(args.games, args.players, args.view_games, args.view_players, args.repeat)
     if args.json_out is not None:
         baseline = {"replace_median_us": figures["baseline_replace_median_us"]}
         own = {k: v for k, v in figures.items() if not k.startswith("baseline_")}
@@ -121,7 +156,7 @@ def main() -> None:
             "engine",
             figures=own,
             baseline=baseline,
-            parameters={"games": args.games, "players": args.players},
+            parameters={"games": args.games, "players": args.players, "repeat": args.repeat},
         )
     if args.json:
         print(json.dumps(figures, sort_keys=True))
@@ -137,6 +172,10 @@ def main() -> None:
     print(
         f"  engine-only replayed games  {figures['replayed_games_per_second']:8.1f} /s"
         f"  ({figures['replayed_games_per_cpu_second']:.1f} per CPU second)"
+    )
+    print(
+        f"  of a bot game, the bots'    {figures['bots_cpu_ms_per_game']:8.2f} ms CPU"
+        "  (bot games minus the replay of their logs)"
     )
     print(
         f"  apply per command           median {figures['apply_median_us']:.1f} µs, "

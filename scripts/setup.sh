@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # espeak-ng: German prompts; sox: audio checks; sip-tester (sipp), baresip: real SIP peers in
-# the tests; chromium: the real browser for the browser tests; postgresql-client: psql checks.
-APT_PACKAGES=(python3-venv python3-dev espeak-ng sox sip-tester baresip chromium fonts-dejavu-core)
+# the tests; chromium: the real browser for the browser tests; postgresql-client: psql checks;
+# kamailio: the SIP proxy in front of several nodes (deploy/kamailio, tests/deploy).
+APT_PACKAGES=(python3-venv python3-dev espeak-ng sox sip-tester baresip chromium fonts-dejavu-core
+    kamailio)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -17,6 +19,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >/dev/null
+    # Debian starts its own kamailio.service (example config, port 5060 on every address), which
+    # would take the SIP port of `vollmond serve`. Ours runs from deploy/ (a unit of its own).
+    if [[ " ${missing[*]} " == *" kamailio "* ]] && command -v systemctl >/dev/null \
+        && [ -d /run/systemd/system ]; then
+        $SUDO systemctl disable --now kamailio.service >/dev/null 2>&1 || true
+    fi
 fi
 
 PY="${PYTHON:-python3}"

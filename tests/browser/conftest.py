@@ -14,7 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
@@ -90,10 +90,21 @@ def server(server_data: Path) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="module")
+def _browser_scope(fixture_name: str, config: pytest.Config) -> Literal["session", "module"]:
+    """One Chromium per worker when the run holds only this folder's tests (scripts/test.sh
+    runs them on their own): about twenty launches fewer. A run that mixes them with other
+    tests keeps one per module: Playwright's sync API keeps an event loop running in this
+    thread while it is open, which would break every asyncio test collected after them."""
+    here = Path(__file__).resolve().parent
+    paths = [Path(arg.split("::", 1)[0]).resolve() for arg in config.args]
+    only_here = bool(paths) and all(p == here or here in p.parents for p in paths)
+    return "session" if only_here else "module"
+
+
+@pytest.fixture(scope=_browser_scope)
 def browser() -> Iterator[Browser]:
-    """Per module: Playwright's sync API keeps an event loop running in this thread while it is
-    open, which would break every asyncio test collected after the browser tests."""
+    """Debian's Chromium, launched once per worker or per module (`_browser_scope`); every
+    player opens a context of its own, so no cookie or storage is shared between tests."""
     try:
         from playwright.sync_api import sync_playwright  # noqa: PLC0415
     except ImportError:

@@ -11,7 +11,9 @@ import pytest
 
 from tests.engine.driver import states_along
 from vollmond.engine.standard import DeckId, GameOptions
-from vollmond.engine.standard.legal import command_groups
+from vollmond.engine.standard.legal import command_groups, legal_actions, legal_menu
+from vollmond.engine.standard.menus import describe
+from vollmond.engine.standard.options import CallSettings
 from vollmond.engine.standard.replay import rng_for
 from vollmond.engine.standard.rules import apply, new_game, validate
 from vollmond.engine.standard.sim import play_game
@@ -44,3 +46,38 @@ def test_group_filter_agrees_with_validate_on_every_candidate(
                     checked += 1
                     offered += allowed
     assert offered > 0 and checked > offered  # both answers occur
+
+
+# Calls and nominations are worked out per state and shared by the seats (menus.py); these
+# settings take the call group through each of its branches (partners only, by day, no
+# evil callers, one call a night) and lovers through the partner calls.
+FAST_GAMES = [
+    *GAMES,
+    (GameOptions(players=12, lovers=True, calls=CallSettings(enabled=False)), 8),
+    (GameOptions(players=14, lovers=True, calls=CallSettings(by_day=True, per_night=1)), 9),
+    (GameOptions(players=12, calls=CallSettings(evil_may_call=False), deck=DeckId.FULL_MOON), 10),
+    (GameOptions(players=40), 11),
+]
+
+
+@pytest.mark.parametrize(("options", "seed"), FAST_GAMES)
+def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed: int) -> None:
+    """A group's `legal` (and its JSON) equals its candidates through `allowed`, which the
+    test above holds to `validate`: the shared targets change nothing a seat is offered."""
+    game = play_game(options, seed)
+    opened = new_game(options, rng_for(seed, 0))
+    states = states_along(opened, apply, game.commands, partial(rng_for, seed))
+    kinds: set[str] = set()
+    for state in states:
+        for seat in range(1, options.players + 1):
+            for group in command_groups(state, seat):
+                expected = [cmd for cmd in group.candidates() if group.allowed(cmd)]
+                legal, described = group.legal_described()
+                assert list(legal) == expected, (group.kind, seat, state.phase)
+                assert list(group.legal()) == expected
+                assert list(described) == [describe(cmd) for cmd in expected]
+                kinds.update(group.kind for _ in expected[:1])
+            menu, menu_json = legal_menu(state, seat)
+            assert list(menu) == legal_actions(state, seat)
+            assert menu_json == [describe(cmd) for cmd in menu]
+    assert {"nominate", "vote", "call"} <= kinds

@@ -74,6 +74,10 @@ class ServerProcess:
     extra_args: Sequence[str] = ()
     start_timeout_s: float = START_TIMEOUT_S
     port: int = field(default_factory=free_port)
+    #: SIP/UDP port of the telephone channel; 0 (the default here): no telephone.
+    sip_port: int = 0
+    #: The operator's settings file (`--config`), if any.
+    config: Path | None = None
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     _log: IO[bytes] | None = None
@@ -103,7 +107,9 @@ class ServerProcess:
         self.starts += 1
         self._log = (self.data_dir.parent / f"serve-{self.starts}.log").open("wb")
         args = [str(SERVE), "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
-        args += ["--sip-port", "0"]  # no telephone: these tests need no SIP port of their own
+        args += ["--sip-port", str(self.sip_port)]
+        if self.config is not None:
+            args += ["--config", str(self.config)]
         args += list(self.extra_args)
         self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout_s

@@ -83,7 +83,7 @@ async def test_founding_with_every_option_shows_them_in_the_game(
     [
         ({"world": "atlantis"}, 409, "unknown_world"),
         ({"size": 3}, 409, "size_out_of_range"),
-        ({"size": 61}, 409, "size_out_of_range"),
+        ({"size": 201}, 409, "size_out_of_range"),
         ({"size": "8"}, 400, "size_required"),
         ({"deck": "poker"}, 400, "invalid_options"),
         ({"custom_roles": [["dragon", 1]]}, 400, "invalid_options"),
@@ -152,6 +152,19 @@ async def test_public_games_have_no_private_size_limit(api: Callable[[], ApiClie
     founded = await host.found(size=40)
     game = (await host.get(f"/api/games/{founded['game']}")).json()["game"]
     assert game["size"] == 40
+
+
+@pytest.mark.rule("P1")
+async def test_a_public_game_of_200_can_be_founded(api: Callable[[], ApiClient]) -> None:
+    """The operators' default cap is what a 200-player game was measured to hold (the
+    benchmark benchmarks/big_game.py; docs/decisions.md), the rules' own limit."""
+    host = await signed_in(api, "Host")
+    founded = await host.found(size=200)
+    game = (await host.get(f"/api/games/{founded['game']}")).json()["game"]
+    assert (game["size"], game["private"]) == (200, False)
+    rulesets = (await host.get("/api/rulesets")).json()["rulesets"]
+    standard = next(r for r in rulesets if r["id"] == "standard")
+    assert standard["max_players"] == 200
 
 
 async def test_join_twice_leave_and_join_again(api: Callable[[], ApiClient]) -> None:

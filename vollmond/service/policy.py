@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 MIN_PLAYERS = 4
-MAX_PLAYERS = 60
-"""The operators' table sizes by default (the widest any rule set deals); each rule set's own
-bounds (`RuleSet.min_players`, `max_players`) apply as well when a round is founded."""
+MAX_PLAYERS = 200
+"""The operators' table sizes by default (the widest any rule set deals: public games have no
+size limit of their own, P1; 200 is what one core was measured to hold, docs/decisions.md
+"big public games, measured end to end"); each rule set's own bounds (`RuleSet.min_players`,
+`max_players`) apply as well when a round is founded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,12 +86,12 @@ class Ability:
     def perform(self, tx: Tx, actor: Player, target: int | None, second: int | None) -> None:
         """Default: remember the choice for the night's resolution."""
         night = tonight(tx.state)
-        tx.state = evolve(tx.state, night=night.with_action(actor.seat, self.kind, target))
+        tx.change(night=night.with_action(actor.seat, self.kind, target))
 
 
 def _learn(tx: Tx, actor: Player, fact: Fact) -> None:
     me = tx.state.player(actor.seat)
-    tx.state = tx.state.with_player(evolve(me, facts=(*me.facts, fact)))
+    tx.put_player(evolve(me, facts=(*me.facts, fact)))
 
 
 class TakeCard(Ability):
@@ -136,7 +136,8 @@ def take(tx: Tx, seat: int, index: int) -> None:
     me = state.player(seat)
     chosen = state.leftover[index - 1]
     rest = tuple(c for i, c in enumerate(state.leftover, start=1) if i != index)
-    tx.state = evolve(state.with_player(evolve(me, spec=chosen)), leftover=())
+    tx.put_player(evolve(me, spec=chosen))
+    tx.change(leftover=())
     tx.emit(Ev.ROLE_TAKEN, Audience.to(seat), role=chosen.id.value)
     tx.emit(
         Ev.ROLES_DEALT,
@@ -174,7 +175,7 @@ class Link(Ability):
         assert target is not None and second is not None
         super().perform(tx, actor, target, second)
         for seat in (target, second):
-            tx.state = tx.state.with_player(evolve(tx.state.player(seat), lover=True))
+            tx.put_player(evolve(tx.state.player(seat), lover=True))
         pair = sorted((target, second))
         tx.emit(Ev.LOVERS_CHOSEN, Audience.to(actor.seat), seats=pair)
         tx.emit(Ev.LOVERS_REVEALED, Audience.group(tuple(pair)), seats=pair)
@@ -207,7 +208,7 @@ class WolfVote(Ability):
         super().perform(tx, actor, target, second)
         night = tonight(tx.state)
         votes = {**night.wolf_votes, actor.seat: target}
-        tx.state = evolve(tx.state, night=evolve(night, wolf_votes=votes))
+        tx.change(night=evolve(night, wolf_votes=votes))
         tally = Counter(votes.values())
         tx.emit(
             Ev.WOLF_VOTE_CAST,
@@ -279,7 +280,7 @@ class _WitchAction(Ability):
         tx.emit(Ev.ACTION_CONFIRMED, Audience.to(actor.seat), kind=self.kind.value, target=target)
         if self.spends:
             me = tx.state.player(actor.seat)
-            tx.state = tx.state.with_player(evolve(me, spent=True))
+            tx.put_player(evolve(me, spent=True))
 
 
 class Heal(_WitchAction):

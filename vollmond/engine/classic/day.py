@@ -49,7 +49,7 @@ def check_elect(state: GameState, cmd: Elect) -> Rejection | None:
 
 
 def elect(tx: Tx, cmd: Elect) -> None:
-    tx.state = evolve(tx.state, election={**tx.state.election, cmd.actor: cmd.target})
+    tx.change(election={**tx.state.election, cmd.actor: cmd.target})
     tx.emit(Ev.ELECTION_VOTE, Audience.public(), voter=cmd.actor, target=cmd.target)
 
 
@@ -62,7 +62,7 @@ def close_election(tx: Tx) -> None:
     votes = {v: t for v, t in tx.state.election.items() if tx.state.player(t).alive}
     top = _top(votes) or [p.seat for p in tx.state.living()]
     captain = top[0] if len(top) == 1 else tx.rng.choice(top)
-    tx.state = evolve(tx.state, captain=captain)
+    tx.change(captain=captain)
     tx.emit(
         Ev.CAPTAIN_ELECTED,
         Audience.public(),
@@ -90,7 +90,7 @@ def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
 def vote(tx: Tx, cmd: Vote) -> None:
     day = tx.state.day
     assert day is not None
-    tx.state = evolve(tx.state, day=evolve(day, votes={**day.votes, cmd.actor: cmd.target}))
+    tx.change(day=evolve(day, votes={**day.votes, cmd.actor: cmd.target}))
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor, target=cmd.target)
 
 
@@ -106,7 +106,7 @@ def count_votes(tx: Tx) -> None:
     votes = {v: t for v, t in day.votes.items() if t is None or tx.state.player(t).alive}
     top = _top(votes)
     if len(top) > 1 and tx.state.captain is not None:
-        tx.state = evolve(tx.state, day=evolve(day, tied=tuple(top)))
+        tx.change(day=evolve(day, tied=tuple(top)))
         tx.emit(Ev.TIE_TO_CAPTAIN, Audience.public(), tied=top, captain=tx.state.captain)
         return
     if not top:
@@ -150,7 +150,7 @@ def tie_default(tx: Tx) -> None:
 def banish(tx: Tx, seat: int | None, decided_by: str) -> None:
     day = tx.state.day
     assert day is not None
-    tx.state = evolve(tx.state, day=evolve(day, tied=()))
+    tx.change(day=evolve(day, tied=()))
     dead = kill(tx, [seat]) if seat is not None else []
     tx.emit(
         Ev.VOTE_RESULT,
@@ -190,7 +190,7 @@ def name_successor(tx: Tx, cmd: NameSuccessor) -> None:
 
 
 def appoint(tx: Tx, seat: int | None, *, by_lot: bool) -> None:
-    tx.state = evolve(tx.state, captain=seat, successor_due=None)
+    tx.change(captain=seat, successor_due=None)
     if seat is not None:
         tx.emit(Ev.SUCCESSOR_NAMED, Audience.public(), captain=seat, by_lot=by_lot)
 
@@ -214,7 +214,7 @@ def leave(tx: Tx, cmd: Leave) -> None:
     """A player who leaves dies and is revealed; a captain who leaves cannot name anyone,
     so the lot does at once."""
     me = tx.state.player(cmd.actor)
-    tx.state = tx.state.with_player(evolve(me, left=True))
+    tx.put_player(evolve(me, left=True))
     dead = kill(tx, [cmd.actor])
     tx.emit(Ev.PLAYER_LEFT, Audience.public(), seat=cmd.actor, dead=death_list(tx, dead))
     if tx.state.successor_due == cmd.actor:

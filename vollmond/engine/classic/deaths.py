@@ -19,15 +19,15 @@ def kill(tx: Tx, seats: Iterable[int]) -> list[int]:
         player = tx.state.player(seat)
         if not player.alive:
             continue
-        tx.state = tx.state.with_player(evolve(player, alive=False, revealed=True))
+        tx.put_player(evolve(player, alive=False, revealed=True))
         dead.append(seat)
         other = partner(tx.state, player)
         if other is not None:
             queue.append(other)
         if tx.state.captain == seat:
-            tx.state = evolve(tx.state, captain=None, successor_due=seat)
+            tx.change(captain=None, successor_due=seat)
     if dead:
-        tx.state = evolve(tx.state, deaths_this_round=tx.state.deaths_this_round + len(dead))
+        tx.change(deaths_this_round=tx.state.deaths_this_round + len(dead))
     return dead
 
 

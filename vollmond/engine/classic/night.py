@@ -22,7 +22,7 @@ def open_step(tx: Tx, step: Step) -> None:
     night = state.night
     if night is None or night.number != state.round:
         night = NightState(state.round, step)
-    tx.state = evolve(state, night=evolve(night, step=step), step=step, day=None)
+    tx.change(night=evolve(night, step=step), step=step, day=None)
 
 
 # --- before the first night (A3, A4) ------------------------------------------------------
@@ -50,7 +50,7 @@ def thief_default(tx: Tx) -> None:
         index = wolves[0] if wolves else tx.rng.choice(range(1, len(cards) + 1))
         night = tx.state.night
         assert night is not None
-        tx.state = evolve(tx.state, night=night.with_action(thief, Kind.TAKE_CARD, index))
+        tx.change(night=night.with_action(thief, Kind.TAKE_CARD, index))
         take(tx, thief, index)
         return
 
@@ -68,7 +68,7 @@ def recognise(tx: Tx) -> None:
     if tx.state.round != 1:
         return
     room = wolves_room(tx.state)
-    tx.state = evolve(tx.state, pack_known=True)
+    tx.change(pack_known=True)
     tx.emit(Ev.PACK_REVEALED, Audience.group(room), members=sorted(room))
     wolves = sorted(pack(tx.state))
     for p in tx.state.living():
@@ -89,7 +89,7 @@ def fix_victim(tx: Tx) -> None:
         top = max(counts.values())
         tied = sorted(t for t, n in counts.items() if n == top)
         victim = tied[0] if len(tied) == 1 else tx.rng.choice(tied)
-    tx.state = evolve(tx.state, night=evolve(night, victim=victim))
+    tx.change(night=evolve(night, victim=victim))
     tx.emit(Ev.WOLVES_CHOSE, Audience.group(wolves_room(tx.state)), victim=victim)
 
 
@@ -122,5 +122,5 @@ def resolve(tx: Tx) -> None:
             deaths.append(night.victim)
         deaths += [t for _, t in night.targets_of(Kind.POISON) if t is not None]
     dead = kill(tx, deaths)
-    tx.state = evolve(tx.state, day=DayState(tx.state.round), step=None)
+    tx.change(day=DayState(tx.state.round), step=None)
     tx.emit(Ev.MORNING_REPORT, Audience.public(), round=tx.state.round, dead=death_list(tx, dead))

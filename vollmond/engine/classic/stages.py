@@ -22,7 +22,7 @@ from vollmond.engine.classic.state import GameState, Outcome
 from vollmond.engine.classic.tx import Tx
 from vollmond.engine.classic.types import Kind, Phase, Side, Step
 from vollmond.engine.classic.victory import finish, settle
-from vollmond.engine.core import Json, evolve
+from vollmond.engine.core import Json
 from vollmond.engine.kit.stages import always, announce, never, next_round, nothing, walk
 
 
@@ -213,7 +213,7 @@ def state_position(state: GameState) -> int:
 def _enter(tx: Tx, stage: StageSpec) -> None:
     stage.prepare(tx)
     seq = tx.state.phase_seq + 1
-    tx.state = evolve(tx.state, phase=stage.phase, step=stage.step, phase_seq=seq, stage=stage.name)
+    tx.change(phase=stage.phase, step=stage.step, phase_seq=seq, stage=stage.name)
     seconds = stage.seconds(tx.state.options.durations)
     params: dict[str, Json] = {"phase": stage.phase.value}
     if stage.step is not None:

@@ -7,7 +7,7 @@ from vollmond.engine.classic.properties import lovers, mixed_lovers, on_wolves_s
 from vollmond.engine.classic.state import GameState, Outcome
 from vollmond.engine.classic.tx import Tx
 from vollmond.engine.classic.types import Phase, Side, Team
-from vollmond.engine.core import Audience, evolve
+from vollmond.engine.core import Audience
 
 
 def decide(state: GameState) -> Outcome | None:
@@ -33,9 +33,7 @@ def _team(state: GameState, team: Team) -> frozenset[int]:
 
 
 def finish(tx: Tx, outcome: Outcome) -> None:
-    tx.state = evolve(
-        tx.state, phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, step=None, outcome=outcome
-    )
+    tx.change(phase=Phase.OVER, phase_seq=tx.state.phase_seq + 1, step=None, outcome=outcome)
     tx.emit(
         Ev.GAME_OVER,
         Audience.public(),

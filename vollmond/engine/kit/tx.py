@@ -23,39 +23,33 @@ C = TypeVar("C")
 
 
 class Tx(Generic[S, C]):
-    __slots__ = ("_draft", "_state", "events", "rng", "timers")
+    __slots__ = ("_draft", "events", "rng", "state", "timers")
 
     def __init__(self, state: S, rng: Rng) -> None:
-        self._state = state
-        self._draft = False  # whether `_state` is this transaction's own, unseen copy
+        self.state = state
+        # This transaction's own, unseen copy: a draft while `state` is still this object.
+        # A plain attribute (read by the rules at every step), not a property; assigning
+        # another value to `state` ends the draft without further bookkeeping.
+        self._draft: S | None = None
         self.rng = rng
         self.events: list[Event] = []
         self.timers: list[Timer[C]] = []
-
-    @property
-    def state(self) -> S:
-        return self._state
-
-    @state.setter
-    def state(self, value: S) -> None:
-        self._state = value
-        self._draft = False
 
     def change(self, **fields: Any) -> None:
         """Set fields of the state: copies it once per command, then writes in place.
 
         Reads of `tx.state` after a change see it; a local name bound to `tx.state` before
         the first change keeps the old value (the state handed in), after it the draft."""
-        if self._draft:
+        state = self.state
+        if state is self._draft:
             for name, value in fields.items():
-                object.__setattr__(self._state, name, value)
+                object.__setattr__(state, name, value)
         else:
-            self._state = evolve(self._state, **fields)
-            self._draft = True
+            self.state = self._draft = evolve(state, **fields)
 
     def put_player(self, player: Any) -> None:
         """Replace the player at `player.seat` (seats count from 1 in `players` order)."""
-        players = list(self._state.players)  # type: ignore[attr-defined]
+        players = list(self.state.players)  # type: ignore[attr-defined]
         players[player.seat - 1] = player
         self.change(players=tuple(players))
 
@@ -67,5 +61,5 @@ class Tx(Generic[S, C]):
 
     def result(self) -> Result[S, C]:
         """What the command did: the new state (frozen from here on), its events and timers."""
-        self._draft = False
-        return Result(self._state, tuple(self.events), tuple(self.timers))
+        self._draft = None
+        return Result(self.state, tuple(self.events), tuple(self.timers))

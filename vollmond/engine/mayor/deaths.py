@@ -36,15 +36,15 @@ def remove(tx: Tx, seats: Iterable[int], status: Status) -> Removal:
         player = tx.state.player(seat)
         if not player.alive:
             continue
-        tx.state = tx.state.with_player(evolve(player, status=status))
+        tx.put_player(evolve(player, status=status))
         out.append({"seat": seat, "role": player.role.id})
         if tx.state.mayor == seat:
             mayor_lost = seat
-            tx.state = evolve(tx.state, mayor=None)
+            tx.change(mayor=None)
         status = Status.DEAD
         if player.lover:
             queue.extend(s for s in tx.state.lovers() if s != seat)
-    tx.state = evolve(tx.state, deaths_this_round=tx.state.deaths_this_round + len(out))
+    tx.change(deaths_this_round=tx.state.deaths_this_round + len(out))
     return Removal(tuple(out), mayor_lost)
 
 
@@ -63,8 +63,7 @@ def drop_from_floor(tx: Tx) -> bool:
     living = tx.state.living_seats()
     queue = tuple(s for s in floor.queue if s in living)
     speaker_gone = floor.speaker is not None and floor.speaker not in living
-    tx.state = evolve(
-        tx.state,
+    tx.change(
         floor=Floor(None if speaker_gone else floor.speaker, queue, floor.purpose, floor.seconds),
     )
     return speaker_gone

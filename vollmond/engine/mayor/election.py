@@ -29,7 +29,7 @@ def living_candidates(state: MayorState) -> tuple[int, ...]:
 
 
 def open_election(tx: Tx) -> None:
-    tx.state = evolve(tx.state, election=Election())
+    tx.change(election=Election())
 
 
 def check_stand(state: MayorState, cmd: Stand) -> Rejection | None:
@@ -50,7 +50,7 @@ def stand(tx: Tx, cmd: Stand) -> None:
     else:
         election = evolve(election, declined=election.declined | {cmd.actor})
         tx.emit(Ev.CANDIDATE_DECLINED, Audience.public(), seat=cmd.actor)
-    tx.state = evolve(tx.state, election=election)
+    tx.change(election=election)
 
 
 def everyone_decided(state: MayorState) -> bool:
@@ -69,7 +69,7 @@ def close_candidacy(tx: Tx) -> None:
     if living_candidates(tx.state):
         return
     everyone = tuple(sorted(tx.state.living_seats()))
-    tx.state = evolve(tx.state, election=evolve(election, candidates=everyone, introduce=False))
+    tx.change(election=evolve(election, candidates=everyone, introduce=False))
     tx.emit(Ev.NO_CANDIDATES, Audience.public(), candidates=list(everyone))
 
 
@@ -88,7 +88,7 @@ def open_introductions(tx: Tx) -> None:
 
 
 def close_floors(tx: Tx) -> None:
-    tx.state = evolve(tx.state, floor=None)
+    tx.change(floor=None)
 
 
 # --- ballot, runoff, lot -------------------------------------------------------------------
@@ -126,7 +126,7 @@ def resolve_first_ballot(tx: Tx) -> None:
     tied = tuple(s for s in tied if s in tx.state.living_seats())
     election = tx.state.election
     assert election is not None
-    tx.state = evolve(tx.state, election=evolve(election, runoff=tied))
+    tx.change(election=evolve(election, runoff=tied))
     tx.emit(Ev.ELECTION_TIED, Audience.public(), tied=list(tied), **record)
 
 
@@ -165,5 +165,5 @@ def runoff_left_one(tx: Tx) -> None:
 
 
 def _elect(tx: Tx, seat: int, how: Elected, record: dict[str, Json]) -> None:
-    tx.state = evolve(tx.state, mayor=seat, election=None, ballot=None, floor=None)
+    tx.change(mayor=seat, election=None, ballot=None, floor=None)
     tx.emit(Ev.MAYOR_ELECTED, Audience.public(), seat=seat, how=how.value, **record)

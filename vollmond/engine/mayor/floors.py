@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vollmond.engine.core import Audience, Rejection, evolve
+from vollmond.engine.core import Audience, Rejection
 from vollmond.engine.mayor.codes import Ev, Rej
 from vollmond.engine.mayor.commands import FloorTimeout, YieldFloor
 from vollmond.engine.mayor.deaths import drop_from_floor
@@ -19,7 +19,7 @@ from vollmond.engine.mayor.types import Stage
 
 
 def open_floors(tx: Tx, speakers: Sequence[int], purpose: Stage, seconds: float) -> None:
-    tx.state = evolve(tx.state, floor=Floor(None, tuple(speakers), purpose, seconds))
+    tx.change(floor=Floor(None, tuple(speakers), purpose, seconds))
     give_next(tx)
 
 
@@ -31,10 +31,10 @@ def give_next(tx: Tx) -> None:
     living = tx.state.living_seats()
     queue = [s for s in floor.queue if s in living]
     if not queue:
-        tx.state = evolve(tx.state, floor=Floor(None, (), floor.purpose, floor.seconds))
+        tx.change(floor=Floor(None, (), floor.purpose, floor.seconds))
         return
     speaker, rest = queue[0], tuple(queue[1:])
-    tx.state = evolve(tx.state, floor=Floor(speaker, rest, floor.purpose, floor.seconds))
+    tx.change(floor=Floor(speaker, rest, floor.purpose, floor.seconds))
     tx.emit(
         Ev.FLOOR_GIVEN,
         Audience.public(),

@@ -9,7 +9,7 @@ night ends. When the night's time runs out without agreement, nobody dies.
 
 from __future__ import annotations
 
-from vollmond.engine.core import Audience, Rejection, evolve
+from vollmond.engine.core import Audience, Rejection
 from vollmond.engine.mayor.codes import Ev, Rej
 from vollmond.engine.mayor.commands import ChooseVictim
 from vollmond.engine.mayor.deaths import announce_vacancy, remove
@@ -19,14 +19,14 @@ from vollmond.engine.mayor.types import Stage, Status
 
 
 def open_night(tx: Tx) -> None:
-    tx.state = evolve(tx.state, night=Night(), trial=None, election=None, ballot=None, floor=None)
+    tx.change(night=Night(), trial=None, election=None, ballot=None, floor=None)
 
 
 def reveal_bonds(tx: Tx) -> None:
     """At the first night: the Nazis learn each other, the lovers learn each other."""
     if tx.state.bonds_known:
         return
-    tx.state = evolve(tx.state, bonds_known=True)
+    tx.change(bonds_known=True)
     room = sorted(p.seat for p in tx.state.players if p.role.night_room)
     tx.emit(Ev.TEAM_REVEALED, Audience.group(tuple(room)), members=room)
     lovers = tx.state.lovers()
@@ -54,7 +54,7 @@ def check_choose(state: MayorState, cmd: ChooseVictim) -> Rejection | None:
 def choose(tx: Tx, cmd: ChooseVictim) -> None:
     night = tx.state.night
     assert night is not None
-    tx.state = evolve(tx.state, night=Night({**night.choices, cmd.actor: cmd.target}))
+    tx.change(night=Night({**night.choices, cmd.actor: cmd.target}))
     tx.emit(
         Ev.VICTIM_CHOSEN,
         Audience.group(tx.state.night_room()),
@@ -78,7 +78,7 @@ def agreed_victim(state: MayorState) -> int | None:
 
 def end_night(tx: Tx) -> None:
     victim = agreed_victim(tx.state)
-    tx.state = evolve(tx.state, night=None)
+    tx.change(night=None)
     if victim is None:
         tx.emit(Ev.NIGHT_QUIET, Audience.public(), round=tx.state.round)
         return

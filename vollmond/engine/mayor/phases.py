@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vollmond.engine.core import evolve
 from vollmond.engine.kit.stages import announce, next_round, walk
 from vollmond.engine.mayor import election, night, trial
 from vollmond.engine.mayor.codes import Ev
@@ -144,10 +143,10 @@ def current_stage(state: MayorState) -> StageSpec:
 
 def _enter(tx: Tx, index: int) -> None:
     stage = STAGES[index]
-    tx.state = evolve(tx.state, stage=stage.stage, stage_index=index)
+    tx.change(stage=stage.stage, stage_index=index)
     stage.prepare(tx)
     seq = tx.state.phase_seq + 1
-    tx.state = evolve(tx.state, phase_seq=seq)
+    tx.change(phase_seq=seq)
     seconds = stage.seconds(tx.state.options.durations, tx.state)
     announce(
         tx,

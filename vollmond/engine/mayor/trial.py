@@ -30,7 +30,7 @@ def living_accused(state: MayorState) -> tuple[int, ...]:
 
 
 def open_day(tx: Tx) -> None:
-    tx.state = evolve(tx.state, trial=Trial(), election=None)
+    tx.change(trial=Trial(), election=None)
 
 
 def check_accuse(state: MayorState, cmd: Accuse) -> Rejection | None:
@@ -58,7 +58,7 @@ def accuse(tx: Tx, cmd: Accuse) -> None:
         accusations={**trial.accusations, cmd.actor: cmd.target},
         accused=(*trial.accused, cmd.target),
     )
-    tx.state = evolve(tx.state, trial=trial)
+    tx.change(trial=trial)
     tx.emit(Ev.ACCUSED, Audience.public(), by=cmd.actor, seat=cmd.target)
 
 
@@ -96,7 +96,7 @@ def resolve_vote(tx: Tx) -> None:
     else:
         trial = tx.state.trial
         assert trial is not None
-        tx.state = evolve(tx.state, trial=evolve(trial, runoff=top))
+        tx.change(trial=evolve(trial, runoff=top))
         tx.emit(Ev.TRIAL_TIED, Audience.public(), tied=list(top), **record)
 
 

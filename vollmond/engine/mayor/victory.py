@@ -7,7 +7,7 @@ two is left. A pair of the same team simply wins with its team.
 
 from __future__ import annotations
 
-from vollmond.engine.core import Audience, evolve
+from vollmond.engine.core import Audience
 from vollmond.engine.mayor.codes import Ev
 from vollmond.engine.mayor.state import MayorState, Outcome
 from vollmond.engine.mayor.tx import Tx
@@ -45,8 +45,7 @@ def _team_wins(state: MayorState, side: Side, team: Team, mixed: frozenset[int])
 
 def finish(tx: Tx, outcome: Outcome) -> None:
     state = tx.state
-    tx.state = evolve(
-        state,
+    tx.change(
         stage=Stage.OVER,
         phase_seq=state.phase_seq + 1,
         outcome=outcome,

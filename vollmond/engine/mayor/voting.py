@@ -17,13 +17,13 @@ from vollmond.engine.mayor.tx import Tx
 
 
 def open_ballot(tx: Tx, candidates: Sequence[int]) -> None:
-    tx.state = evolve(tx.state, ballot=Ballot(tuple(candidates)))
+    tx.change(ballot=Ballot(tuple(candidates)))
 
 
 def close_ballot(tx: Tx) -> Ballot:
     ballot = tx.state.ballot
     assert ballot is not None
-    tx.state = evolve(tx.state, ballot=None)
+    tx.change(ballot=None)
     return ballot
 
 
@@ -43,9 +43,7 @@ def check_vote(state: MayorState, cmd: Vote) -> Rejection | None:
 def vote(tx: Tx, cmd: Vote) -> None:
     ballot = tx.state.ballot
     assert ballot is not None
-    tx.state = evolve(
-        tx.state, ballot=evolve(ballot, votes={**ballot.votes, cmd.actor: cmd.target})
-    )
+    tx.change(ballot=evolve(ballot, votes={**ballot.votes, cmd.actor: cmd.target}))
     tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from vollmond.engine.kit.draws import shuffle
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.legal import command_groups
 from vollmond.engine.standard.state import GameState
@@ -45,23 +46,35 @@ class Temperament:
 
 
 class RandomBot:
+    __slots__ = ("keenness", "rng", "seat", "temperament")
+
     def __init__(
         self, seat: int, rng: random.Random, temperament: Temperament | None = None
     ) -> None:
         self.seat = seat
         self.rng = rng
         self.temperament = temperament or Temperament()
+        self.keenness = self.temperament.for_kind
 
     def choose(self, state: GameState) -> Command | None:
-        """One command to give now, or None to wait for the phase to move on."""
+        """One command to give now, or None to wait for the phase to move on.
+
+        The draws are the same in number and order whatever the speed-ups (golden games and
+        replays hold them fixed): a list of one or none is not shuffled, which draws nothing
+        anyway, and `shuffle` is `random.Random.shuffle`'s draws, inlined."""
+        rng = self.rng
         groups = command_groups(state, self.seat)
-        self.rng.shuffle(groups)
+        if len(groups) > 1:
+            shuffle(rng, groups)
+        draw, keenness = rng.random, self.keenness
         for group in groups:
-            if self.rng.random() >= self.temperament.for_kind(group.kind):
+            if draw() >= keenness(group.kind):
                 continue
             candidates = group.candidates()
-            self.rng.shuffle(candidates)
+            if len(candidates) > 1:
+                shuffle(rng, candidates)
+            allowed = group.allowed
             for command in candidates:
-                if group.allowed(command):
+                if allowed(command):
                     return command
         return None

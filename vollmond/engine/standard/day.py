@@ -46,7 +46,7 @@ def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
         return reject(Rej.VOTE_GIVEN_AWAY)
     if cmd.actor in day.votes:
         return reject(Rej.ALREADY_VOTED)
-    if cmd.target is not None and cmd.target not in day.nominees:
+    if cmd.target is not None and cmd.target not in day.nominations.values():  # the nominees
         return reject(Rej.NOT_NOMINATED, target=cmd.target)
     return None
 

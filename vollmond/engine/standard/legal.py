@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from vollmond.engine.core import Json
 from vollmond.engine.standard.abilities.base import Ability
+from vollmond.engine.standard.calls import DAY_CALL_PHASES
 from vollmond.engine.standard.commands import (
     AnswerCall,
     Command,
@@ -26,7 +28,14 @@ from vollmond.engine.standard.commands import (
     UseAbility,
     Vote,
 )
-from vollmond.engine.standard.properties import spec_of
+from vollmond.engine.standard.day import NOMINATE
+from vollmond.engine.standard.menus import Interned, describe, shared_targets
+from vollmond.engine.standard.properties import (
+    bonded_partners,
+    bonds_known,
+    in_night_room,
+    spec_of,
+)
 from vollmond.engine.standard.rules import check_seated, needs_living_actor
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase
@@ -49,6 +58,15 @@ class CommandGroup:
     def allowed(self, command: Command) -> bool:
         """Whether `validate` accepts this candidate of the group."""
         raise NotImplementedError
+
+    def legal(self) -> Sequence[Command]:
+        """The candidates `validate` accepts, in candidate order."""
+        return [cmd for cmd in self.candidates() if self.allowed(cmd)]
+
+    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+        """`legal` and each command's JSON (`describe`), for the view's menu."""
+        legal = self.legal()
+        return legal, [describe(cmd) for cmd in legal]
 
 
 class _AbilityGroup(CommandGroup):
@@ -112,6 +130,98 @@ class _RuleGroup(CommandGroup):
         return check_seated(self._state, command) is None
 
 
+class _NominateGroup(_RuleGroup):
+    """Nominations by day (D2): any living seat nobody has nominated yet, but oneself, if
+    the actor lives and has not nominated today — what `check_nominate` asks, with the
+    target's part answered once per state for every seat (menus.py)."""
+
+    __slots__ = ()
+
+    def __init__(self, state: GameState, player: Player) -> None:
+        super().__init__("nominate", state, player, _nominate, range(1, len(state.players) + 1))
+
+    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+        state, player = self._state, self._player
+        day = state.today()
+        seat = player.seat
+        if not player.alive or seat in day.nominations or (seat, NOMINATE) in day.used:
+            return (), ()
+        commands, described = _NOMINATIONS.rows(seat, len(state.players))
+        nominable = shared_targets(state).nominable
+        return nominable.pick(commands, seat), nominable.pick(described, seat)
+
+    def legal(self) -> Sequence[Command]:
+        return self.legal_described()[0]
+
+
+class _CallGroup(_RuleGroup):
+    """Calls to place (C1-C9) for a seat not in a call: any other living seat if the
+    actor may call at all now, else (at night) only a partner (twin, lover) — what
+    `check_place` asks, with the living seats worked out once per state (menus.py)."""
+
+    __slots__ = ()
+
+    def __init__(self, state: GameState, player: Player) -> None:
+        super().__init__("call", state, player, _place_call, range(1, len(state.players) + 1))
+
+    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+        state, player = self._state, self._player
+        if not player.alive:
+            return (), ()
+        seat, settings = player.seat, state.options.calls
+        commands, described = _CALLS.rows(seat, len(state.players))
+        if state.phase in DAY_CALL_PHASES:
+            if not (settings.enabled and settings.by_day):
+                return (), ()
+        elif state.phase is not Phase.NIGHT:
+            return (), ()
+        elif not (
+            settings.enabled
+            and (settings.evil_may_call or not in_night_room(player))
+            and state.calls_placed.get(seat, 0) < settings.per_night
+        ):
+            partners = [t for t in _partners(state, player) if state.player(t).alive]
+            return [commands[t] for t in partners], [described[t] for t in partners]
+        living = shared_targets(state).living
+        return living.pick(commands, seat), living.pick(described, seat)
+
+    def legal(self) -> Sequence[Command]:
+        return self.legal_described()[0]
+
+
+class _VoteGroup(_RuleGroup):
+    """The evening vote (D3): abstain or any nominee, if the actor lives, has not voted and
+    has not given the vote away (S15) — what `check_vote` asks; the ballot is worked out
+    once per state (menus.py)."""
+
+    __slots__ = ()
+
+    def __init__(self, state: GameState, player: Player, nominees: tuple[int, ...]) -> None:
+        super().__init__("vote", state, player, _vote, (None, *nominees))
+
+    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+        state, player = self._state, self._player
+        day = state.today()
+        seat = player.seat
+        if not player.alive or seat in day.transfers or seat in day.votes:
+            return (), ()
+        commands, described = _VOTES.rows(seat, len(state.players))
+        ballot = shared_targets(state).ballot
+        return ballot.pick(commands), ballot.pick(described)
+
+    def legal(self) -> Sequence[Command]:
+        return self.legal_described()[0]
+
+
+def _partners(state: GameState, player: Player) -> list[int]:
+    """The seats `is_partner_call` lets this player call at night, in seat order."""
+    if bonds_known(state):
+        return sorted(bonded_partners(state, player))
+    if player.lover:
+        return [p.seat for p in state.players if p.lover and p.seat != player.seat]
+    return []
+
+
 def _nominate(seat: int, target: int | None) -> Command:
     assert target is not None
     return Nominate(seat, target)
@@ -150,19 +260,18 @@ def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
     if state.phase is Phase.OVER or not state.has_seat(seat):
         return []
     player = state.player(seat)
-    seats = range(1, len(state.players) + 1)
     groups: list[CommandGroup] = [
         _AbilityGroup(state, player, ability)
         for ability in spec_of(player).abilities
         if ability.available(state, player) is None
     ]
     if state.phase is Phase.DAY:
-        groups.append(_RuleGroup("nominate", state, player, _nominate, seats))
+        groups.append(_NominateGroup(state, player))
     if state.phase is Phase.VOTE and state.day is not None:
-        groups.append(_RuleGroup("vote", state, player, _vote, (None, *state.day.nominees)))
+        groups.append(_VoteGroup(state, player, state.day.nominees))
     groups.append(_RuleGroup("interject", state, player, _interject, _ONCE))
     if state.call_of(seat) is None:
-        groups.append(_RuleGroup("call", state, player, _place_call, seats))
+        groups.append(_CallGroup(state, player))
     else:
         groups.append(_RuleGroup("answer", state, player, _answer, _YES_NO))
         groups.append(_RuleGroup("hang_up", state, player, _hang_up, _ONCE))
@@ -171,12 +280,23 @@ def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
 
 
 def legal_actions(state: GameState, seat: int) -> list[Command]:
-    return [
-        cmd
-        for group in command_groups(state, seat)
-        for cmd in group.candidates()
-        if group.allowed(cmd)
-    ]
+    return [cmd for group in command_groups(state, seat) for cmd in group.legal()]
+
+
+def legal_menu(state: GameState, seat: int) -> tuple[tuple[Command, ...], list[Json]]:
+    """`legal_actions` and each command's JSON (`describe`), as the view lists them."""
+    commands: list[Command] = []
+    described: list[Json] = []
+    for group in command_groups(state, seat):
+        legal, json = group.legal_described()
+        commands += legal
+        described += json
+    return tuple(commands), described
+
+
+_NOMINATIONS = Interned(_nominate)
+_CALLS = Interned(_place_call)
+_VOTES = Interned(lambda seat, target: Vote(seat, target or None))  # 0: abstain
 
 
 def ability_targets(state: GameState, seat: int, kind: ActionKind) -> list[int | None]:

@@ -17,7 +17,7 @@ from vollmond.engine.kit.stages import announce, next_round, walk
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
-from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil
+from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, seen_as_evil
 from vollmond.engine.standard.resolution import resolve_night
 from vollmond.engine.standard.roles.registry import ROLES
 from vollmond.engine.standard.stages import StageSpec
@@ -25,7 +25,7 @@ from vollmond.engine.standard.state import DayState, Fact, FactKind, GameState, 
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import CallEndReason, NightStep, Phase, Side, Trait
 from vollmond.engine.standard.victory import finish, settle
-from vollmond.engine.standard.voting import eligible_voters, resolve_vote
+from vollmond.engine.standard.voting import resolve_vote
 
 # --- the main night ------------------------------------------------------------------------
 
@@ -54,11 +54,22 @@ def _tell_mediums(tx: Tx) -> None:
 
 
 def _lock_when_the_room_voted(tx: Tx) -> None:
-    """N7: the victim is fixed the moment the last living member of the night room voted."""
+    """N7: the victim is fixed the moment the last living member of the night room voted.
+
+    Asked after every command of the night: it stops at the first member still to vote
+    instead of building the room first (`night_room`)."""
     night = tx.state.night
     assert night is not None
-    room = night_room(tx.state)
-    if not night.victim_locked and room and room <= night.evil_votes.keys():
+    if night.victim_locked:
+        return
+    votes = night.evil_votes
+    anyone = False
+    for player in tx.state.players:
+        if player.alive and in_night_room(player):
+            if player.seat not in votes:
+                return
+            anyone = True
+    if anyone:
         lock_victim(tx)
 
 
@@ -77,8 +88,11 @@ def _anyone_nominated(state: GameState) -> bool:
 
 
 def _everyone_voted(state: GameState) -> bool:
+    """Every eligible voter (`eligible_voters`) has voted; asked after every vote, so it stops
+    at the first one still to vote instead of building the set."""
     day = state.today()
-    return eligible_voters(state, day) <= day.votes.keys()
+    votes, transfers = day.votes, day.transfers
+    return all(p.seat in votes for p in state.players if p.alive and p.seat not in transfers)
 
 
 def _end_day_calls(tx: Tx) -> None:
@@ -132,6 +146,9 @@ def _declared_steps() -> tuple[StageSpec, ...]:
 
 STAGES: tuple[StageSpec, ...] = (*_declared_steps(), NIGHT, MORNING, DAY, VOTE)
 """One round, in order. A stage that is not available this round is skipped."""
+
+_POSITION: Mapping[int, int] = MappingProxyType({id(stage): i for i, stage in enumerate(STAGES)})
+"""A stage's place in the round, by identity (`STAGES.index` compares stages field by field)."""
 
 _BY_KEY: Mapping[tuple[Phase, NightStep | None], StageSpec] = MappingProxyType(
     {stage.key: stage for stage in STAGES}
@@ -201,7 +218,7 @@ def _enter_next(tx: Tx, previous: StageSpec) -> None:
 
     walk(
         tx,
-        STAGES.index(previous) + 1,
+        _POSITION[id(previous)] + 1,
         len(STAGES),
         is_available=lambda tx, position: STAGES[position].is_available(tx.state),
         enter=enter,

@@ -1,8 +1,9 @@
 """Read-only questions about a state that many rules ask (who is in the night room, ...).
 
-Every answer comes from the role spec a player holds (`Player.spec`), never from the role
-registry: abilities ask these questions, and the registry is built from abilities, so this
-module must stay below both (no import cycle; `queries` adds the registry on top).
+Every answer comes from the role spec a player holds (`Player.spec`, read directly here: these
+questions are asked at every step), never from the role registry: abilities ask these
+questions, and the registry is built from abilities, so this module must stay below both (no
+import cycle; `queries` adds the registry on top).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ def spec_of(player: Player) -> RoleSpec:
 
 
 def in_night_room(player: Player) -> bool:
-    return spec_of(player).night_room
+    return player.spec.night_room
 
 
 def night_room(state: GameState, *, living_only: bool = True) -> frozenset[int]:
     """Seats of the evil team that meets at night (N1); the defector is not among them."""
     return frozenset(
-        p.seat for p in state.players if spec_of(p).night_room and (p.alive or not living_only)
+        p.seat for p in state.players if p.spec.night_room and (p.alive or not living_only)
     )
 
 
@@ -39,15 +40,15 @@ def bonds_known(state: GameState) -> bool:
 
 
 def seen_as_evil(player: Player) -> bool:
-    return spec_of(player).seen_as_evil
+    return player.spec.seen_as_evil
 
 
 def on_team(player: Player, team: Team) -> bool:
-    return spec_of(player).team is team
+    return player.spec.team is team
 
 
 def has_trait(player: Player, trait: Trait) -> bool:
-    return trait in spec_of(player).traits
+    return trait in player.spec.traits
 
 
 def bonded_partners(state: GameState, player: Player) -> frozenset[int]:

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from vollmond.engine.core import Audience, Rejection, Result, Rng
 from vollmond.engine.kit.handlers import Handler, HandlerTable, Refusals
@@ -179,15 +180,6 @@ def validate(state: GameState, command: Command) -> Rejection | None:
     return _TABLE.validate(state, command)
 
 
-def check_seated(state: GameState, command: Command) -> Rejection | None:
-    """`validate` for a running game's seat known to be allowed to act (see legal.py)."""
-    return _TABLE.check_seated(state, command)
-
-
-def needs_living_actor(command_type: type) -> bool:
-    return _TABLE.needs_living_actor(command_type)
-
-
 def apply(state: GameState, command: Command, rng: Rng) -> StdResult | Rejection:
     """Validate, then change: a rejection leaves `state` exactly as it was."""
     tx = _TABLE.run(state, command, rng)
@@ -210,3 +202,9 @@ _TABLE = HandlerTable(
     open_tx=Tx,
     after=after_command,
 )
+
+# Bots and menus probe candidates by the thousand through these two (legal.py): the table's
+# own methods, bound once, without a wrapper call per candidate.
+check_seated: Callable[[GameState, Command], Rejection | None] = _TABLE.check_seated
+"""`validate` for a running game's seat known to be allowed to act (see legal.py)."""
+needs_living_actor: Callable[[type], bool] = _TABLE.needs_living_actor

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vollmond.engine.core import AudienceKind, Rejection, Timer
+from vollmond.engine.kit.draws import permutation
 from vollmond.engine.standard.bots import RandomBot, Temperament
 from vollmond.engine.standard.commands import Command, PhaseTimeout, TimerCommand
 from vollmond.engine.standard.options import GameOptions
@@ -85,7 +86,7 @@ def play_game(
         for _ in range(MAX_ROUNDS_PER_PHASE):
             if not awake:
                 break
-            for seat in bot_rng.sample(sorted(awake), len(awake)):
+            for seat in permutation(bot_rng, sorted(awake)):
                 command = bots[seat - 1].choose(state)
                 if command is None or not send(command):
                     awake.discard(seat)

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from vollmond.engine.core import Audience
 from vollmond.engine.standard.codes import Ev
-from vollmond.engine.standard.properties import has_trait, on_team, spec_of
+from vollmond.engine.standard.properties import has_trait, on_team
 from vollmond.engine.standard.state import GameState, Outcome, Player
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase, Side, Team, Trait
@@ -41,7 +41,7 @@ def _decide(players: tuple[Player, ...]) -> Outcome | None:
     lovers_alive = len(lovers) == 2 and all(p.alive for p in lovers)
     if lovers_alive and len(living) == 2:
         return Outcome((Side.LOVERS,), frozenset(p.seat for p in lovers))
-    evil = sum(1 for p in living if spec_of(p).counts_for_evil_majority)
+    evil = sum(1 for p in living if p.spec.counts_for_evil_majority)
     if evil == 0:
         main = Side.VILLAGE
         winners = {p.seat for p in players if on_team(p, Team.VILLAGE)}

@@ -8,14 +8,15 @@ from __future__ import annotations
 import contextlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from vollmond.engine.core import Json, Viewer, ViewerKind, evolve
 from vollmond.engine.kit import view as kit_view
 from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.commands import Command
-from vollmond.engine.standard.legal import legal_actions
+from vollmond.engine.standard.legal import legal_menu
+from vollmond.engine.standard.menus import describe
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.properties import (
     bonded_partners,
@@ -42,14 +43,21 @@ def known_roles(state: GameState, viewer: Viewer) -> dict[int, RoleId]:
     """Roles the viewer may see: revealed ones, their own, their team's, their twin's."""
     over = state.phase is Phase.OVER
     known = {p.seat: p.role for p in state.players if p.revealed or over}
-    if viewer.kind is not ViewerKind.PLAYER or viewer.seat is None:
-        return known
-    me = state.player(viewer.seat)
-    known[me.seat] = me.role
+    if viewer.kind is ViewerKind.PLAYER and viewer.seat is not None:
+        known.update(_roles_told(state, state.player(viewer.seat)))
+    return known
+
+
+def _roles_told(
+    state: GameState, me: Player, room: frozenset[int] | None = None
+) -> dict[int, RoleId]:
+    """The roles a seated player knows beyond the revealed ones: their own, their team's
+    (the night room, dead members too: `room` when the caller has it), their twin's."""
+    known = {me.seat: me.role}
     if not bonds_known(state):
         return known
     if in_night_room(me):
-        for seat in night_room(state, living_only=False):
+        for seat in night_room(state, living_only=False) if room is None else room:
             known[seat] = state.player(seat).role
     if Trait.BONDED_PAIR in spec_of(me).traits:
         for p in state.players:
@@ -123,6 +131,8 @@ class MeView:
     call: CallView | None
     hears_market_quietly: bool
     legal: tuple[Command, ...]
+    legal_json: list[Json] | None = field(default=None, compare=False, repr=False)
+    """`legal` as JSON when the menu came with it (`legal_menu`); rows shared, never changed."""
 
     def to_json(self) -> dict[str, Json]:
         return {
@@ -134,7 +144,9 @@ class MeView:
             "partners": list(self.partners),
             "call": self.call.to_json() if self.call is not None else None,
             "hears_market_quietly": self.hears_market_quietly,
-            "legal": [describe(cmd) for cmd in self.legal],
+            "legal": list(self.legal_json)
+            if self.legal_json is not None
+            else [describe(cmd) for cmd in self.legal],
         }
 
 
@@ -208,17 +220,41 @@ class StandardView:
     me: MeView | None
     night_room: NightRoomView | None
     witch_victim: int | None
+    shared: _Shared | None = field(default=None, compare=False, repr=False)
+    """The state's part common to every viewer (its JSON made once), when `project` made this."""
+    own_seats: _Houses | None = field(default=None, compare=False, repr=False)
+    """The `seats` `project` made, the indices where they differ from the JSON rows they
+    start from (what this viewer knows more), and those rows: only the indices need JSON of
+    their own."""
 
     def to_json(self) -> dict[str, Json]:
+        shared = self.shared
+        made = self.own_seats
+        if shared is not None and self.seats is shared.seats:
+            seats = list(shared.seats_json())
+        elif made is not None and self.seats is made[0]:
+            seats = list(made[2])
+            for index in made[1]:
+                seats[index] = self.seats[index].to_json()
+        else:
+            seats = [seat.to_json() for seat in self.seats]
+        if self.day is None:
+            day = None
+        elif shared is not None and self.day is shared.day:
+            day = shared.day_json()
+        else:
+            day = self.day.to_json()
         return {
             "phase": self.phase.value,
             "round": self.round,
             "phase_seq": self.phase_seq,
             "step": self.step.value if self.step is not None else None,
             "world": self.world,
-            "options": self.options.to_json(),
-            "seats": [seat.to_json() for seat in self.seats],
-            "day": self.day.to_json() if self.day is not None else None,
+            "options": self.options.to_json()
+            if shared is None
+            else shared.options_json(self.options),
+            "seats": seats,
+            "day": day,
             "instant_kill_used": self.instant_kill_used,
             "outcome": self.outcome.to_json() if self.outcome is not None else None,
             "me": self.me.to_json() if self.me is not None else None,
@@ -243,19 +279,37 @@ def _public_seats(state: GameState) -> tuple[SeatView, ...]:
     )
 
 
-def _seats(state: GameState, viewer: Viewer, public: tuple[SeatView, ...]) -> tuple[SeatView, ...]:
+_Houses = tuple[tuple[SeatView, ...], tuple[int, ...], list[Json]]
+"""Houses as one viewer sees them, the indices where they differ from the JSON rows they
+start from, and those rows (shared: copied before a viewer's own rows go in)."""
+
+
+def _seats(state: GameState, viewer: Viewer, shared: _Shared) -> _Houses:
     """The public houses, with what this viewer knows beyond them put in (own role, team,
-    twin, lover); a spectator's are the public ones themselves."""
+    twin, lover); a spectator's are the public ones themselves. The night room's members
+    start from the houses with their team's roles in, made once per state for all of them."""
     if viewer.kind is not ViewerKind.PLAYER or viewer.seat is None:
-        return public
-    roles = known_roles(state, viewer)
+        return shared.seats, (), shared.seats_json()
+    me = state.player(viewer.seat)
+    if in_night_room(me) and bonds_known(state):
+        base, changed, base_json = shared.team(state)
+    else:
+        base, changed, base_json = shared.seats, (), shared.seats_json()
+    roles = {me.seat: me.role}
+    if bonds_known(state) and Trait.BONDED_PAIR in spec_of(me).traits:
+        roles.update((p.seat, p.role) for p in state.players if p.role is me.role)
     lovers = _known_lovers(state, viewer)
-    seats = list(public)
-    for index, seen in enumerate(public):
-        role, lover = roles.get(seen.seat), seen.seat in lovers
+    seats = list(base)
+    own = list(changed)
+    for seat in sorted(roles.keys() | lovers):
+        index = seat - 1
+        seen = base[index]
+        role = roles.get(seat, seen.role)
+        lover = seat in lovers
         if role is not seen.role or lover is not seen.lover:
             seats[index] = SeatView(seen.seat, seen.alive, role, lover, seen.present)
-    return tuple(seats)
+            own.append(index)
+    return tuple(seats), tuple(own), base_json
 
 
 def _me(state: GameState, player: Player) -> MeView:
@@ -263,6 +317,7 @@ def _me(state: GameState, player: Player) -> MeView:
     if not bonds_known(state):
         partners = frozenset(s for s in partners if player.lover and state.player(s).lover)
     call = state.call_of(player.seat)
+    legal, legal_json = legal_menu(state, player.seat)
     return MeView(
         seat=player.seat,
         role=player.role,
@@ -281,7 +336,8 @@ def _me(state: GameState, player: Player) -> MeView:
             mode=call.mode_of(player.seat),
         ),
         hears_market_quietly=hears_market_quietly(state, player.seat),
-        legal=tuple(legal_actions(state, player.seat)),
+        legal=legal,
+        legal_json=legal_json,
     )
 
 
@@ -303,16 +359,6 @@ def memory_of(player: Player) -> dict[str, int]:
     for trait in sorted(state.used_traits):
         memory[_USED_TRAIT_NAMES.get(trait, trait.value)] = 1
     return memory
-
-
-def describe(cmd: object) -> Json:
-    """A command as the view's `legal` list shows it: its type name and its fields."""
-    fields = getattr(cmd, "__slots__", ())
-    out: dict[str, Json] = {"type": type(cmd).__name__}
-    for name in fields:
-        value = getattr(cmd, name)
-        out[name] = value.value if hasattr(value, "value") else value
-    return out
 
 
 def _night_room(state: GameState, player: Player) -> NightRoomView | None:
@@ -374,13 +420,76 @@ def _day(state: GameState, viewer: Viewer, public: DayView | None) -> DayView | 
     )
 
 
-@dataclass(frozen=True, slots=True)
 class _Shared:
-    """The part of every viewer's view that is the same for all of them, built once per state."""
+    """The part of every viewer's view that is the same for all of them, built once per
+    state, and its JSON, made by the first viewer that asks (rows shared by every viewer's
+    JSON: readers never change a view's data)."""
 
-    seats: tuple[SeatView, ...]
-    day: DayView | None
-    outcome: OutcomeView | None
+    __slots__ = (
+        "_day_json",
+        "_night_room",
+        "_options_json",
+        "_seats_json",
+        "_team",
+        "day",
+        "outcome",
+        "seats",
+    )
+
+    def __init__(
+        self, seats: tuple[SeatView, ...], day: DayView | None, outcome: OutcomeView | None
+    ) -> None:
+        self.seats = seats
+        self.day = day
+        self.outcome = outcome
+        self._seats_json: list[Json] | None = None
+        self._day_json: dict[str, Json] | None = None
+        self._options_json: tuple[GameOptions, dict[str, Json]] | None = None
+        self._night_room: frozenset[int] | None = None
+        self._team: _Houses | None = None
+
+    def team(self, state: GameState) -> _Houses:
+        """The houses as the night room's members all see them (their team's roles in),
+        once bonds are known (of the state this part was built for)."""
+        if self._team is None:
+            seats = list(self.seats)
+            changed: list[int] = []
+            for seat in sorted(self.night_room(state)):
+                seen = seats[seat - 1]
+                role = state.player(seat).role
+                if role is not seen.role:
+                    seats[seat - 1] = SeatView(
+                        seen.seat, seen.alive, role, seen.lover, seen.present
+                    )
+                    changed.append(seat - 1)
+            rows = list(self.seats_json())
+            for index in changed:
+                rows[index] = seats[index].to_json()
+            self._team = (tuple(seats), (), rows)
+        return self._team
+
+    def night_room(self, state: GameState) -> frozenset[int]:
+        """The night room's seats, the dead too (of the state this part was built for)."""
+        if self._night_room is None:
+            self._night_room = night_room(state, living_only=False)
+        return self._night_room
+
+    def seats_json(self) -> list[Json]:
+        if self._seats_json is None:
+            self._seats_json = [seat.to_json() for seat in self.seats]
+        return self._seats_json
+
+    def day_json(self) -> dict[str, Json]:
+        assert self.day is not None
+        if self._day_json is None:
+            self._day_json = self.day.to_json()
+        return self._day_json
+
+    def options_json(self, options: GameOptions) -> dict[str, Json]:
+        cached = self._options_json
+        if cached is None or cached[0] is not options:
+            cached = self._options_json = (options, options.to_json())
+        return cached[1]
 
 
 SHARED_STATES = 64
@@ -418,6 +527,7 @@ def project(state: GameState, viewer: Viewer) -> StandardView:
     """Everything `viewer` may know right now, as a typed value: the part shared by every
     viewer is built once per state, per viewer only what is theirs."""
     shared = _shared(state)
+    houses = _seats(state, viewer, shared)
     me = night = witch = None
     if viewer.kind is ViewerKind.PLAYER and viewer.seat is not None:
         player = state.player(viewer.seat)
@@ -431,13 +541,15 @@ def project(state: GameState, viewer: Viewer) -> StandardView:
         step=state.night.step if state.night is not None else None,
         world=state.options.world,
         options=state.options,
-        seats=_seats(state, viewer, shared.seats),
+        seats=houses[0],
         day=_day(state, viewer, shared.day),
         instant_kill_used=state.instant_kill_used,
         outcome=shared.outcome,
         me=me,
         night_room=night,
         witch_victim=witch,
+        shared=shared,
+        own_seats=houses,
     )
 
 

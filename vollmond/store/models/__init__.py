@@ -5,6 +5,7 @@ from vollmond.store.models.base import Base
 from vollmond.store.models.community import BlockRow, FriendshipRow, MailRow
 from vollmond.store.models.entitlements import GrantRow, PremiumRow
 from vollmond.store.models.games import GameCommandRow, GameEventRow, GameRow, GameStatus
+from vollmond.store.models.leases import GameLeaseRow
 from vollmond.store.models.ledgers import CreditEntryRow, KarmaEntryRow
 from vollmond.store.models.moderation import AlarmRow, AuditEntryRow, RecordingRow, SanctionRow
 from vollmond.store.models.phone import PhoneIdentityRow, PhoneNumberClaimRow, PhonePinFailureRow
@@ -20,6 +21,7 @@ __all__ = [
     "FriendshipRow",
     "GameCommandRow",
     "GameEventRow",
+    "GameLeaseRow",
     "GameRow",
     "GameStatus",
     "GrantRow",

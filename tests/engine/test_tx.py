@@ -1,0 +1,74 @@
+"""One draft per command (kit/tx.py) and `evolve` (core.py): the state handed in, a result
+handed out and a state assigned from elsewhere are never changed afterwards."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import pytest
+
+from vollmond.engine.core import evolve
+from vollmond.engine.kit.tx import Tx
+
+
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    seat: int
+    alive: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    players: tuple[_Seat, ...]
+    round: int = 1
+    phase: str = "night"
+    notes: dict[int, str] = field(default_factory=dict)
+
+
+def _state() -> _State:
+    return _State((_Seat(1), _Seat(2), _Seat(3)))
+
+
+def test_evolve_copies_with_the_changes_and_leaves_the_original() -> None:
+    before = _State((_Seat(1),), notes={1: "a"})
+    after = evolve(before, round=2)
+    assert after == _State((_Seat(1),), round=2, notes={1: "a"})
+    assert before.round == 1
+    assert after is not before
+
+
+def test_evolve_refuses_a_name_that_is_not_a_field() -> None:
+    with pytest.raises(TypeError, match="rounds"):
+        evolve(_state(), rounds=2)
+
+
+def test_the_first_change_copies_and_later_ones_write_into_the_copy() -> None:
+    handed_in = _state()
+    tx: Tx[_State, object] = Tx(handed_in, random.Random(0))
+    tx.change(round=2)
+    draft = tx.state
+    tx.change(phase="day")
+    tx.put_player(_Seat(2, alive=False))
+    assert tx.state is draft
+    assert (draft.round, draft.phase, draft.players[1].alive) == (2, "day", False)
+    assert handed_in == _state()
+
+
+def test_a_result_is_frozen_a_later_change_copies_it() -> None:
+    tx: Tx[_State, object] = Tx(_state(), random.Random(0))
+    tx.change(round=2)
+    result = tx.result().state
+    tx.change(round=3)
+    assert result.round == 2
+    assert tx.state.round == 3
+
+
+def test_an_assigned_state_is_not_written_into() -> None:
+    shared = _state()
+    tx: Tx[_State, object] = Tx(_state(), random.Random(0))
+    tx.change(round=2)
+    tx.state = shared
+    tx.change(round=5)
+    assert shared.round == 1
+    assert tx.state.round == 5

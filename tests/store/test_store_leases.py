@@ -1,0 +1,250 @@
+"""Game ownership leases (issue 15): one owner per game, renewed by it, taken over when it dies.
+
+Time is passed in (`now`); these tests move a fixed clock by hand. The races run on separate
+connections (several engines) against the real PostgreSQL and the SQLite file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from vollmond.store import (
+    GameNotFoundError,
+    Sessions,
+    create_engine,
+    create_game,
+    make_sessionmaker,
+)
+from vollmond.store.leases import (
+    Lease,
+    acquire_lease,
+    get_lease,
+    node_leases,
+    release_lease,
+    renew_lease,
+    renew_node_leases,
+    take_over_expired_leases,
+)
+
+from .support import Target
+
+T0 = datetime(2026, 12, 2, 4, 0, tzinfo=UTC)
+TTL = timedelta(seconds=10)
+OPTIONS: dict[str, Any] = {"size": 5}
+
+
+async def new_game(sessions: Sessions) -> str:
+    return (await create_game(sessions, world="werwolf", options=OPTIONS, seed=1)).id
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+async def test_a_free_game_is_acquired_for_the_time_to_live(sessions: Sessions) -> None:
+    game = await new_game(sessions)
+    assert await get_lease(sessions, game) is None
+    lease = await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    assert lease == Lease(game, "node-a", 1, T0, T0, T0 + TTL)
+    assert await get_lease(sessions, game) == lease
+    assert lease.live(at(9.9)) and not lease.live(at(10))
+
+
+async def test_a_live_lease_is_not_acquired_by_another_node(sessions: Sessions) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    assert await acquire_lease(sessions, game, "node-b", now=at(9.999), ttl=TTL) is None
+    held = await get_lease(sessions, game)
+    assert held is not None and held.owner == "node-a"
+
+
+async def test_acquiring_ones_own_live_lease_renews_it_in_the_same_epoch(
+    sessions: Sessions,
+) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    again = await acquire_lease(sessions, game, "node-a", now=at(5), ttl=TTL)
+    assert again == Lease(game, "node-a", 1, T0, at(5), at(15))
+
+
+async def test_an_expired_lease_is_acquired_by_another_node_in_a_new_epoch(
+    sessions: Sessions,
+) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    lease = await acquire_lease(sessions, game, "node-b", now=at(10), ttl=TTL)
+    assert lease == Lease(game, "node-b", 2, at(10), at(10), at(20))
+
+
+async def test_only_the_owner_renews_and_only_while_the_lease_is_live(
+    sessions: Sessions,
+) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    assert await renew_lease(sessions, game, "node-b", now=at(1), ttl=TTL) is None
+    renewed = await renew_lease(sessions, game, "node-a", now=at(8), ttl=TTL)
+    assert renewed == Lease(game, "node-a", 1, T0, at(8), at(18))
+    # Too late: once expired the owner must acquire again (and may find it taken).
+    assert await renew_lease(sessions, game, "node-a", now=at(18), ttl=TTL) is None
+    assert await renew_lease(sessions, "no-such-game", "node-a", now=at(1), ttl=TTL) is None
+    lease = await get_lease(sessions, game)
+    assert lease is not None and lease.expires_at == at(18)
+
+
+async def test_release_frees_the_lease_for_anyone_and_keeps_the_epoch_growing(
+    sessions: Sessions,
+) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    assert not await release_lease(sessions, game, "node-b")
+    assert await release_lease(sessions, game, "node-a")
+    assert not await release_lease(sessions, game, "node-a")
+    released = await get_lease(sessions, game)
+    assert released is not None and released.owner is None and not released.live(at(1))
+    assert await renew_lease(sessions, game, "node-a", now=at(1), ttl=TTL) is None
+    lease = await acquire_lease(sessions, game, "node-b", now=at(1), ttl=TTL)
+    assert lease == Lease(game, "node-b", 2, at(1), at(1), at(11))
+
+
+async def test_a_released_lease_is_not_taken_over(sessions: Sessions) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    await release_lease(sessions, game, "node-a")
+    assert await take_over_expired_leases(sessions, "node-b", now=at(60), ttl=TTL) == []
+
+
+async def test_a_nodes_heartbeat_renews_its_live_leases_only(sessions: Sessions) -> None:
+    early, late, other = [await new_game(sessions) for _ in range(3)]
+    await acquire_lease(sessions, early, "node-a", now=T0, ttl=TTL)
+    await acquire_lease(sessions, late, "node-a", now=at(5), ttl=TTL)
+    await acquire_lease(sessions, other, "node-b", now=at(5), ttl=TTL)
+    renewed = await renew_node_leases(sessions, "node-a", now=at(12), ttl=TTL)
+    assert [lease.game_id for lease in renewed] == [late]
+    assert renewed[0].expires_at == at(22)
+    mine = await node_leases(sessions, "node-a")
+    assert sorted(lease.game_id for lease in mine) == sorted([early, late])
+    assert {lease.game_id: lease.live(at(12)) for lease in mine} == {early: False, late: True}
+    assert [lease.game_id for lease in await node_leases(sessions, "node-b")] == [other]
+
+
+async def test_a_dead_nodes_leases_are_taken_over_after_they_expire(sessions: Sessions) -> None:
+    games = sorted([await new_game(sessions) for _ in range(3)])
+    for second, game in enumerate(games):
+        await acquire_lease(sessions, game, "node-a", now=at(second), ttl=TTL)
+    live = await new_game(sessions)
+    await acquire_lease(sessions, live, "node-c", now=at(5), ttl=TTL)
+    assert await take_over_expired_leases(sessions, "node-b", now=at(9), ttl=TTL) == []
+    # At 11 s the first two expired (at 10 and 11 s); the third expires at 12 s.
+    taken = await take_over_expired_leases(sessions, "node-b", now=at(11), ttl=TTL)
+    assert taken == [Lease(game, "node-b", 2, at(11), at(11), at(21)) for game in games[:2]]
+    later = await take_over_expired_leases(sessions, "node-b", now=at(12), ttl=TTL, limit=5)
+    assert [lease.game_id for lease in later] == games[2:]
+    assert await node_leases(sessions, "node-a") == []
+    assert await renew_lease(sessions, games[0], "node-a", now=at(12), ttl=TTL) is None
+    held = await get_lease(sessions, live)
+    assert held is not None and held.owner == "node-c"
+
+
+async def test_take_over_takes_at_most_the_limit_oldest_first(sessions: Sessions) -> None:
+    games = [await new_game(sessions) for _ in range(4)]
+    for second, game in enumerate(games):
+        await acquire_lease(sessions, game, "node-a", now=at(second), ttl=TTL)
+    taken = await take_over_expired_leases(sessions, "node-b", now=at(60), ttl=TTL, limit=2)
+    assert sorted(lease.game_id for lease in taken) == sorted(games[:2])
+
+
+async def test_a_lease_is_only_for_a_game_the_store_knows(sessions: Sessions) -> None:
+    with pytest.raises(GameNotFoundError):
+        await acquire_lease(sessions, "no-such-game", "node-a", now=T0, ttl=TTL)
+    assert await get_lease(sessions, "no-such-game") is None
+
+
+@pytest.mark.parametrize(
+    ("node", "problem"), [("", "characters"), ("x" * 65, "characters"), ("a b", "spaces")]
+)
+async def test_a_node_id_must_name_a_node(sessions: Sessions, node: str, problem: str) -> None:
+    game = await new_game(sessions)
+    with pytest.raises(ValueError, match=problem):
+        await acquire_lease(sessions, game, node, now=T0, ttl=TTL)
+
+
+async def test_time_must_be_aware_and_the_ttl_positive(sessions: Sessions) -> None:
+    game = await new_game(sessions)
+    with pytest.raises(ValueError, match="naive"):
+        await acquire_lease(sessions, game, "node-a", now=T0.replace(tzinfo=None), ttl=TTL)
+    with pytest.raises(ValueError, match="positive"):
+        await renew_lease(sessions, game, "node-a", now=T0, ttl=timedelta(0))
+    with pytest.raises(ValueError, match="limit"):
+        await take_over_expired_leases(sessions, "node-a", now=T0, ttl=TTL, limit=0)
+
+
+# -- races ---------------------------------------------------------------------------------------
+ENGINES = 4
+PER_ENGINE = 5
+
+
+async def racing_sessions(target: Target) -> list[AsyncEngine]:
+    """Separate engines (pools) so the racers really run on different connections, each
+    connection opened before the race starts."""
+    engines = [create_engine(target.url, schema=target.schema) for _ in range(ENGINES)]
+    for engine in engines:
+        connections = [await engine.connect() for _ in range(PER_ENGINE)]
+        for connection in connections:
+            await connection.close()
+    return engines
+
+
+async def test_many_concurrent_acquirers_have_exactly_one_winner(
+    target: Target, sessions: Sessions
+) -> None:
+    engines = await racing_sessions(target)
+    try:
+        racers = [make_sessionmaker(engine) for engine in engines for _ in range(PER_ENGINE)]
+        for round_ in range(3):
+            game = await new_game(sessions)
+            if round_ == 2:  # the last round races for an expired lease
+                await acquire_lease(sessions, game, "dead", now=T0, ttl=TTL)
+            now = at(10 * round_ + 10)
+            results = await asyncio.gather(
+                *(
+                    acquire_lease(racer, game, f"node-{i}", now=now, ttl=TTL)
+                    for i, racer in enumerate(racers)
+                )
+            )
+            winners = [lease for lease in results if lease is not None]
+            assert len(winners) == 1, results
+            assert await get_lease(sessions, game) == winners[0]
+            assert winners[0].epoch == (2 if round_ == 2 else 1)
+    finally:
+        for engine in engines:
+            await engine.dispose()
+
+
+async def test_concurrent_takers_never_take_the_same_lease(
+    target: Target, sessions: Sessions
+) -> None:
+    games = [await new_game(sessions) for _ in range(12)]
+    for game in games:
+        await acquire_lease(sessions, game, "dead", now=T0, ttl=TTL)
+    engines = await racing_sessions(target)
+    try:
+        racers = [make_sessionmaker(engine) for engine in engines for _ in range(PER_ENGINE)]
+        results = await asyncio.gather(
+            *(
+                take_over_expired_leases(racer, f"node-{i}", now=at(30), ttl=TTL, limit=3)
+                for i, racer in enumerate(racers)
+            )
+        )
+    finally:
+        for engine in engines:
+            await engine.dispose()
+    taken = [lease for leases in results for lease in leases]
+    assert sorted(lease.game_id for lease in taken) == sorted(games)
+    for lease in taken:
+        assert lease.epoch == 2
+        assert await get_lease(sessions, lease.game_id) == lease

@@ -1,0 +1,265 @@
+"""Game ownership leases: which node runs a game, and until when (issue 15).
+
+Several Vollmond nodes share one PostgreSQL database; each running game belongs to exactly one
+of them. A node *acquires* a game's lease for a time-to-live and *renews* it while it runs the
+game; a node that dies stops renewing, its leases expire, and another node *takes them over*
+and resumes those games from their logs. A game that ends (or is handed on) is *released*.
+
+Every change is one SQL statement whose condition is checked by the database on the row it
+changes, so among any number of concurrent acquirers or takers exactly one wins (PostgreSQL:
+`INSERT … ON CONFLICT DO UPDATE … WHERE` and `UPDATE … WHERE` re-check the row under its lock;
+SQLite: one writer at a time). The store has no clock of its own here: every call is given
+`now`, so the caller decides time (a node uses its wall clock, the tests a fixed one). Nodes'
+clocks must agree to well within the lease's time-to-live (NTP); see docs/deployment.md.
+
+A lease row stays once made: releasing only clears its owner, so the `epoch` (the fencing token,
+one more at every change of hands) never repeats for a game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, case, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vollmond.store._validate import check_aware
+from vollmond.store.db import Sessions
+from vollmond.store.errors import GameNotFoundError
+from vollmond.store.models.leases import GameLeaseRow
+
+NODE_ID_MAX_LENGTH = 64
+
+_COLUMNS = (
+    GameLeaseRow.game_id,
+    GameLeaseRow.owner,
+    GameLeaseRow.epoch,
+    GameLeaseRow.acquired_at,
+    GameLeaseRow.renewed_at,
+    GameLeaseRow.expires_at,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A game's lease as the database held it at the moment of the call."""
+
+    game_id: str
+    owner: str | None
+    epoch: int
+    acquired_at: datetime
+    renewed_at: datetime
+    expires_at: datetime
+
+    def live(self, now: datetime) -> bool:
+        """Whether the lease is held at `now` (an owner, and not yet expired)."""
+        return self.owner is not None and now < self.expires_at
+
+
+def check_node_id(node_id: str) -> str:
+    """A node id is 1 to 64 printable characters without spaces (it names a node in logs)."""
+    if not node_id or len(node_id) > NODE_ID_MAX_LENGTH:
+        raise ValueError(f"a node id has 1 to {NODE_ID_MAX_LENGTH} characters")
+    if not node_id.isprintable() or any(ch.isspace() for ch in node_id):
+        raise ValueError("a node id has no spaces or control characters")
+    return node_id
+
+
+def _check(now: datetime, ttl: timedelta) -> None:
+    check_aware(now, "now")
+    if ttl <= timedelta(0):
+        raise ValueError("a lease's time-to-live must be positive")
+
+
+def _lease(row: Any) -> Lease:
+    return Lease(
+        game_id=row.game_id,
+        owner=row.owner,
+        epoch=row.epoch,
+        acquired_at=row.acquired_at,
+        renewed_at=row.renewed_at,
+        expires_at=row.expires_at,
+    )
+
+
+def _insert(session: AsyncSession) -> Any:
+    """The dialect's INSERT, which knows ON CONFLICT (both PostgreSQL and SQLite do)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return postgresql.insert(GameLeaseRow)
+    return sqlite.insert(GameLeaseRow)
+
+
+async def acquire_lease(
+    sessions: Sessions, game_id: str, node_id: str, *, now: datetime, ttl: timedelta
+) -> Lease | None:
+    """Take the game's lease for `ttl` if it is free, expired, or already this node's.
+
+    Returns the lease now held, or None if another node holds it live. Taking a free or
+    expired lease starts a new epoch; asking again for one's own live lease only renews it.
+    Raises GameNotFoundError for a game the store does not know.
+    """
+    check_node_id(node_id)
+    _check(now, ttl)
+    try:
+        return await _upsert(sessions, game_id, node_id, now=now, ttl=ttl)
+    except IntegrityError as exc:  # the only constraint an upsert can break: the game's
+        raise GameNotFoundError(game_id) from exc
+
+
+async def _upsert(
+    sessions: Sessions, game_id: str, node_id: str, *, now: datetime, ttl: timedelta
+) -> Lease | None:
+    mine_and_live = and_(GameLeaseRow.owner == node_id, GameLeaseRow.expires_at > now)
+    async with sessions.begin() as session:
+        insert = _insert(session)
+        statement = (
+            insert.values(
+                game_id=game_id,
+                owner=node_id,
+                epoch=1,
+                acquired_at=now,
+                renewed_at=now,
+                expires_at=now + ttl,
+            )
+            .on_conflict_do_update(
+                index_elements=[GameLeaseRow.game_id],
+                set_={
+                    "owner": insert.excluded.owner,
+                    "epoch": case(
+                        (mine_and_live, GameLeaseRow.epoch), else_=GameLeaseRow.epoch + 1
+                    ),
+                    "acquired_at": case(
+                        (mine_and_live, GameLeaseRow.acquired_at),
+                        else_=insert.excluded.acquired_at,
+                    ),
+                    "renewed_at": insert.excluded.renewed_at,
+                    "expires_at": insert.excluded.expires_at,
+                },
+                where=or_(
+                    GameLeaseRow.owner.is_(None),
+                    GameLeaseRow.expires_at <= now,
+                    GameLeaseRow.owner == node_id,
+                ),
+            )
+            .returning(*_COLUMNS)
+        )
+        row = (await session.execute(statement)).one_or_none()
+    return None if row is None else _lease(row)
+
+
+async def renew_lease(
+    sessions: Sessions, game_id: str, node_id: str, *, now: datetime, ttl: timedelta
+) -> Lease | None:
+    """Extend this node's live lease to `now + ttl`; None if the node does not hold it live
+    (never held, released, expired, or taken over: the node must stop running the game)."""
+    _check(now, ttl)
+    async with sessions.begin() as session:
+        row = (
+            await session.execute(
+                update(GameLeaseRow)
+                .where(
+                    GameLeaseRow.game_id == game_id,
+                    GameLeaseRow.owner == node_id,
+                    GameLeaseRow.expires_at > now,
+                )
+                .values(renewed_at=now, expires_at=now + ttl)
+                .returning(*_COLUMNS)
+            )
+        ).one_or_none()
+    return None if row is None else _lease(row)
+
+
+async def renew_node_leases(
+    sessions: Sessions, node_id: str, *, now: datetime, ttl: timedelta
+) -> list[Lease]:
+    """A node's heartbeat: extend every lease it holds live, in one statement; the leases
+    renewed, by game id. A game of the node missing here is no longer the node's."""
+    _check(now, ttl)
+    async with sessions.begin() as session:
+        rows = (
+            await session.execute(
+                update(GameLeaseRow)
+                .where(GameLeaseRow.owner == node_id, GameLeaseRow.expires_at > now)
+                .values(renewed_at=now, expires_at=now + ttl)
+                .returning(*_COLUMNS)
+            )
+        ).all()
+    return sorted((_lease(row) for row in rows), key=lambda lease: lease.game_id)
+
+
+async def release_lease(sessions: Sessions, game_id: str, node_id: str) -> bool:
+    """Give the lease up (the game ended, or is handed to another node); only its owner can.
+    A released lease is free, not expired: nobody takes it over. True if it was this node's."""
+    async with sessions.begin() as session:
+        result = await session.execute(
+            update(GameLeaseRow)
+            .where(GameLeaseRow.game_id == game_id, GameLeaseRow.owner == node_id)
+            .values(owner=None)
+        )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def take_over_expired_leases(
+    sessions: Sessions, node_id: str, *, now: datetime, ttl: timedelta, limit: int = 100
+) -> list[Lease]:
+    """Take up to `limit` leases whose owner stopped renewing them (a dead node's games), oldest
+    expiry first; each starts a new epoch. The caller resumes these games from their logs.
+
+    Concurrent takers never take the same lease: the row's expiry is checked again under its
+    lock, and on PostgreSQL rows another taker holds are skipped rather than waited for.
+    """
+    check_node_id(node_id)
+    _check(now, ttl)
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    expired = and_(GameLeaseRow.owner.is_not(None), GameLeaseRow.expires_at <= now)
+    candidates = (
+        select(GameLeaseRow.game_id)
+        .where(expired)
+        .order_by(GameLeaseRow.expires_at, GameLeaseRow.game_id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    async with sessions.begin() as session:
+        rows = (
+            await session.execute(
+                update(GameLeaseRow)
+                .where(GameLeaseRow.game_id.in_(candidates), expired)
+                .values(
+                    owner=node_id,
+                    epoch=GameLeaseRow.epoch + 1,
+                    acquired_at=now,
+                    renewed_at=now,
+                    expires_at=now + ttl,
+                )
+                .returning(*_COLUMNS)
+            )
+        ).all()
+    return sorted((_lease(row) for row in rows), key=lambda lease: lease.game_id)
+
+
+async def get_lease(sessions: Sessions, game_id: str) -> Lease | None:
+    """The game's lease row (live, expired or free), or None if it was never leased."""
+    async with sessions() as session:
+        row = (
+            await session.execute(select(*_COLUMNS).where(GameLeaseRow.game_id == game_id))
+        ).one_or_none()
+    return None if row is None else _lease(row)
+
+
+async def node_leases(sessions: Sessions, node_id: str) -> list[Lease]:
+    """Every lease the node is recorded as owning, live or expired, by game id."""
+    async with sessions() as session:
+        rows = (
+            await session.execute(
+                select(*_COLUMNS)
+                .where(GameLeaseRow.owner == node_id)
+                .order_by(GameLeaseRow.game_id)
+            )
+        ).all()
+    return [_lease(row) for row in rows]
