@@ -1,7 +1,9 @@
 """The pieces of the games' sharding over processes (docs/scaling.md), in one process.
 
-The local bus keeps the promises of the transport interface (order, wildcards, request and
-reply, no responders, a subscription in force when `subscribe` returns); ownership is the same
+Both transports — the local bus and NATS (the real server at NATS_URL; a test fails if it is
+down) — keep the promises of the transport interface (order, wildcards, request and reply, no
+responders, a subscription in force when `subscribe` returns), and every test that puts hubs
+on a bus runs on each of them (the `bus` fixture); ownership is the same
 in every process; recording notices and the spectators' room reach every worker; and two
 sharded hubs on one bus and one store behave as the owner and the follower of a game: the
 follower's joins and commands go to the owner, its mirror sends each seat the same events as
@@ -12,7 +14,9 @@ log then).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +30,14 @@ from vollmond.service.config import Settings
 from vollmond.service.notices import NoticeStage, RecordingNotice
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.mirror import MirrorActor
+from vollmond.service.shards.natsbus import NatsTransport
 from vollmond.service.shards.ownership import HashOwnership, worker_names
 from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.service.shards.transport import (
     Handler,
     Message,
     NoRespondersError,
+    Transport,
     game_log_subject,
 )
 from vollmond.store import Sessions, open_store
@@ -40,12 +46,23 @@ from vollmond.workers import WorkersError, serve_workers
 STANDARD = get_ruleset("standard")
 
 
-@pytest.fixture
-async def bus(tmp_path: Path) -> AsyncIterator[str]:
+NATS_URL = os.environ.get("VOLLMOND_TEST_NATS_URL", "nats://127.0.0.1:4222")
+
+Connect = Callable[[], Awaitable[Transport]]
+"""A new process's connection to the bus under test."""
+
+
+@pytest.fixture(params=["local", "nats"])
+async def bus(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Connect]:
+    if request.param == "nats":
+        # A namespace of its own: tests running at once on one server never hear each other.
+        namespace = f"test{uuid.uuid4().hex}"
+        yield lambda: NatsTransport.connect(NATS_URL, namespace=namespace)
+        return
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
     try:
-        yield broker.path
+        yield lambda: LocalTransport.connect(broker.path)
     finally:
         await broker.close()
 
@@ -60,14 +77,14 @@ class Inbox:
     def __call__(self, message: Message) -> None:
         self.messages.append(message)
 
-    async def until(self, count: int, transport: LocalTransport) -> list[Message]:
+    async def until(self, count: int, transport: Transport) -> list[Message]:
         while len(self.messages) < count:
-            await transport._flush()  # a round trip to the broker delivers what it routed
+            await transport.flush()  # a round trip to the bus delivers what it routed
         return self.messages
 
 
-async def test_bus_delivers_in_order_with_wildcards(bus: str) -> None:
-    sender, receiver = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+async def test_bus_delivers_in_order_with_wildcards(bus: Connect) -> None:
+    sender, receiver = await bus(), await bus()
     try:
         exact, below = Inbox(), Inbox()
         await receiver.subscribe("game.a.log", exact)
@@ -85,8 +102,8 @@ async def test_bus_delivers_in_order_with_wildcards(bus: str) -> None:
         await receiver.close()
 
 
-async def test_bus_request_reply_and_no_responders(bus: str) -> None:
-    asker, owner = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+async def test_bus_request_reply_and_no_responders(bus: Connect) -> None:
+    asker, owner = await bus(), await bus()
     try:
 
         def echo(message: Message) -> None:
@@ -102,6 +119,48 @@ async def test_bus_request_reply_and_no_responders(bus: str) -> None:
     finally:
         await asker.close()
         await owner.close()
+
+
+async def test_bus_request_arrives_after_what_its_sender_published_before(bus: Connect) -> None:
+    asker, owner = await bus(), await bus()
+    try:
+        seen: list[bytes] = []
+
+        def note_or_answer(message: Message) -> None:
+            if message.reply is None:
+                seen.append(message.data)
+            else:
+                owner.reply(message, str(len(seen)).encode())
+
+        await owner.subscribe("node.w0.calls", note_or_answer)
+        for n in range(50):  # notices, then a request: the owner has them all when it answers
+            asker.publish("node.w0.calls", str(n).encode())
+        assert await asker.request("node.w0.calls", b"how many", 5.0) == b"50"
+    finally:
+        await asker.close()
+        await owner.close()
+
+
+async def test_nats_namespaces_do_not_hear_each_other() -> None:
+    one = await NatsTransport.connect(NATS_URL, namespace=f"test{uuid.uuid4().hex}")
+    other = await NatsTransport.connect(NATS_URL, namespace=f"test{uuid.uuid4().hex}")
+    try:
+        heard_one, heard_other = Inbox(), Inbox()
+        await one.subscribe("game.>", heard_one)
+        await other.subscribe("game.>", heard_other)
+        other.publish("game.a.log", b"other")
+        one.publish("game.a.log", b"one")
+        await heard_one.until(1, one)
+        await other.flush()  # its own message came back to it by now
+        await heard_other.until(1, other)
+        assert [(m.subject, m.data) for m in heard_one.messages] == [("game.a.log", b"one")]
+        assert [m.data for m in heard_other.messages] == [b"other"]
+        await other.subscribe("node.w0.calls", lambda m: other.reply(m, b"other"))
+        with pytest.raises(NoRespondersError):  # the other namespace's node is not asked
+            await one.request("node.w0.calls", b"?", 5.0)
+    finally:
+        await one.close()
+        await other.close()
 
 
 def test_ownership_is_stable_spread_and_moves_little() -> None:
@@ -165,8 +224,8 @@ async def store(tmp_path: Path) -> AsyncIterator[Sessions]:
         yield sessions
 
 
-async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: str) -> None:
-    owner_bus, follower_bus = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: Connect) -> None:
+    owner_bus, follower_bus = await bus(), await bus()
     owner = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=owner_bus)
     follower = ShardedHub(store, node="w1", ownership=OneOwner("w0"), transport=follower_bus)
     await owner.serve_calls()
@@ -224,8 +283,10 @@ async def test_follower_joins_and_plays_through_the_owner(store: Sessions, bus: 
         await owner.close()
 
 
-async def test_mirror_fills_a_gap_from_the_log_and_drops_repeats(store: Sessions, bus: str) -> None:
-    owner_bus, watcher = await LocalTransport.connect(bus), await LocalTransport.connect(bus)
+async def test_mirror_fills_a_gap_from_the_log_and_drops_repeats(
+    store: Sessions, bus: Connect
+) -> None:
+    owner_bus, watcher = await bus(), await bus()
     owner = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=owner_bus)
     try:
         options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
@@ -251,7 +312,7 @@ async def test_mirror_fills_a_gap_from_the_log_and_drops_repeats(store: Sessions
         mirror._on_entry(entries[1])  # late repeats change nothing
         mirror._on_entry(entries[2])
         while mirror.commands_applied < actor.commands_applied or not mirror._stream.empty():
-            await watcher._flush()
+            await watcher.flush()
         assert [json.loads(m.data)["seq"] for m in entries] == [2, 3, 4]  # 1 is the deal
         assert seen.got == here.got and len(here.got) == 3
         assert mirror.view_for(Viewer.player(evil)) == actor.view_for(Viewer.player(evil))
@@ -294,8 +355,8 @@ def test_workers_refuse_the_telephone_and_a_single_worker(tmp_path: Path) -> Non
     assert not (tmp_path / "data").exists()  # refused before anything was made
 
 
-async def test_a_recording_notice_reaches_every_worker(store: Sessions, bus: str) -> None:
-    buses = [await LocalTransport.connect(bus) for _ in range(2)]
+async def test_a_recording_notice_reaches_every_worker(store: Sessions, bus: Connect) -> None:
+    buses = [await bus() for _ in range(2)]
     owner, follower = (
         ShardedHub(store, node=f"w{i}", ownership=OneOwner("w0"), transport=buses[i])
         for i in range(2)
@@ -310,11 +371,11 @@ async def test_a_recording_notice_reaches_every_worker(store: Sessions, bus: str
         )
         owner.notices.publish("g1", notice)
         while not told:
-            await buses[1]._flush()
+            await buses[1].flush()
         assert told == [notice] and follower.notices.current("g1") == notice
         owner.notices.publish("g1", None)
         while len(told) < 2:
-            await buses[1]._flush()
+            await buses[1].flush()
         assert told[1] is None and follower.notices.current("g1") is None
         assert owner.notices.current("g1") is None  # its own notice came back: ignored
     finally:

@@ -147,7 +147,9 @@ class _LocalSubscription:
         self._sid = sid
 
     async def unsubscribe(self) -> None:
-        self._bus._unsubscribe(self._sid)
+        if self._bus._unsubscribe(self._sid) and not self._bus._reading.done():
+            with contextlib.suppress(ConnectionError):
+                await self._bus.flush()  # the broker routes nothing more to it
 
 
 class LocalTransport:
@@ -178,13 +180,13 @@ class LocalTransport:
         """Connect to the broker at `path`; `on_lost` is called if the broker goes away."""
         reader, writer = await asyncio.open_unix_connection(path)
         bus = cls(reader, writer, on_lost)
-        await bus._flush()
+        await bus.flush()
         return bus
 
     def _send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         self._writer.write(_frame(header, payload))
 
-    async def _flush(self) -> None:
+    async def flush(self) -> None:
         """Wait until the broker has handled everything sent so far (its pong)."""
         pong: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pongs.append(pong)
@@ -231,12 +233,14 @@ class LocalTransport:
         sid = next(self._sids)
         self._handlers[sid] = handler
         self._send({"op": "sub", "sid": sid, "subject": subject})
-        await self._flush()
+        await self.flush()
         return _LocalSubscription(self, sid)
 
-    def _unsubscribe(self, sid: int) -> None:
-        if self._handlers.pop(sid, None) is not None:
-            self._send({"op": "unsub", "sid": sid})
+    def _unsubscribe(self, sid: int) -> bool:
+        if self._handlers.pop(sid, None) is None:
+            return False
+        self._send({"op": "unsub", "sid": sid})
+        return True
 
     async def request(self, subject: str, data: bytes, timeout: float) -> bytes:
         reply_to = f"{self._inbox}.{next(self._next_reply)}"

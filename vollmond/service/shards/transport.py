@@ -9,7 +9,10 @@ It is the part of NATS the service needs, so the same code runs over NATS betwee
   bus has registered it, so whatever is published after that reaches the handler;
 - `request(subject, data, timeout)`: one answer from a subscriber that replies
   (`NoRespondersError` if nobody listens on the subject);
-- `reply(message, data)`: answer a request.
+- `reply(message, data)`: answer a request;
+- `flush()`: a round trip to the bus.
+
+Implementations: `localbus.LocalTransport`, `natsbus.NatsTransport`.
 
 Subjects of the service: ``game.<id>.log`` carries each committed command of a game from its
 owner to every process that follows the game; ``node.<name>.calls`` carries the requests to a
@@ -38,7 +41,8 @@ class NoRespondersError(RuntimeError):
 
 
 class Subscription(Protocol):
-    async def unsubscribe(self) -> None: ...
+    async def unsubscribe(self) -> None:
+        """Stop the deliveries; a request on the subject afterwards finds no responder here."""
 
 
 class Transport(Protocol):
@@ -53,6 +57,10 @@ class Transport(Protocol):
 
     def reply(self, message: Message, data: bytes) -> None:
         """Answer the request `message`."""
+
+    async def flush(self) -> None:
+        """Return once the bus has handled everything this process sent so far (and routed
+        what it had for this process before that)."""
 
     async def close(self) -> None: ...
 
