@@ -11,8 +11,9 @@
 #
 # TODAY THE NODES ARE INDEPENDENT: each has its own database (a schema of its own in
 # PostgreSQL, or its own SQLite file), its own games and its own players; Kamailio spreads new
-# calls over them and takes a dead node out. Nothing uses NATS yet. Shared games across nodes
-# (ownership leases, messages over NATS) are being built: see docs/deployment.md.
+# calls over them and takes a dead node out. These nodes have telephones, which nodes sharing
+# games over NATS (`vollmond serve --nats-url`, one schema, no telephone yet) do not; see
+# docs/deployment.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,7 +62,7 @@ wait_for() {  # what command...
     exit 1
 }
 
-# -- NATS (for the planned messaging between nodes; nothing uses it yet) -----------------------
+# -- NATS (for nodes started with --nats-url; this script's nodes do not use it) -------------
 if port_open 127.0.0.1 "$NATS_PORT"; then
     echo "local-cluster: NATS already runs on 127.0.0.1:$NATS_PORT"
 elif command -v nats-server >/dev/null; then

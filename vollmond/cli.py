@@ -210,6 +210,37 @@ def serve(
         int | None,
         typer.Option(help="With --workers: worker i also listens alone on this port + i."),
     ] = None,
+    nats_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Share the games with other nodes over this NATS server (docs/deployment.md); "
+            "needs --node-id, --nodes, one PostgreSQL database and --sip-port 0 "
+            "[VOLLMOND_NATS_URL].",
+            envvar="VOLLMOND_NATS_URL",
+        ),
+    ] = None,
+    node_id: Annotated[
+        str | None,
+        typer.Option(
+            help="With --nats-url: this node's name [VOLLMOND_NODE_ID].", envvar="VOLLMOND_NODE_ID"
+        ),
+    ] = None,
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            help="With --nats-url: every node's name, comma-separated, the same list on every "
+            "node [VOLLMOND_NODES].",
+            envvar="VOLLMOND_NODES",
+        ),
+    ] = None,
+    nats_namespace: Annotated[
+        str,
+        typer.Option(
+            help="With --nats-url: the subjects' first token, one per deployment sharing a "
+            "NATS server [VOLLMOND_NATS_NAMESPACE].",
+            envvar="VOLLMOND_NATS_NAMESPACE",
+        ),
+    ] = "vollmond",
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
@@ -221,6 +252,16 @@ def serve(
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
     configure_logging()
+    if nats_url is not None:
+        from vollmond.nodes import NodeSpec, serve_node  # noqa: PLC0415
+
+        try:
+            if workers > 1:
+                raise WorkersError("a node over NATS is one process: leave out --workers")
+            serve_node(settings, NodeSpec.parse(node_id, nodes, nats_url, nats_namespace))
+        except WorkersError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        return
     if workers > 1:
         try:
             code = serve_workers(settings, workers, worker_port_base=worker_port_base)

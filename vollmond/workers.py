@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import tempfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
@@ -34,6 +35,7 @@ from vollmond.service.hub import Hub
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.ownership import HashOwnership, worker_names
 from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.shards.transport import Transport
 from vollmond.service.web.app import HubMaker, create_app
 from vollmond.store import open_store
 from vollmond.store.db import Sessions
@@ -68,16 +70,27 @@ class WorkerSpec:
 
 
 def sharded_hub_maker(spec: WorkerSpec) -> HubMaker:
-    """The worker's hub: connected to the bus, answering calls about its games."""
+    """The worker's hub: connected to the local bus, answering calls about its games."""
+    # Without the bus (the supervisor died) a worker stops: no orphan keeps the port.
+    return hub_maker(
+        spec.node,
+        spec.nodes,
+        lambda: LocalTransport.connect(spec.bus_path, on_lost=stop_this_process),
+    )
+
+
+def hub_maker(
+    node: str, nodes: tuple[str, ...], connect: Callable[[], Awaitable[Transport]]
+) -> HubMaker:
+    """A sharded hub for `node` among `nodes`, on the transport `connect` opens."""
 
     async def make(sessions: Sessions, settings: Settings, key: bytes) -> Hub:
-        # Without the bus (the supervisor died) a worker stops: no orphan keeps the port.
-        transport = await LocalTransport.connect(spec.bus_path, on_lost=_stop_this_worker)
+        transport = await connect()
         hub = ShardedHub(
             sessions,
             settings.policy,
-            node=spec.node,
-            ownership=HashOwnership(spec.nodes),
+            node=node,
+            ownership=HashOwnership(nodes),
             transport=transport,
             invitation_key=key,
             karma=settings.karma,
@@ -88,7 +101,7 @@ def sharded_hub_maker(spec: WorkerSpec) -> HubMaker:
     return make
 
 
-def _stop_this_worker() -> None:
+def stop_this_process() -> None:
     log.error("bus_lost_stopping")
     os.kill(os.getpid(), signal.SIGTERM)
 
@@ -164,7 +177,9 @@ async def _supervise(
         log.info("workers_started", workers=len(workers), port=settings.port)
         return await _until_stopped(workers)
     finally:
-        _stop(workers)
+        # Off the loop: the broker keeps serving the workers while they shut down (their
+        # unsubscribes wait for its answer).
+        await asyncio.get_running_loop().run_in_executor(None, _stop, workers)
         await broker.close()
 
 

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import signal
 import socket
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tests.store.support import POSTGRES_URL
 from vollmond.service.shards.ownership import HashOwnership, worker_names
 
-from .process import Browser, Player, ServerProcess, WorkerPort
+from .process import Browser, Endpoint, Player, ServerProcess, WorkerPort
 
 WORKERS = 2
+WORKER_NAMES = tuple(worker_names(WORKERS))
 NIGHT_S = 25.0  # long enough for the set-up below on a loaded machine; then the timer ends it
 
 
@@ -69,7 +71,7 @@ async def _command_with_cid(player: Player, cid: str, **command: Any) -> dict[st
     return await player.expect("ack")
 
 
-async def _seated(workers: list[WorkerPort]) -> tuple[list[Player], list[Browser], str]:
+async def _seated(workers: Sequence[Endpoint]) -> tuple[list[Player], list[Browser], str]:
     """Four accounts spread over both workers found and fill a table; each seat's socket is
     on the worker its browser used. Returns the players in house order."""
     browsers = [Browser(workers[i % WORKERS]) for i in range(4)]
@@ -83,13 +85,21 @@ async def _seated(workers: list[WorkerPort]) -> tuple[list[Player], list[Browser
     return players, browsers, game
 
 
-async def _play_and_check(server: ServerProcess, workers: list[WorkerPort]) -> None:
+async def play_and_check(
+    server: ServerProcess,
+    workers: Sequence[Endpoint],
+    *,
+    nodes: Sequence[str] = WORKER_NAMES,
+    log_text: Callable[[], str] | None = None,
+) -> None:
+    """Found and play a game with the seats spread over `workers` (named `nodes`), and check
+    what every seat saw against the store's log (`server`'s database)."""
     players, browsers, game = await _seated(workers)
     where = {p.seat: workers[i % WORKERS] for i, p in enumerate(players)}
     players.sort(key=lambda p: p.seat)
     try:
-        owner = HashOwnership(worker_names(WORKERS)).owner_of(game)
-        assert owner in worker_names(WORKERS)
+        owner = HashOwnership(nodes).owner_of(game)
+        assert owner in nodes
         members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
         evil = [p for p in players if p.seat in members]
         village = [p for p in players if p not in evil]
@@ -124,7 +134,7 @@ async def _play_and_check(server: ServerProcess, workers: list[WorkerPort]) -> N
             while player.last_seq < expected[-1][0]:
                 await player.expect("event", timeout=30)
             seen = player.events()
-            assert seen == expected, f"seat {player.seat} on {where[player.seat].port}"
+            assert seen == expected, f"seat {player.seat} on {where[player.seat].base_url}"
         chats = {p.seat for p in players if any(c == "chat" for _, c, _ in p.events())}
         assert chats == {evil[0].seat, village[0].seat, village[1].seat}
 
@@ -137,7 +147,7 @@ async def _play_and_check(server: ServerProcess, workers: list[WorkerPort]) -> N
                 assert welcome["view"] == await player.fresh_view()
             finally:
                 await twin.close()
-        assert "game_mirrored" in server.log_text()
+        assert "game_mirrored" in (log_text or server.log_text)()
     finally:
         for player in players:
             await player.close()
@@ -160,6 +170,6 @@ async def test_players_on_two_workers_share_one_game(
     )
     try:
         await server.start(ready=workers)
-        await _play_and_check(server, workers)
+        await play_and_check(server, workers)
     finally:
         server.kill(signal.SIGTERM)  # the supervisor stops its workers

@@ -31,6 +31,7 @@ log = structlog.get_logger(__name__)
 _LENGTHS = struct.Struct(">II")
 NO_RESPONDERS = 503
 WILDCARD = ">"
+UNSUBSCRIBE_WAIT_S = 5.0
 
 
 def _frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
@@ -148,8 +149,8 @@ class _LocalSubscription:
 
     async def unsubscribe(self) -> None:
         if self._bus._unsubscribe(self._sid) and not self._bus._reading.done():
-            with contextlib.suppress(ConnectionError):
-                await self._bus.flush()  # the broker routes nothing more to it
+            with contextlib.suppress(ConnectionError, TimeoutError):  # a broker that does not
+                await asyncio.wait_for(self._bus.flush(), UNSUBSCRIBE_WAIT_S)  # answer: go on
 
 
 class LocalTransport:

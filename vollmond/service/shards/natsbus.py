@@ -42,6 +42,7 @@ log = structlog.get_logger(__name__)
 NO_RESPONDERS = "503"
 STATUS_HEADER = "Status"
 FLUSH_TIMEOUT_S = 10
+CONNECT_TIMEOUT_S = 5
 
 
 class _NatsSubscription:
@@ -100,15 +101,19 @@ class NatsTransport:
         async def reconnected() -> None:
             log.info("nats_reconnected", url=url)
 
-        client = await nats.connect(
+        connecting = nats.connect(
             servers=[url],
             name=name,
             closed_cb=closed,
             error_cb=error,
             disconnected_cb=disconnected,
             reconnected_cb=reconnected,
-            connect_timeout=5,
+            connect_timeout=CONNECT_TIMEOUT_S,
         )
+        try:  # nats-py retries a first connection as long as a lost one (minutes): not here
+            client = await asyncio.wait_for(connecting, CONNECT_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise ConnectionError(f"no NATS server answers at {url}") from exc
         transport = cls(client, namespace)
         await transport._start()
         return transport

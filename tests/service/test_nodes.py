@@ -1,0 +1,99 @@
+"""Nodes sharing the games over NATS (issue 15, docs/deployment.md).
+
+Two real `vollmond serve --nats-url ... --node-id ... --nodes a,b` processes on one PostgreSQL
+schema and the real NATS server (a namespace of their own, so runs at once do not meet): the
+same game as in test_workers, its seats spread over both nodes — one owns the game, the other
+follows it through a mirror over NATS — and every seat sees every event it may see once, in
+log order. The options that do not fit are refused before anything starts.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.store.support import POSTGRES_URL
+from vollmond.cli import app
+from vollmond.nodes import NodeSpec
+from vollmond.workers import WorkersError
+
+from .process import ServerProcess
+from .test_shards import NATS_URL
+from .test_workers import play_and_check
+
+NODES = ("a", "b")
+
+
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
+async def test_players_on_two_nodes_share_one_game(
+    tmp_path: Path, database: tuple[str, str | None]
+) -> None:
+    _, schema = database
+    namespace = f"test{uuid.uuid4().hex}"
+    servers = [
+        ServerProcess(
+            tmp_path / node / "data",
+            database_url=POSTGRES_URL,
+            schema=schema,
+            extra_args=[
+                "--nats-url",
+                NATS_URL,
+                "--node-id",
+                node,
+                "--nodes",
+                ",".join(NODES),
+                "--nats-namespace",
+                namespace,
+            ],
+            start_timeout_s=120.0,
+        )
+        for node in NODES
+    ]
+    for server in servers:
+        server.data_dir.parent.mkdir(parents=True)
+    try:
+        await servers[0].start()
+        # The nodes share the keys of one deployment (sessions, seat tokens, the vaults).
+        for key in servers[0].data_dir.glob("*.key"):
+            servers[1].data_dir.mkdir(mode=0o700, exist_ok=True)
+            shutil.copy2(key, servers[1].data_dir / key.name)
+        await servers[1].start()
+        await play_and_check(
+            servers[0],
+            servers,
+            nodes=NODES,
+            log_text=lambda: "\n".join(s.log_text() for s in servers),
+        )
+    finally:
+        for server in servers:
+            server.kill(signal.SIGTERM)
+
+
+def test_node_options_that_do_not_fit_are_refused() -> None:
+    url = "nats://127.0.0.1:4222"
+    assert NodeSpec.parse("a", "a,b", url, "v") == NodeSpec("a", ("a", "b"), url, "v")
+    assert NodeSpec.parse("a", None, url, "v").nodes == ("a",)
+    for node, nodes, namespace, reason in [
+        (None, "a,b", "v", "--node-id"),
+        ("c", "a,b", "v", "this node"),
+        ("a", "a,a,b", "v", "twice"),
+        ("a", "a,b c", "v", "spaces"),
+        ("a", "a,b.1", "v", "subject token"),
+        ("a", "a,b", "v.x", "namespace"),
+    ]:
+        with pytest.raises(WorkersError, match=reason):
+            NodeSpec.parse(node, nodes, url, namespace)
+
+
+def test_serve_refuses_workers_and_a_telephone_on_a_node(tmp_path: Path) -> None:
+    node = ["serve", "--data-dir", str(tmp_path / "data"), "--nats-url", "nats://127.0.0.1:1"]
+    node += ["--node-id", "a", "--nodes", "a,b"]
+    workers = CliRunner().invoke(app, [*node, "--sip-port", "0", "--workers", "2"])
+    assert workers.exit_code == 2 and "leave out --workers" in workers.output
+    telephone = CliRunner().invoke(app, [*node, "--sip-port", "5060"])
+    assert telephone.exit_code == 2 and "telephone" in telephone.output

@@ -1,0 +1,84 @@
+"""`vollmond serve --nats-url URL --node-id NAME --nodes A,B,...`: one node of several machines
+that share the games over NATS (issue 15, docs/deployment.md).
+
+Each node is one process: the whole web service with a `ShardedHub`, exactly as a worker of
+`--workers N` (docs/scaling.md), with NATS in place of the supervisor's local bus. Ownership
+is, for now, the same rendezvous hash over the fixed list of node names every node is given
+(`--nodes`, the same list on every node): every node answers "who owns this game" alike
+without asking anyone. A node that is down leaves its games stopped until it comes back, as a
+dead worker does; taking them over from its expired leases is the next step (docs/decisions.md,
+"Nodes over NATS").
+
+All nodes use one database (PostgreSQL: `DATABASE_URL`, the same schema) and the same keys in
+their data directories (`secret.key` and the others: a session or a seat token made on one
+node is read on another).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from vollmond.service.config import Settings
+from vollmond.service.shards.natsbus import NatsTransport
+from vollmond.service.web.app import HubMaker, create_app
+from vollmond.store.leases import check_node_id
+from vollmond.workers import UVICORN_OPTIONS, WorkersError, hub_maker, stop_this_process
+
+DEFAULT_NAMESPACE = "vollmond"
+NOT_IN_A_TOKEN = ".*>"  # NATS subject syntax
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """Who this node is among which nodes, and where their NATS is."""
+
+    node: str
+    nodes: tuple[str, ...]
+    nats_url: str
+    namespace: str = DEFAULT_NAMESPACE
+
+    @classmethod
+    def parse(cls, node: str | None, nodes: str | None, nats_url: str, namespace: str) -> NodeSpec:
+        """From the command line's options; WorkersError with the reason if they do not fit."""
+        if not node:
+            raise WorkersError("--nats-url needs --node-id (this node's name)")
+        names = tuple(n.strip() for n in (nodes or node).split(",") if n.strip())
+        try:
+            for name in (node, *names):
+                check_node_id(name)
+        except ValueError as exc:
+            raise WorkersError(str(exc)) from exc
+        if any(ch in name for name in names for ch in NOT_IN_A_TOKEN):
+            raise WorkersError("a node id over NATS has no . * or > (it is a subject token)")
+        if node not in names:
+            raise WorkersError(f"--nodes must name this node ({node}) too")
+        if len(set(names)) != len(names):
+            raise WorkersError("--nodes names a node twice")
+        if not namespace or any(ch in namespace for ch in NOT_IN_A_TOKEN + " "):
+            raise WorkersError("--nats-namespace is one NATS subject token (no . * > or spaces)")
+        return cls(node, names, nats_url, namespace)
+
+
+def node_hub_maker(spec: NodeSpec) -> HubMaker:
+    """The node's hub on NATS; if the connection is lost for good, the node stops (crash-only:
+    the service manager restarts it and its games resume from their logs)."""
+    return hub_maker(
+        spec.node,
+        spec.nodes,
+        lambda: NatsTransport.connect(
+            spec.nats_url, namespace=spec.namespace, name=spec.node, on_lost=stop_this_process
+        ),
+    )
+
+
+def serve_node(settings: Settings, spec: NodeSpec) -> None:
+    """Run this node until it is stopped."""
+    import uvicorn  # noqa: PLC0415 - only the processes that serve need it
+
+    if settings.sip_port:
+        raise WorkersError("the telephone is not shared between nodes yet: use --sip-port 0")
+    structlog.contextvars.bind_contextvars(node=spec.node)
+    app = create_app(settings, make_hub=node_hub_maker(spec))
+    uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS)
