@@ -96,7 +96,8 @@ class NatsTransport:
             log.warning("nats_error", error=repr(exc))
 
         async def disconnected() -> None:
-            log.warning("nats_disconnected", url=url)
+            if transport is None or not transport._closing:
+                log.warning("nats_disconnected", url=url)
 
         async def reconnected() -> None:
             log.info("nats_reconnected", url=url)
