@@ -4,6 +4,7 @@
     .venv/bin/python -m benchmarks.phone_load --calls 100,200,300 --seconds 20
     .venv/bin/python -m benchmarks.phone_load --mode mix --calls 300 --json
     .venv/bin/python -m benchmarks.phone_load --json-out runs.jsonl  # + one JSON line per run
+    PHONE_LOAD_PROFILE=/tmp/p .venv/bin/python -m benchmarks.phone_load --calls 50  # cProfile
 
 Each step starts a server in a child process (so its CPU is its own), then SIPp places
 ``--calls`` calls at ``--rate`` calls per second; every call streams speech-like PCMU audio
@@ -44,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import itertools
 import json
 import math
@@ -218,19 +220,23 @@ class Echo:
         self.last.pop(call, None)
 
 
-async def _private_games(hub: Any, count: int, size: int) -> list[tuple[str, str]]:
-    """``count`` private games of ``size`` with a silent host in house 1: (game id, the
-    16 digits a caller keys to join)."""
+async def _private_games(hub: Any, callers: int, size: int) -> list[tuple[str, str]]:
+    """Private games of ``size`` for ``callers``, a silent host in house 1 of each (and
+    silent guests in the last game's seats no caller takes, so every game starts): (game id,
+    the 16 digits a caller keys to join)."""
     from vollmond.engine.standard import GameOptions  # noqa: PLC0415
     from vollmond.engine.standard.options import Durations  # noqa: PLC0415
     from vollmond.service.invitation_digits import phone_code  # noqa: PLC0415
 
     durations = Durations(night_s=5.0, morning_s=1.0, day_s=3600.0, vote_s=60.0)
     games = []
-    for _ in range(count):
+    seats = size - 1
+    for first in range(0, callers, seats):
         options = GameOptions(players=size, durations=durations)
         founded = await hub.found(options, private=True, host_account_id=None, host_name="b1")
         assert founded.invitation_code is not None
+        for extra in range(seats - min(seats, callers - first)):
+            await hub.join(founded.game.id, account_id=None, name=f"b{extra + 2}")
         games.append((founded.game.id, phone_code(founded.invitation_code)))
     return games
 
@@ -402,7 +408,7 @@ async def _start(
     hub, phone = app.state.hub, app.state.phone
     assert phone is not None and phone.uas is not None, "the telephone did not start"
     seats = args.game_size - 1
-    games = await _private_games(hub, math.ceil(args.calls / seats), args.game_size)
+    games = await _private_games(hub, args.calls, args.game_size)
     rows = [";".join(code) for _, code in games for _ in range(seats)]
     (data / "codes.csv").write_text("SEQUENTIAL\n" + "\n".join(rows[: args.calls]) + "\n")
     factory = phone.session_factory
@@ -455,8 +461,15 @@ async def serve(args: argparse.Namespace) -> None:
         sent0 = [call.media.packets_sent for call in calls]
         cpu0, wall0 = time.process_time(), time.perf_counter()
         index0 = recorder.clock.index
+        profile = os.environ.get("PHONE_LOAD_PROFILE")  # a file for the window's cProfile
+        profiler = cProfile.Profile(time.process_time) if profile else None
         recorder.recording = True
+        if profiler is not None:
+            profiler.enable()
         await asyncio.sleep(args.seconds)
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(f"{profile}.{args.serve}")
         recorder.recording = False
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         frames_due = recorder.clock.index - index0
