@@ -57,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -397,7 +398,13 @@ async def _start(
     from vollmond.phone.sip.uas import SipUas, UasConfig  # noqa: PLC0415
 
     if args.serve != "mix":
-        config = UasConfig(host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0)
+        from vollmond.settings.sip import SipSettings  # noqa: PLC0415
+
+        table = tomllib.loads(OPERATOR_FILE)["sip"]  # the product's limits
+        limits = SipSettings(**table | {"trusted_proxies": tuple(table["trusted_proxies"])})
+        config = UasConfig(
+            host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0, settings=limits
+        )
         uas = await SipUas.start(config, Echo())
         stack.push_async_callback(uas.close)
         return uas, None
