@@ -543,6 +543,7 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
     import random  # noqa: PLC0415
 
     from vollmond.engine.core import Rejection  # noqa: PLC0415
+    from vollmond.engine.ruleset import get_ruleset  # noqa: PLC0415
     from vollmond.engine.standard import GameOptions, apply, new_game  # noqa: PLC0415
     from vollmond.engine.standard.commands import PhaseTimeout  # noqa: PLC0415
     from vollmond.engine.standard.types import Phase  # noqa: PLC0415
@@ -551,6 +552,11 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
     @dataclass
     class Actor:
         state: Any
+        ruleset: Any = field(default_factory=lambda: get_ruleset("standard"))
+
+        @property
+        def options(self) -> Any:
+            return self.state.options
 
         def subscribe(self, subscriber: Any) -> None:
             return None
