@@ -354,6 +354,7 @@ class Product:
 
         from vollmond.server import build_app  # noqa: PLC0415
         from vollmond.service.config import Settings  # noqa: PLC0415
+        from vollmond.service.logs import configure_logging  # noqa: PLC0415
 
         config_file = self.data / "vollmond.toml"
         config_file.write_text(OPERATOR_FILE)
@@ -364,6 +365,7 @@ class Product:
             sip_port=self.sip_port,
             data_dir=self.data,
         )
+        configure_logging()  # JSON lines on stderr (server.log), as `vollmond serve` logs
         app = build_app(settings)
         self.server = uvicorn.Server(
             uvicorn.Config(
@@ -677,6 +679,8 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
     )
     assert server.stdout is not None
 
+    output = (step / "server.out").open("a")  # the service's own log lines (stdout)
+
     async def line(expected: str, timeout: float) -> None:
         assert server.stdout is not None
         async with asyncio.timeout(timeout):
@@ -687,6 +691,7 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
                     raise RuntimeError(f"server ended early:\n{log[-3000:]}")
                 if raw.decode().strip() == expected:
                     return
+                output.write(raw.decode(errors="replace"))
 
     hold_ms = int(1000 * (calls / args.rate + args.seconds + 40))
     sipp: list[asyncio.subprocess.Process] = []
@@ -717,6 +722,7 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
         except TimeoutError:
             server.kill()
             await server.wait()
+        output.close()
     return stats
 
 
