@@ -318,6 +318,8 @@ class SendRecorder:
             "frames_due": due,
             "frames_not_sent": max(0, due - sent),
             "frames_sent_pct": 100 * sent / max(1, due),
+            # CPU per frame the calls sent: the cost, less skewed by a starved window
+            "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
             "late_p50_ms": 1000 * percentile(self.lateness, 50),
             "late_p95_ms": 1000 * percentile(self.lateness, 95),
             "late_p99_ms": 1000 * percentile(self.lateness, 99),
@@ -791,6 +793,7 @@ def show(rows: list[dict[str, Any]]) -> None:
         ("seated", "seated", "{}"),
         ("cpu_share", "CPU (cores)", "{:.2f}"),
         ("cpu_per_call_pct", "CPU/call %", "{:.3f}"),
+        ("cpu_us_per_frame", "µs/frame", "{:.0f}"),
         ("packets_per_s", "pkts/s out", "{:.0f}"),
         ("late_p50_ms", "late p50 ms", "{:.2f}"),
         ("late_p95_ms", "late p95 ms", "{:.2f}"),
