@@ -432,17 +432,24 @@ async def _start(
     return phone.uas, hub
 
 
-async def _seated(uas: Any, hub: Any, calls: int, timeout: float) -> tuple[int, int]:
-    """Wait until every load caller has its seat and every game is in the day; returns the
-    callers seated and the games in the day."""
+async def _seated(
+    uas: Any, hub: Any, calls: int, timeout: float, stalled: float = 15.0
+) -> tuple[int, int]:
+    """Wait until every load caller has its seat and every game is in the day, or until that
+    made no progress for ``stalled`` seconds (a caller lost on the way leaves its game
+    unstarted); returns the callers seated and the games in the day."""
     from vollmond.engine.standard.types import Phase  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
+    progress, last = (-1, -1), time.monotonic()
     while True:
         seated = sum(1 for line in _lines(uas) if getattr(line.session, "seat", None) is not None)
         games = [a for a in hub.actors.values() if a.state is not None]
         day = sum(1 for a in games if a.state.phase is Phase.DAY)
-        if (seated >= calls and day == len(games)) or time.monotonic() > deadline:
+        now = time.monotonic()
+        if (seated, day) != progress:
+            progress, last = (seated, day), now
+        if (seated >= calls and day == len(games)) or now > deadline or now - last > stalled:
             return seated, day
         await asyncio.sleep(0.2)
 
@@ -459,7 +466,12 @@ async def serve(args: argparse.Namespace) -> None:
         recorder = SendRecorder(uas, trace=[] if os.environ.get("PHONE_LOAD_TRACE") else None)
         print("ready", flush=True)
         deadline = time.monotonic() + args.setup_timeout
+        count, changed = 0, time.monotonic()
         while len(uas.calls) < args.calls and time.monotonic() < deadline:
+            if len(uas.calls) != count:
+                count, changed = len(uas.calls), time.monotonic()
+            elif count and time.monotonic() - changed > 15.0:
+                break  # calls were refused or lost: measure the ones that are up
             await asyncio.sleep(0.1)
         reached = len(uas.calls)
         seated = day = 0
@@ -606,7 +618,7 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
 
 
 _INFO = """
-  <send retrans="500">
+  <send>
     <![CDATA[
 
       INFO sip:[service]@[remote_ip]:[remote_port] SIP/2.0
