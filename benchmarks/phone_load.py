@@ -433,22 +433,24 @@ async def _start(
 
 
 async def _seated(
-    uas: Any, hub: Any, calls: int, timeout: float, stalled: float = 15.0
+    uas: Any, hub: Any, calls: int, timeout: float, stalled: float = 30.0
 ) -> tuple[int, int]:
     """Wait until every load caller has its seat and every game is in the day, or until that
     made no progress for ``stalled`` seconds (a caller lost on the way leaves its game
-    unstarted); returns the callers seated and the games in the day."""
+    unstarted); returns the callers seated (in a started game) and the games in the day."""
     from vollmond.engine.standard.types import Phase  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
-    progress, last = (-1, -1), time.monotonic()
+    progress, last = (-1, -1, -1), time.monotonic()
     while True:
-        seated = sum(1 for line in _lines(uas) if getattr(line.session, "seat", None) is not None)
+        sessions = [line.session for line in _lines(uas)]
+        joined = sum(1 for s in sessions if getattr(s, "game_id", None) is not None)
+        seated = sum(1 for s in sessions if getattr(s, "seat", None) is not None)
         games = [a for a in hub.actors.values() if a.state is not None]
         day = sum(1 for a in games if a.state.phase is Phase.DAY)
         now = time.monotonic()
-        if (seated, day) != progress:
-            progress, last = (seated, day), now
+        if (joined, seated, day) != progress:
+            progress, last = (joined, seated, day), now
         if (seated >= calls and day == len(games)) or now > deadline or now - last > stalled:
             return seated, day
         await asyncio.sleep(0.2)
