@@ -338,6 +338,11 @@ invites_per_second = 1000.0
 invite_burst = 1000
 requests_per_second = 100000.0
 request_burst = 100000
+
+[phone]
+# No silence reminders: a load caller waits silently at its table until the game fills, and
+# the announcer would otherwise say goodbye after three reminders (8 s each) on a slow fill.
+silence_s = 0
 """
 
 
