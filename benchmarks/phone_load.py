@@ -1,33 +1,43 @@
-"""Telephone load: SIPp callers in games with voice-room mixing, against a bare RTP echo.
+"""Telephone load: SIPp callers seated in real games by their keys, against a bare RTP echo.
 
     .venv/bin/python -m benchmarks.phone_load                      # 300 callers, both modes
     .venv/bin/python -m benchmarks.phone_load --calls 100,200,300 --seconds 20
     .venv/bin/python -m benchmarks.phone_load --mode mix --calls 300 --json
     .venv/bin/python -m benchmarks.phone_load --json-out runs.jsonl  # + one JSON line per run
+    PHONE_LOAD_PROFILE=/tmp/p .venv/bin/python -m benchmarks.phone_load --calls 50  # cProfile
 
 Each step starts a server in a child process (so its CPU is its own), then SIPp places
 ``--calls`` calls at ``--rate`` calls per second; every call streams speech-like PCMU audio
 from a pcap (SIPp ``play_pcap_audio``) for the whole window.
 
-MIX (the product): the real :class:`~vollmond.phone.service.PhoneService` on a real hub with
-a SQLite store; callers are seated ``--game-size`` to a public game (games started and moved
-to the day, so every seat hears every other in the market place: the heaviest routing), so
-each tick mixes ``out = G @ frames`` for every game and sends every caller its own mix. The
-load callers' sessions are minimal (seated, no prompts). Alongside, PROBE calls (a second
-SIPp) use the real :class:`~vollmond.phone.session.PhoneSession` with espeak-ng and press
-keys by SIP INFO: key-to-first-audio is measured in the server from the key's arrival to the
-first non-silent frame of the answer leaving on the media clock (``2`` = guest: an uncached
-prompt, espeak-ng runs; ``#1`` = help: a cached prompt).
+MIX (the product), run the way ``vollmond serve`` runs it: the whole program
+(:func:`vollmond.server.build_app`: web, hub, SQLite store, moderation, voice rooms and the
+telephone with its default sessions and espeak-ng voice) under uvicorn on uvloop, with an
+operator file that lets the SIPp host place many calls (``[sip]``: a trusted proxy, high
+limits). The server founds private games of ``--game-size`` (house 1 is a silent host) and
+writes their invitation codes for SIPp; every load caller is a real
+:class:`~vollmond.phone.session.PhoneSession` that signs in as a guest and takes its seat by
+keys (SIP INFO: ``2``, ``2``, the 16-digit code, ``#``), hears the real prompts, and once the
+game has reached the day asks for the status (``#3``), nominates house 1 (a command: accepted
+or refused with its spoken reason) and asks who is alive (``#4``). The games run on their own
+timers (night 5 s, morning 1 s, day 1 h): the window opens when every call is up, every
+caller seated and every game in the day, where everyone hears everyone (the heaviest routing).
+Alongside, PROBE calls (a second SIPp) press keys: key-to-first-audio is measured in the
+server from the key's arrival to the first non-silent frame of the answer leaving on the
+media clock (``2`` = guest: an uncached prompt; ``#1`` = help: a cached prompt).
 
-ECHO (the baseline): the same SIP/RTP transport (:class:`~vollmond.phone.sip.uas.SipUas`,
-shared 20 ms media clock, G.711 decode and encode) with a handler that sends every caller its
-own last received frame back: no hub, no sessions, no mixer.
+ECHO (the baseline), on the same loop (uvloop): the same SIP/RTP transport
+(:class:`~vollmond.phone.sip.uas.SipUas`, shared 20 ms media clock, G.711 decode and encode)
+with a handler that sends every caller its own last received frame back: no hub, no sessions,
+no mixer.
 
-Measured in a window that opens once every call is up: server CPU (``time.process_time``)
-per caller, and RTP send jitter = how late each packet left against its absolute schedule
-(``start + index * 20 ms`` of the shared clock), p50/p99 over every packet of every call;
-also the inter-departure deviation ``|Δt - 20 ms|`` per call. The mixer's own cost per caller
-is measured in-process on the same game layout (``GameMixer`` push + pull, no I/O).
+Measured in a window of ``--seconds``: server CPU (``time.process_time``) per caller; RTP send
+lateness = how late each packet left against its absolute schedule (``start + index * 20 ms``
+of the shared clock), p50/p95/p99 over every packet of every call; frames NOT sent =
+calls up at the window's start times the clock's frames in the window, minus packets sent
+(skipped ticks, refused sends and dropped calls are all failures); also the inter-departure
+deviation ``|dt - 20 ms|`` per call. The mixer's own cost per caller is measured in-process
+on the same game layout (``GameMixer`` push + pull, no I/O).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import itertools
 import json
 import math
@@ -46,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +76,13 @@ FRAME = 0.020
 
 def free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def free_tcp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
         port: int = s.getsockname()[1]
         return port
@@ -164,7 +183,7 @@ class Probe:
 
 @dataclass(eq=False)
 class Seated:
-    """A load caller's session: seated in its game, no prompts, keys ignored."""
+    """A minimal session for the in-process cost of the service path: seated, silent."""
 
     game_id: str | None
     seat: int | None
@@ -202,72 +221,107 @@ class Echo:
         self.last.pop(call, None)
 
 
-async def _games(hub: Any, count: int, size: int) -> list[str]:
-    from vollmond.engine.core import Rejection  # noqa: PLC0415
+async def _private_games(hub: Any, callers: int, size: int) -> list[tuple[str, str]]:
+    """Private games of ``size`` for ``callers``, a silent host in house 1 of each (and
+    silent guests in the last game's seats no caller takes, so every game starts): (game id,
+    the 16 digits a caller keys to join)."""
     from vollmond.engine.standard import GameOptions  # noqa: PLC0415
-    from vollmond.engine.standard.commands import PhaseTimeout  # noqa: PLC0415
     from vollmond.engine.standard.options import Durations  # noqa: PLC0415
-    from vollmond.engine.standard.types import Phase  # noqa: PLC0415
+    from vollmond.service.invitation_digits import phone_code  # noqa: PLC0415
 
     durations = Durations(night_s=5.0, morning_s=1.0, day_s=3600.0, vote_s=60.0)
-    ids = []
-    for _ in range(count):
+    games = []
+    seats = size - 1
+    for first in range(0, callers, seats):
         options = GameOptions(players=size, durations=durations)
-        founded = await hub.found(options, private=False, host_account_id=None, host_name="b1")
-        for i in range(2, size + 1):
-            await hub.join(founded.game.id, account_id=None, name=f"b{i}")
-        actor = hub.actors[founded.game.id]
-        while actor.state.phase is not Phase.DAY:
-            outcome = await hub.submit(founded.game.id, PhaseTimeout(actor.state.phase_seq))
-            assert not isinstance(outcome, Rejection), outcome
-        ids.append(founded.game.id)
-    return ids
+        founded = await hub.found(options, private=True, host_account_id=None, host_name="b1")
+        assert founded.invitation_code is not None
+        for extra in range(seats - min(seats, callers - first)):
+            await hub.join(founded.game.id, account_id=None, name=f"b{extra + 2}")
+        games.append((founded.game.id, phone_code(founded.invitation_code)))
+    return games
 
 
 @dataclass
 class SendRecorder:
-    """Wraps every endpoint's send: how late each packet left against the shared clock."""
+    """How late each packet left against the shared clock, and how many frames were due.
+
+    The batched media clock reports every tick (``MediaTicker.observer``, with each packet's
+    departure stamped); an older per-endpoint clock (``RtpEndpoint.send_frame``) is wrapped
+    instead, so the same benchmark measures the code before the batched clock too."""
 
     uas: Any
     recording: bool = False
     lateness: list[float] = field(default_factory=list)
     intervals: dict[int, list[float]] = field(default_factory=dict)
+    ticks: int = 0
+    unsent: int = 0
     trace: list[tuple[float, float]] | None = None
+
+    @property
+    def clock(self) -> Any:
+        return self.uas._ticker._clock
 
     def install(self) -> None:
         from vollmond.phone.media import RtpEndpoint  # noqa: PLC0415
 
+        ticker = self.uas._ticker
+        if hasattr(ticker, "observer"):
+            ticker.stamp = True
+            ticker.observer = self._tick
+            return
         loop = asyncio.get_running_loop()
-        original = RtpEndpoint.send_frame
+        original = RtpEndpoint.send_frame  # type: ignore[attr-defined]
 
         def timed(endpoint: RtpEndpoint, index: int) -> None:
             original(endpoint, index)
             if self.recording:
                 now = loop.time()
-                late = now - self.uas._ticker._clock.deadline(index)
+                late = now - self.clock.deadline(index)
                 self.lateness.append(late)
                 self.intervals.setdefault(id(endpoint), []).append(now)
-                if self.trace is not None:
-                    self.trace.append((now, late))
 
         setattr(RtpEndpoint, "send_frame", timed)  # noqa: B010 - benchmark instrumentation
 
-    def stats(self, cpu: float, wall: float) -> dict[str, Any]:
+    def _tick(self, report: Any) -> None:
+        if not self.recording:
+            return
+        self.ticks += 1
+        self.unsent += report.unsent
+        for row, stamp in enumerate(report.sent_at):
+            self.lateness.append(stamp - report.deadline)
+            self.intervals.setdefault(row, []).append(stamp)
+        if self.trace is not None:
+            self.trace.append((report.finished, report.finished - report.deadline))
+
+    def stats(
+        self, cpu: float, wall: float, calls: int, frames_due: int, sent: int
+    ) -> dict[str, Any]:
+        """``sent``: packets the ``calls`` up at the window's start sent in it (of
+        ``frames_due`` each); the lateness covers every packet, the probes' too."""
+        # Rows of a batched tick are not calls when calls come and go; the departures of
+        # consecutive ticks per row are still 20 ms apart on a steady clock.
         deviations = [
             abs((b - a) - FRAME)
             for stamps in self.intervals.values()
             for a, b in itertools.pairwise(stamps)
         ]
-        sending = len(self.intervals)
+        due = calls * frames_due
         return {
-            "calls_sending": sending,
+            "calls_sending": calls,
             "seconds": wall,
             "cpu_s": cpu,
             "cpu_share": cpu / wall,
-            "cpu_per_call_pct": 100 * cpu / wall / max(1, sending),
+            "cpu_per_call_pct": 100 * cpu / wall / max(1, calls),
             "packets": len(self.lateness),
             "packets_per_s": len(self.lateness) / wall,
+            "frames_due": due,
+            "frames_not_sent": max(0, due - sent),
+            "frames_sent_pct": 100 * sent / max(1, due),
+            # CPU per frame the calls sent: the cost, less skewed by a starved window
+            "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
             "late_p50_ms": 1000 * percentile(self.lateness, 50),
+            "late_p95_ms": 1000 * percentile(self.lateness, 95),
             "late_p99_ms": 1000 * percentile(self.lateness, 99),
             "late_max_ms": 1000 * max(self.lateness, default=math.nan),
             "interval_dev_p50_ms": 1000 * percentile(deviations, 50),
@@ -275,70 +329,192 @@ class SendRecorder:
         }
 
 
+OPERATOR_FILE = """
+[sip]
+# SIPp places every call from 127.0.0.1, as a SIP trunk would from its proxy.
+trusted_proxies = ["127.0.0.1"]
+max_calls = 5000
+invites_per_second = 1000.0
+invite_burst = 1000
+requests_per_second = 100000.0
+request_burst = 100000
+
+[phone]
+# No silence reminders: a load caller waits silently at its table until the game fills, and
+# the announcer would otherwise say goodbye after three reminders (8 s each) on a slow fill.
+silence_s = 0
+"""
+
+
+@dataclass
+class Product:
+    """The whole program under uvicorn, as ``vollmond serve`` runs it (the loop is uvloop:
+    this process runs under ``uvloop.run``)."""
+
+    data: Path
+    sip_port: int
+    server: Any = None
+    task: asyncio.Task[None] | None = None
+
+    async def start(self) -> Any:
+        import uvicorn  # noqa: PLC0415
+
+        from vollmond.server import build_app  # noqa: PLC0415
+        from vollmond.service.config import Settings  # noqa: PLC0415
+        from vollmond.service.logs import configure_logging  # noqa: PLC0415
+
+        config_file = self.data / "vollmond.toml"
+        config_file.write_text(OPERATOR_FILE)
+        settings = Settings.from_env(
+            config_file,
+            host=HOST,
+            port=free_tcp_port(),
+            sip_port=self.sip_port,
+            data_dir=self.data,
+        )
+        configure_logging()  # JSON lines on stderr (server.log), as `vollmond serve` logs
+        app = build_app(settings)
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host=settings.host,
+                port=settings.port,
+                log_level="warning",
+                ws_max_size=8192,
+                proxy_headers=False,
+                ws_per_message_deflate=False,
+            )
+        )
+        self.task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            if self.task.done():
+                self.task.result()
+                raise RuntimeError("the server stopped while starting")
+            await asyncio.sleep(0.05)
+        return app
+
+    async def stop(self) -> None:
+        if self.server is not None and self.task is not None:
+            self.server.should_exit = True
+            await asyncio.wait([self.task], timeout=30)
+
+
 async def _start(
     args: argparse.Namespace, stack: contextlib.AsyncExitStack, latencies: list[tuple[str, float]]
-) -> Any:
-    """The server under test: the product (mix) or the echo baseline; returns its SipUas."""
+) -> tuple[Any, Any]:
+    """The server under test: the product (mix) or the echo baseline; returns its SipUas and
+    its hub (None for the echo)."""
     from vollmond.phone.sip.uas import SipUas, UasConfig  # noqa: PLC0415
 
-    config = UasConfig(host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0)
     if args.serve != "mix":
+        from vollmond.settings.sip import SipSettings  # noqa: PLC0415
+
+        table = tomllib.loads(OPERATOR_FILE)["sip"]  # the product's limits
+        limits = SipSettings(**table | {"trusted_proxies": tuple(table["trusted_proxies"])})
+        config = UasConfig(
+            host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0, settings=limits
+        )
         uas = await SipUas.start(config, Echo())
         stack.push_async_callback(uas.close)
-        return uas
-    from vollmond.phone.caller import CallerId  # noqa: PLC0415
-    from vollmond.phone.service import PhoneService  # noqa: PLC0415
-    from vollmond.phone.session import EspeakVoice, PhoneSession  # noqa: PLC0415
-    from vollmond.service.hub import Hub  # noqa: PLC0415
-    from vollmond.store import open_store  # noqa: PLC0415
-
+        return uas, None
     data = Path(args.data)
-    sessions = await stack.enter_async_context(
-        open_store(f"sqlite+aiosqlite:///{data / 'bench.sqlite3'}")
-    )
-    hub = Hub(sessions)
-    stack.push_async_callback(hub.close)
-    game_ids = await _games(hub, math.ceil(args.calls / args.game_size), args.game_size)
-    voice = EspeakVoice(data / "prompts")
-    seated = 0
+    product = Product(data, args.sip_port)
+    app = await product.start()
+    stack.push_async_callback(product.stop)
+    hub, phone = app.state.hub, app.state.phone
+    assert phone is not None and phone.uas is not None, "the telephone did not start"
+    seats = args.game_size - 1
+    games = await _private_games(hub, args.calls, args.game_size)
+    rows = [";".join(code) for _, code in games for _ in range(seats)]
+    (data / "codes.csv").write_text("SEQUENTIAL\n" + "\n".join(rows[: args.calls]) + "\n")
+    factory = phone.session_factory
 
-    def factory(caller: CallerId) -> Any:
-        nonlocal seated
-        if caller.number == "probe":
-            return Probe(PhoneSession(hub, caller, voice), latencies)
-        game, seat = divmod(seated, args.game_size)
-        seated += 1
-        return Seated(game_ids[game % len(game_ids)], seat + 1)
+    def probing(caller: Any) -> Any:
+        session = factory(caller)
+        return Probe(session, latencies) if caller.number == "probe" else session
 
-    service = PhoneService(hub, factory)
-    stack.push_async_callback(service.close)
-    return await service.start(config)
+    phone.session_factory = probing
+    return phone.uas, hub
+
+
+async def _seated(
+    uas: Any, hub: Any, calls: int, timeout: float, stalled: float = 30.0
+) -> tuple[int, int]:
+    """Wait until every load caller has its seat and every game is in the day, or until that
+    made no progress for ``stalled`` seconds (a caller lost on the way leaves its game
+    unstarted); returns the callers seated (in a started game) and the games in the day."""
+    from vollmond.engine.standard.types import Phase  # noqa: PLC0415
+
+    deadline = time.monotonic() + timeout
+    progress, last = (-1, -1, -1), time.monotonic()
+    while True:
+        sessions = [line.session for line in _lines(uas)]
+        joined = sum(1 for s in sessions if getattr(s, "game_id", None) is not None)
+        seated = sum(1 for s in sessions if getattr(s, "seat", None) is not None)
+        games = [a for a in hub.actors.values() if a.state is not None]
+        day = sum(1 for a in games if a.state.phase is Phase.DAY)
+        now = time.monotonic()
+        if (joined, seated, day) != progress:
+            progress, last = (joined, seated, day), now
+        if (seated >= calls and day == len(games)) or now > deadline or now - last > stalled:
+            return seated, day
+        await asyncio.sleep(0.2)
+
+
+def _lines(uas: Any) -> list[Any]:
+    handler = uas.handler
+    return list(getattr(handler, "lines", {}).values())
 
 
 async def serve(args: argparse.Namespace) -> None:
     latencies: list[tuple[str, float]] = []
     async with contextlib.AsyncExitStack() as stack:
-        uas = await _start(args, stack, latencies)
+        uas, hub = await _start(args, stack, latencies)
         recorder = SendRecorder(uas, trace=[] if os.environ.get("PHONE_LOAD_TRACE") else None)
-        recorder.install()
         print("ready", flush=True)
         deadline = time.monotonic() + args.setup_timeout
+        count, changed = 0, time.monotonic()
         while len(uas.calls) < args.calls and time.monotonic() < deadline:
+            if len(uas.calls) != count:
+                count, changed = len(uas.calls), time.monotonic()
+            elif count and time.monotonic() - changed > 15.0:
+                break  # calls were refused or lost: measure the ones that are up
             await asyncio.sleep(0.1)
         reached = len(uas.calls)
+        seated = day = 0
+        if hub is not None:
+            seated, day = await _seated(uas, hub, reached, args.setup_timeout)
+        recorder.install()
         await asyncio.sleep(1.0)
         print("window", flush=True)
+        calls = uas.calls
+        sent0 = [call.media.packets_sent for call in calls]
         cpu0, wall0 = time.process_time(), time.perf_counter()
+        index0 = recorder.clock.index
+        profile = os.environ.get("PHONE_LOAD_PROFILE")  # a file for the window's cProfile
+        profiler = cProfile.Profile(time.process_time) if profile else None
         recorder.recording = True
+        if profiler is not None:
+            profiler.enable()
         await asyncio.sleep(args.seconds)
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(f"{profile}.{args.serve}")
         recorder.recording = False
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        frames_due = recorder.clock.index - index0
+        sent = sum(call.media.packets_sent - n for call, n in zip(calls, sent0, strict=True))
         stats = {
             "mode": args.serve,
             "calls_wanted": args.calls,
             "calls_up": reached,
+            "calls_at_end": len(uas.calls),
+            "seated": seated,
+            "games_in_day": day,
             "load_average": os.getloadavg()[0],
-            **recorder.stats(cpu, wall),
+            **recorder.stats(cpu, wall, len(calls), frames_due, sent),
+            "late_ticks": getattr(uas._ticker, "late_ticks", None),
+            "skipped_ticks": getattr(uas._ticker, "skipped_ticks", None),
             "key_latency": latencies,
         }
         Path(args.stats).write_text(json.dumps(stats))
@@ -390,6 +566,7 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
     import random  # noqa: PLC0415
 
     from vollmond.engine.core import Rejection  # noqa: PLC0415
+    from vollmond.engine.ruleset import get_ruleset  # noqa: PLC0415
     from vollmond.engine.standard import GameOptions, apply, new_game  # noqa: PLC0415
     from vollmond.engine.standard.commands import PhaseTimeout  # noqa: PLC0415
     from vollmond.engine.standard.types import Phase  # noqa: PLC0415
@@ -398,6 +575,11 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
     @dataclass
     class Actor:
         state: Any
+        ruleset: Any = field(default_factory=lambda: get_ruleset("standard"))
+
+        @property
+        def options(self) -> Any:
+            return self.state.options
 
         def subscribe(self, subscriber: Any) -> None:
             return None
@@ -418,7 +600,7 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
             assert not isinstance(outcome, Rejection)
             state = outcome.state
         actors[f"g{g}"] = Actor(state)
-    hub: Any = type("FakeHub", (), {"actors": actors})()
+    hub: Any = type("FakeHub", (), {"actors": actors, "notices": None})()
     service = PhoneService(hub, lambda caller: Seated(None, None))
     lines = []
     for i in range(calls):
@@ -440,6 +622,48 @@ def service_cost(calls: int, size: int, ticks: int = 300) -> float:
     started = time.process_time()
     run(ticks)
     return 1e6 * (time.process_time() - started) / ticks / calls
+
+
+_INFO = """
+  <send>
+    <![CDATA[
+
+      INFO sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      From: load <sip:load@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+      To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+      Call-ID: [call_id]
+      CSeq: {cseq} INFO
+      Max-Forwards: 70
+      Content-Type: application/dtmf-relay
+      Content-Length: [len]
+
+      Signal={signal}
+      Duration=160
+
+    ]]>
+  </send>
+
+  <recv response="200"/>
+"""
+
+
+def game_scenario(path: Path, settle_ms: int) -> None:
+    """The load caller of the product: ``uac_load.xml`` (INVITE, ACK, audio for the whole
+    call, BYE) with keys by SIP INFO after the ACK: guest, join by code (its game's 16 digits
+    from the injection file), and ``settle_ms`` later, in the day: ``#3``, ``1#``, ``#4``."""
+    keys: list[tuple[str, int]] = [("2", 2500), ("2", 2500)]
+    keys += [(f"[field{i}]", 150) for i in range(16)]
+    keys += [("#", settle_ms), ("#", 150), ("3", 5000), ("1", 150), ("#", 5000)]
+    keys += [("#", 150), ("4", 150)]
+    steps = ['  <pause milliseconds="1500"/>']
+    for cseq, (key, pause) in enumerate(keys, start=2):
+        steps.append(_INFO.format(cseq=cseq, signal=key))
+        steps.append(f'  <pause milliseconds="{pause}"/>')
+    base = (SCENARIO_DIR / "uac_load.xml").read_text()
+    head, tail = base.split("  <pause/>", 1)
+    tail = tail.replace("CSeq: 2 BYE", f"CSeq: {len(keys) + 2} BYE")
+    path.write_text(head + "\n".join(steps) + "\n  <pause/>" + tail)
 
 
 async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -469,9 +693,14 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
         str(step),
         stdout=asyncio.subprocess.PIPE,
         stderr=(step / "server.log").open("wb"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith(("VOLLMOND_", "DATABASE"))},
+            "PYTHONUNBUFFERED": "1",
+        },
     )
     assert server.stdout is not None
+
+    output = (step / "server.out").open("a")  # the service's own log lines (stdout)
 
     async def line(expected: str, timeout: float) -> None:
         assert server.stdout is not None
@@ -483,20 +712,24 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
                     raise RuntimeError(f"server ended early:\n{log[-3000:]}")
                 if raw.decode().strip() == expected:
                     return
+                output.write(raw.decode(errors="replace"))
 
-    hold_ms = int(1000 * (calls / args.rate + args.seconds + 30))
+    hold_ms = int(1000 * (calls / args.rate + args.seconds + 40))
     sipp: list[asyncio.subprocess.Process] = []
     try:
         await line("ready", 300)
-        write_pcap(step / "load.pcap", calls / args.rate + args.seconds + 15)
-        sipp.append(await _sipp(step, "uac_load.xml", sip_port, calls, args.rate, hold_ms, nice))
-        await line("window", calls / args.rate + 120)
+        write_pcap(step / "load.pcap", 2 * calls / args.rate + args.seconds + 60)
+        scenario, inject = SCENARIO_DIR / "uac_load.xml", None
+        if mode == "mix":
+            scenario, inject = step / "uac_game.xml", step / "codes.csv"
+            game_scenario(scenario, int(1000 * (calls / args.rate + 12)))
+        sipp.append(await _sipp(step, scenario, sip_port, calls, args.rate, hold_ms, nice, inject))
+        await line("window", calls / args.rate + 240)
         if mode == "mix" and args.probes:
             probe_dir = step / "probe"
             probe_dir.mkdir()
-            sipp.append(
-                await _sipp(probe_dir, "uac_probe.xml", sip_port, args.probes, 1.0, 0, nice)
-            )
+            probe = SCENARIO_DIR / "uac_probe.xml"
+            sipp.append(await _sipp(probe_dir, probe, sip_port, args.probes, 1.0, 0, nice))
         await line("done", args.seconds + 60)
         stats: dict[str, Any] = json.loads(stats_file.read_text())
     finally:
@@ -510,24 +743,27 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
         except TimeoutError:
             server.kill()
             await server.wait()
+        output.close()
     return stats
 
 
 async def _sipp(
     workdir: Path,
-    scenario: str,
+    scenario: Path,
     port: int,
     calls: int,
     rate: float,
     hold_ms: int,
     nice: list[str],
+    inject: Path | None = None,
 ) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *nice,
         "sipp",
         f"{HOST}:{port}",
         "-sf",
-        str(SCENARIO_DIR / scenario),
+        str(scenario),
+        *(["-inf", str(inject)] if inject is not None else []),
         "-i",
         HOST,
         "-p",
@@ -573,11 +809,16 @@ def show(rows: list[dict[str, Any]]) -> None:
     columns = [
         ("mode", "mode", "{}"),
         ("calls_up", "calls", "{}"),
+        ("seated", "seated", "{}"),
         ("cpu_share", "CPU (cores)", "{:.2f}"),
         ("cpu_per_call_pct", "CPU/call %", "{:.3f}"),
+        ("cpu_us_per_frame", "µs/frame", "{:.0f}"),
         ("packets_per_s", "pkts/s out", "{:.0f}"),
         ("late_p50_ms", "late p50 ms", "{:.2f}"),
+        ("late_p95_ms", "late p95 ms", "{:.2f}"),
         ("late_p99_ms", "late p99 ms", "{:.2f}"),
+        ("frames_not_sent", "not sent", "{}"),
+        ("frames_sent_pct", "sent %", "{:.1f}"),
         ("interval_dev_p50_ms", "|Δt-20| p50", "{:.2f}"),
         ("interval_dev_p99_ms", "|Δt-20| p99", "{:.2f}"),
     ]
@@ -646,7 +887,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", default="300", help="callers per step, e.g. 100,200,300")
     parser.add_argument("--mode", choices=("both", "mix", "echo"), default="both")
-    parser.add_argument("--game-size", type=int, default=10)
+    parser.add_argument(
+        "--game-size", type=int, default=9, help="seats per game (private rounds: at most 9)"
+    )
     parser.add_argument("--seconds", type=float, default=20.0, help="measuring window")
     parser.add_argument("--rate", type=float, default=30.0, help="new calls per second")
     parser.add_argument("--probes", type=int, default=10, help="key-latency probe calls")
@@ -666,8 +909,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--setup-timeout", type=float, default=120.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
+        import uvloop  # noqa: PLC0415 - the server's loop, as `vollmond serve` runs
+
         args.calls = int(str(args.calls))
-        asyncio.run(serve(args))
+        uvloop.run(serve(args))
     else:
         asyncio.run(drive(args))
 

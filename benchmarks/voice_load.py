@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.jsonline import append_json_line
-from benchmarks.phone_load import HOST, Seated, _sipp, free_udp_port, write_pcap
+from benchmarks.phone_load import HOST, SCENARIO_DIR, Seated, _sipp, free_udp_port, write_pcap
 
 #: Frames per second a peer or line must reach in the window to count as real time (of 50).
 REAL_TIME = 48.0
@@ -406,7 +406,8 @@ async def run_step(
         await _line(server, "ready", 300, step / "server.log")
         write_pcap(step / "load.pcap", n / args.rate + args.seconds + 60)
         hold_ms = int(1000 * (n / args.rate + args.seconds + 120))
-        others.append(await _sipp(step, "uac_load.xml", sip_port, n, args.rate, hold_ms, []))
+        load = SCENARIO_DIR / "uac_load.xml"
+        others.append(await _sipp(step, load, sip_port, n, args.rate, hold_ms, []))
         if peers:
             tokens = stats_file.with_suffix(".tokens.json")
             procs = max(1, min(args.client_procs, peers))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 
 from tests.phone.helpers import UdpPeer
 from vollmond.phone.dtmf import TelephoneEvent
 from vollmond.phone.g711 import ALAW, ULAW
-from vollmond.phone.media import AudioSource, MediaParams, MediaTicker, RtpEndpoint
+from vollmond.phone.media import AudioSource, MediaParams, MediaTicker, RtpEndpoint, TickReport
 from vollmond.phone.rtp import RtpPacket, parse_rtp
 
 
@@ -102,3 +103,88 @@ async def test_hold_sends_nothing_and_receive_path_reports_audio_and_digits() ->
     finally:
         ep.close()
         sink.close()
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+async def test_latched_audio_is_decoded_at_the_tick_in_arrival_order() -> None:
+    sink, stranger = await UdpPeer.open(), await UdpPeer.open()
+    frames: list[np.ndarray] = []
+    ep = await RtpEndpoint.open(
+        "127.0.0.1",
+        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+        frames.append,
+        lambda _: None,
+    )
+    ep.start()
+    try:
+        target = ("127.0.0.1", ep.local_port)
+        for seq, value in enumerate((100, 2000, -3000, 500)):
+            payload = ULAW.encode(np.full(160, value, np.int16))
+            sink.send(RtpPacket(0, seq, seq * 160, 5, payload).build(), target)
+        # Same host, another port: after the latch it is a stranger's packet, not audio.
+        stranger.send(RtpPacket(0, 9, 9 * 160, 6, b"\x00" * 160).build(), target)
+        await _until(lambda: len(frames) == 4 and ep.packets_foreign == 1)
+        expected = [
+            int(ULAW.decode(ULAW.encode(np.array([v], np.int16)))[0])
+            for v in (100, 2000, -3000, 500)
+        ]
+        assert [int(f[0]) for f in frames] == expected
+        assert ep.latched == ("127.0.0.1", sink.port)
+        assert ep.packets_received == 4
+    finally:
+        ep.close()
+        sink.close()
+        stranger.close()
+
+
+async def test_a_stall_skips_frames_counts_them_and_keeps_the_timestamps_in_step() -> None:
+    sink = await UdpPeer.open()
+    now = [100.0]
+    ticker = MediaTicker(clock=lambda: now[0])
+    reports: list[TickReport] = []
+
+    def observe(report: TickReport) -> None:
+        reports.append(report)
+        if len(reports) == 1:
+            now[0] += 0.2  # the event loop stalls for 200 ms right after the first tick
+
+    ticker.observer = observe
+    ep = await RtpEndpoint.open(
+        "127.0.0.1",
+        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+        lambda _: None,
+        lambda _: None,
+    )
+    ep.start(ticker)
+    try:
+        first, second = [parse_rtp(await sink.recv_raw()) for _ in range(2)]
+    finally:
+        ep.close()
+        sink.close()
+    assert [r.index for r in reports[:2]] == [0, 10]
+    assert ticker.skipped_ticks == 9
+    assert (second.timestamp - first.timestamp) % 2**32 == 10 * 160
+    assert ep.packets_sent == len(reports)
+
+
+async def test_a_send_the_kernel_refuses_is_counted_not_queued() -> None:
+    ticker = MediaTicker()
+    ep = await RtpEndpoint.open(
+        "127.0.0.1", MediaParams(("127.0.0.1", 0), ULAW, 0, 101), lambda _: None, lambda _: None
+    )
+    ticker.add(ep)  # registered without the clock task of start(): ticks driven by hand
+    ticker.remove(ep)
+    ep._ticker = ticker
+    ticker._order = [ep]
+    try:
+        ticker.tick(0)
+        ticker.tick(1)
+    finally:
+        ticker._order = []
+        ep.close()
+    assert (ep.packets_sent, ep.packets_unsent, ticker.unsent) == (0, 2, 2)

@@ -12,7 +12,10 @@ and frames go to that latched address. So a stranger can neither inject audio or
 into a call nor redirect its media to a third party.
 
 All endpoints of a server share one :class:`MediaTicker`, so the number of timer wake-ups does
-not grow with the number of calls.
+not grow with the number of calls, and the per-packet work is batched: once per 20 ms tick the
+ticker decodes every call's received audio in one numpy lookup, pulls every call's next frame,
+encodes them all in one lookup into one buffer (:mod:`vollmond.phone.rtp_batch`) and sends each
+packet with a single ``sendto`` from that buffer. Telephone-events are handled on arrival.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -29,6 +34,7 @@ import numpy as np
 from vollmond.phone.dtmf import DtmfParseError, DtmfReceiver, InbandDtmfDetector
 from vollmond.phone.g711 import G711Codec
 from vollmond.phone.rtp import RtpClock, RtpParseError, RtpSender, parse_rtp
+from vollmond.phone.rtp_batch import HEADER_BYTES, PACKET_BYTES, PacketBatch, decode_all
 from vollmond.voice import frames
 
 log = logging.getLogger(__name__)
@@ -66,44 +72,173 @@ def _fit_frame(frame: Int16Array) -> Int16Array:
     return np.pad(flat, (0, FRAME_SAMPLES - len(flat))).astype(np.int16)
 
 
+@dataclass(frozen=True, slots=True)
+class TickReport:
+    """What one tick did, for benchmarks and metrics: frame ``index`` was due at ``deadline``
+    (on :func:`time.monotonic`); ``sent_at`` holds the time each packet left, when the
+    ticker was asked to stamp them (:attr:`MediaTicker.stamp`)."""
+
+    index: int
+    deadline: float
+    started: float
+    finished: float
+    sent: int
+    unsent: int
+    sent_at: tuple[float, ...] = ()
+
+
+TickObserver = Callable[[TickReport], None]
+
+
 class MediaTicker:
-    """One 20 ms clock that sends the next frame of every registered endpoint.
+    """One 20 ms clock for every registered endpoint: per tick, the audio received since the
+    last tick is decoded in one batch and handed on, then every call's next frame is pulled,
+    all frames are G.711-encoded in one batch and each packet leaves with one ``sendto``.
 
     A sleeping task per call would mean 50 wake-ups per second per call; with hundreds of calls
     the event loop spends its time on timers and falls behind. One tick for all calls costs 50
     wake-ups per second in total, and every call inherits the same absolute, drift-free
-    schedule (:class:`RtpClock`).
+    schedule (:class:`RtpClock` on :func:`time.monotonic`: tick ``k`` is due at
+    ``start + k * 20 ms``, whatever the event loop's own timer resolution). Nothing is lost
+    silently: ticks that begin a whole period late are counted (:attr:`late_ticks`), frames
+    skipped after a stall too (:attr:`skipped_ticks`, per tick), and packets the kernel
+    refused (:attr:`unsent`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._endpoints: dict[RtpEndpoint, None] = {}
+        self._order: list[RtpEndpoint] = []
         self._task: asyncio.Task[None] | None = None
         self._clock: RtpClock | None = None
+        self._now = clock
+        self._batch = PacketBatch()
+        self._received: list[tuple[RtpEndpoint, bytes]] = []
+        self.ticks = 0
+        self.late_ticks = 0
+        self.skipped_ticks = 0
+        self.sent = 0
+        self.unsent = 0
+        #: Told about every tick (benchmarks); None costs nothing.
+        self.observer: TickObserver | None = None
+        #: Stamp each packet's departure into the observer's report (benchmarks only).
+        self.stamp = False
+
+    @property
+    def clock(self) -> RtpClock | None:
+        """The running schedule (None while no endpoint is registered)."""
+        return self._clock
 
     def add(self, endpoint: RtpEndpoint) -> None:
         """Start sending for ``endpoint`` from the next tick."""
         self._endpoints[endpoint] = None
+        self._order = list(self._endpoints)
         if self._task is None or self._task.done():
-            loop = asyncio.get_running_loop()
             self._clock = RtpClock(
-                start=loop.time(), period=FRAME_SECONDS, samples_per_frame=FRAME_SAMPLES
+                start=self._now(), period=FRAME_SECONDS, samples_per_frame=FRAME_SAMPLES
             )
-            self._task = loop.create_task(self._run(self._clock))
+            self._task = asyncio.get_running_loop().create_task(self._run(self._clock))
 
     def remove(self, endpoint: RtpEndpoint) -> None:
         """Stop sending for ``endpoint``; the clock stops when nobody is left."""
-        self._endpoints.pop(endpoint, None)
+        if self._endpoints.pop(endpoint, 0) is None:
+            self._order = list(self._endpoints)
         if not self._endpoints and self._task is not None:
             self._task.cancel()
             self._task = None
+            self._received.clear()
+
+    def received(self, endpoint: RtpEndpoint, payload: bytes) -> None:
+        """A 160-byte audio payload for ``endpoint``, decoded with the others at the next tick."""
+        self._received.append((endpoint, payload))
 
     async def _run(self, clock: RtpClock) -> None:
-        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(clock.delay(loop.time()))
-            index = clock.advance(loop.time())
-            for endpoint in list(self._endpoints):
-                endpoint.send_frame(index)
+            await asyncio.sleep(clock.delay(self._now()))
+            now = self._now()
+            due = clock.index
+            index = clock.advance(now)
+            if index != due:
+                self.skipped_ticks += index - due
+            if now - clock.deadline(index) > clock.period:
+                self.late_ticks += 1
+            try:
+                self.tick(index)
+            except Exception:  # a bug in one tick must not stop every call's audio
+                log.exception("media tick %d failed", index)
+
+    def tick(self, index: int) -> None:
+        """Frame ``index`` for every endpoint (the clock calls this; tests may too)."""
+        started = self._now()
+        self.ticks += 1
+        if self._received:
+            self._deliver()
+        batch = self._batch
+        batch.reserve(len(self._order))
+        frames, buffer = batch.frames, batch.buffer
+        sending: list[tuple[socket.socket, RtpEndpoint]] = []
+        codecs: list[G711Codec] = []
+        row = 0
+        for endpoint in self._order:
+            source = endpoint._source
+            frame = source() if source is not None else None
+            if endpoint._first_index is None:
+                endpoint._first_index = index
+            params = endpoint._params
+            if not params.send or endpoint._transport is None or endpoint._sock is None:
+                continue
+            if frame is None:
+                frames[row] = 0  # G.711 of zero is each law's silence code
+            elif frame.shape == (FRAME_SAMPLES,):
+                frames[row] = frame
+            else:
+                frames[row] = _fit_frame(frame)
+            timestamp = endpoint._ts_base + (index - endpoint._first_index) * FRAME_SAMPLES
+            endpoint._sender.pack_header(buffer, row * PACKET_BYTES, timestamp)
+            sending.append((endpoint._sock, endpoint))
+            codecs.append(params.codec)
+            row += 1
+        batch.encode(row, codecs)
+        stamps: list[float] | None = [] if self.stamp else None
+        now = self._now
+        sent = unsent = 0
+        for row, (sock, endpoint) in enumerate(sending):
+            try:
+                sock.sendto(batch.packet(row), endpoint.latched or endpoint._params.remote)
+            except OSError as exc:  # a full socket buffer, an unreachable peer, a closed port
+                endpoint.packets_unsent += 1
+                unsent += 1
+                log.debug("RTP send failed: %s", exc)
+                continue
+            endpoint.packets_sent += 1
+            sent += 1
+            if stamps is not None:
+                stamps.append(now())
+        self.sent += sent
+        self.unsent += unsent
+        if self.observer is not None and self._clock is not None:
+            self.observer(
+                TickReport(
+                    index,
+                    self._clock.deadline(index),
+                    started,
+                    now(),
+                    sent,
+                    unsent,
+                    tuple(stamps or ()),
+                )
+            )
+
+    def _deliver(self) -> None:
+        """Decode every audio payload received since the last tick in one batch and hand each
+        frame to its endpoint, in arrival order."""
+        received, self._received = self._received, []
+        samples = decode_all(
+            [payload for _, payload in received],
+            [endpoint._params.codec for endpoint, _ in received],
+        )
+        for row, (endpoint, _) in enumerate(received):
+            if endpoint._transport is not None:
+                endpoint._audio(samples[row])
 
 
 class RtpEndpoint(asyncio.DatagramProtocol):
@@ -123,6 +258,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._on_audio = on_audio
         self._on_digit = on_digit
         self._transport: asyncio.DatagramTransport | None = None
+        self._sock: socket.socket | None = None  # set by open()
         self._source: AudioSource | None = None
         self._sender = RtpSender(
             ssrc=secrets.randbits(32), payload_type=params.audio_pt, sequence=secrets.randbits(16)
@@ -132,8 +268,10 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._inband = InbandDtmfDetector() if params.dtmf_pt is None else None
         self._ticker: MediaTicker | None = None
         self._first_index: int | None = None
-        self.last_received = asyncio.get_running_loop().time()
+        self._loop = asyncio.get_running_loop()
+        self.last_received = self._loop.time()
         self.packets_sent = 0
+        self.packets_unsent = 0
         self.packets_received = 0
         self.packets_dropped = 0
         self.packets_foreign = 0
@@ -149,9 +287,20 @@ class RtpEndpoint(asyncio.DatagramProtocol):
     ) -> RtpEndpoint:
         """Bind a fresh UDP port on ``host`` (the OS picks a free one)."""
         loop = asyncio.get_running_loop()
-        _, endpoint = await loop.create_datagram_endpoint(
-            lambda: cls(params, on_audio, on_digit, on_drop), local_addr=(host, 0)
-        )
+        infos = await loop.getaddrinfo(host, 0, type=socket.SOCK_DGRAM)
+        family, _, _, _, address = infos[0]
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+        try:
+            sock.setblocking(False)
+            sock.bind(address)
+            _, endpoint = await loop.create_datagram_endpoint(
+                lambda: cls(params, on_audio, on_digit, on_drop), sock=sock
+            )
+        except BaseException:
+            sock.close()
+            raise
+        # The media clock sends straight on the socket (the transport owns and closes it).
+        endpoint._sock = sock
         return endpoint
 
     @property
@@ -179,7 +328,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._params = params
         self._sender.payload_type = params.audio_pt
         self._inband = (self._inband or InbandDtmfDetector()) if params.dtmf_pt is None else None
-        self.last_received = asyncio.get_running_loop().time()
+        self.last_received = self._loop.time()
 
     def set_source(self, source: AudioSource | None) -> None:
         """Where outgoing audio comes from; None sends silence."""
@@ -198,25 +347,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
             self._ticker = None
         if self._transport is not None:
             self._transport.close()
-
-    def send_frame(self, index: int) -> None:
-        """Pull one frame from the source and send it; ``index`` is the ticker's frame number,
-        so frames the ticker skipped after a stall still advance the RTP timestamp."""
-        if self._first_index is None:
-            self._first_index = index
-        frame = self._source() if self._source is not None else None
-        if not self._params.send or self._transport is None:
-            return
-        codec = self._params.codec
-        payload = (
-            bytes([codec.silence]) * FRAME_SAMPLES
-            if frame is None
-            else codec.encode(_fit_frame(frame))
-        )
-        timestamp = (self._ts_base + (index - self._first_index) * FRAME_SAMPLES) & 0xFFFFFFFF
-        target = self.latched or self._params.remote
-        self._transport.sendto(self._sender.packet(payload, timestamp).build(), target)
-        self.packets_sent += 1
+            self._transport = None
 
     def _drop(self, why: str) -> None:
         if self._on_drop is not None:
@@ -229,6 +360,19 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         return source[0] != self._params.remote[0]
 
     def datagram_received(self, data: bytes, addr: tuple[str | object, int]) -> None:
+        params = self._params
+        if (
+            addr == self.latched
+            and len(data) == PACKET_BYTES
+            and data[0] == 0x80  # version 2, no padding, extension or CSRC
+            and data[1] & 0x7F == params.audio_pt
+            and self._ticker is not None
+        ):
+            # The common packet of a latched call: its audio waits for the tick's batch decode.
+            self.packets_received += 1
+            self.last_received = self._loop.time()
+            self._ticker.received(self, data[HEADER_BYTES:])
+            return
         source = (str(addr[0]), int(addr[1]))
         if self._foreign(source):
             self.packets_foreign += 1
@@ -241,7 +385,6 @@ class RtpEndpoint(asyncio.DatagramProtocol):
             self._drop("malformed")
             log.debug("dropping malformed RTP from %s: %s", addr, exc)
             return
-        params = self._params
         if self.latched is None:
             if packet.payload_type not in (params.audio_pt, params.dtmf_pt):
                 self.packets_dropped += 1
@@ -250,13 +393,12 @@ class RtpEndpoint(asyncio.DatagramProtocol):
             # Only a well-formed packet of the negotiated stream latches the peer's port.
             self.latched = source
         self.packets_received += 1
-        self.last_received = asyncio.get_running_loop().time()
+        self.last_received = self._loop.time()
         if packet.payload_type == params.audio_pt:
-            samples = params.codec.decode(packet.payload)
-            self._on_audio(samples)
-            if self._inband is not None:
-                for digit in self._inband.feed(samples):
-                    self._on_digit(digit)
+            if self._ticker is not None and len(packet.payload) == FRAME_SAMPLES:
+                self._ticker.received(self, packet.payload)
+            else:
+                self._audio(params.codec.decode(packet.payload))
         elif params.dtmf_pt is not None and packet.payload_type == params.dtmf_pt:
             try:
                 event_digit = self._dtmf.feed(packet.ssrc, packet.timestamp, packet.payload)
@@ -267,6 +409,13 @@ class RtpEndpoint(asyncio.DatagramProtocol):
                 return
             if event_digit is not None:
                 self._on_digit(event_digit)
+
+    def _audio(self, samples: Int16Array) -> None:
+        """One decoded frame of the caller's voice (and any in-band key press in it)."""
+        self._on_audio(samples)
+        if self._inband is not None:
+            for digit in self._inband.feed(samples):
+                self._on_digit(digit)
 
     def error_received(self, exc: Exception) -> None:
         # ICMP port unreachable while the peer is not yet listening is normal on UDP.

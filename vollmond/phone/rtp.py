@@ -171,6 +171,22 @@ class RtpSender:
     timestamp_base: int = 0
     _first: bool = field(default=True, repr=False)
 
+    def pack_header(self, buffer: bytearray | memoryview, offset: int, timestamp: int) -> None:
+        """Write the next packet's 12-byte header (no CSRC, no extension) into ``buffer`` at
+        ``offset`` and advance the stream, as :meth:`packet` does; the batched media clock
+        puts the payload behind it."""
+        _HEADER.pack_into(
+            buffer,
+            offset,
+            RTP_VERSION << 6,
+            (0x80 if self._first else 0) | (self.payload_type & 0x7F),
+            self.sequence,
+            timestamp & 0xFFFFFFFF,
+            self.ssrc & 0xFFFFFFFF,
+        )
+        self._first = False
+        self.sequence = (self.sequence + 1) & 0xFFFF
+
     def packet(self, payload: bytes, timestamp: int) -> RtpPacket:
         """Next packet of the stream; the marker bit flags the stream's first packet."""
         pkt = RtpPacket(

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -46,10 +47,30 @@ from vollmond.voice.conference import ConferenceSeat
 from vollmond.worlds import World, get_world, world_ids
 
 if TYPE_CHECKING:
+    from vollmond.phone.session.conference import RoomLine
     from vollmond.phone.session.game import GameLine
     from vollmond.phone.session.rules_line import RulesLine
 
 log = logging.getLogger(__name__)
+
+
+@functools.cache
+def _game_lines() -> tuple[type, ...]:
+    """The modes that are a line in a game (imported on first use: they import this module).
+    Asked several times per call every 20 ms, so the import runs once, not per frame."""
+    from vollmond.phone.session.game import GameLine  # noqa: PLC0415
+    from vollmond.phone.session.rules_line import RulesLine  # noqa: PLC0415
+
+    return (GameLine, RulesLine)
+
+
+@functools.cache
+def _room_line() -> type:
+    """The mode of a caller in a conference room (imported on first use, as above)."""
+    from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415
+
+    return RoomLine
+
 
 Clock = Callable[[], float]
 
@@ -174,10 +195,8 @@ class PhoneSession:
     @property
     def game_line(self) -> GameLine | RulesLine | None:
         """The caller's line in a game (the standard rules' or any other rule set's)."""
-        from vollmond.phone.session.game import GameLine  # noqa: PLC0415
-        from vollmond.phone.session.rules_line import RulesLine  # noqa: PLC0415
-
-        return self.mode if isinstance(self.mode, GameLine | RulesLine) else None
+        mode = self.mode
+        return cast("GameLine | RulesLine", mode) if isinstance(mode, _game_lines()) else None
 
     async def start(self) -> None:
         """Greet, identify the caller (PIN, pre-filled by a verified number; or a trusted
@@ -286,9 +305,8 @@ class PhoneSession:
     @property
     def conference_seat(self) -> ConferenceSeat | None:
         """The caller's place in a conference room's voice (X2), or None outside rooms."""
-        from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415
-
-        return self.mode.seat if isinstance(self.mode, RoomLine) else None
+        mode = self.mode
+        return cast("RoomLine", mode).seat if isinstance(mode, _room_line()) else None
 
     async def mode_exit(self) -> None:
         from vollmond.phone.session.conference import RoomLine  # noqa: PLC0415

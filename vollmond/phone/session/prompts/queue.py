@@ -248,6 +248,8 @@ class PromptQueue:
     def next_frame(self) -> Audio | None:
         """The next 160 samples; silence while the head is still being rendered; None when
         nothing is queued."""
+        if not self._queue:
+            return None  # the common case of a call in a game: no allocation per tick
         out = np.zeros(FRAME_SAMPLES, dtype=np.int16)
         filled = 0
         while filled < FRAME_SAMPLES and self._queue:
