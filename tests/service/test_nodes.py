@@ -90,7 +90,12 @@ def test_node_options_that_do_not_fit_are_refused() -> None:
             NodeSpec.parse(node, nodes, url, namespace)
 
 
-def test_serve_refuses_workers_and_a_telephone_on_a_node(tmp_path: Path) -> None:
+def test_serve_refuses_workers_and_a_telephone_on_a_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `serve` points the logs at its stderr, which is CliRunner's and closed afterwards: keep
+    # this test process's logging as it is.
+    monkeypatch.setattr("vollmond.service.logs.configure_logging", lambda: None)
     node = ["serve", "--data-dir", str(tmp_path / "data"), "--nats-url", "nats://127.0.0.1:1"]
     node += ["--node-id", "a", "--nodes", "a,b"]
     workers = CliRunner().invoke(app, [*node, "--sip-port", "0", "--workers", "2"])
