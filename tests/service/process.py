@@ -28,7 +28,7 @@ from vollmond.engine.core import Audience, AudienceKind, Viewer
 from vollmond.service.web.auth import CSRF_COOKIE
 from vollmond.store import open_store, read_events
 
-from .support import CLIENT_LIMITS, CLIENT_TLS, PASSWORD, free_port
+from .support import CLIENT_LIMITS, CLIENT_TLS, PASSWORD, Loopback, free_port
 
 SERVE = Path(sys.executable).parent / "vollmond"
 START_TIMEOUT_S = 30.0
@@ -45,22 +45,14 @@ class Endpoint(Protocol):
 
 
 @dataclass(frozen=True)
-class WorkerPort:
+class WorkerPort(Loopback):
     """One worker's own port (`vollmond serve --workers N --worker-port-base P`)."""
 
     port: int
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
 
 @dataclass
-class ServerProcess:
+class ServerProcess(Loopback):
     """One `vollmond serve` on a fixed port and data directory, started as often as wanted.
 
     `database_url`/`schema` select PostgreSQL (a fresh schema per test); without them the
@@ -81,14 +73,6 @@ class ServerProcess:
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     _log: IO[bytes] | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
     @property
     def store_url(self) -> str:

@@ -49,8 +49,22 @@ def free_port() -> int:
         return port
 
 
+class Loopback:
+    """A server on 127.0.0.1 at `port`: its HTTP and WebSocket addresses."""
+
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+
 @dataclass
-class Service:
+class Service(Loopback):
     """One running service: its address, settings and (for setting up standing) its hub."""
 
     backend: str
@@ -60,14 +74,6 @@ class Service:
     app: Starlette | None = None  # for tests that reach app.state (e.g. the moderation core)
     #: The service's moderation enforcer; `enforcer.moderation` is its one Moderation.
     enforcer: Enforcer | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
 
 ServiceFactory = Callable[[Policy], contextlib.AbstractAsyncContextManager["Service"]]

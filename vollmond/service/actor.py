@@ -380,14 +380,18 @@ class GameActor:
         self._schedule([(now + t.delay_s, t.command) for t in outcome.timers])
         if self.on_committed is not None:
             self.on_committed(index + 1, entry, first)
-        self._fan_out(
-            first,
-            outcome.events,
-            phase_changed=rules.phase_seq(state) != rules.phase_seq(outcome.state),
-        )
-        if rules.is_over(outcome.state):
-            self.finished.set()
+        self._deliver(first, state, outcome.state, outcome.events)
         return Accepted(first, outcome.events)
+
+    def _deliver(self, first_seq: int, before: Any, after: Any, events: Sequence[Event]) -> None:
+        """Fan a command's events out and mark a game that it ended: the same for the owner
+        and for a worker's mirror (`shards/mirror.py`), which applies the owner's entries."""
+        rules = self.ruleset
+        self._fan_out(
+            first_seq, events, phase_changed=rules.phase_seq(before) != rules.phase_seq(after)
+        )
+        if rules.is_over(after):
+            self.finished.set()
 
     # -- timers ----------------------------------------------------------------------------
     def _schedule(self, timers: Iterable[tuple[float, Any]]) -> None:

@@ -132,13 +132,7 @@ class MirrorActor(GameActor):
         self.state = outcome.state
         for timer in entry.get("timers", []):
             self._note_deadline(float(timer["due"]), rules.decode_command(timer["command"]))
-        self._fan_out(
-            first,
-            outcome.events,
-            phase_changed=rules.phase_seq(state) != rules.phase_seq(outcome.state),
-        )
-        if rules.is_over(outcome.state):
-            self.finished.set()
+        self._deliver(first, state, outcome.state, outcome.events)
         self._wake_waiters()
 
     def _note_deadline(self, due: float, command: Any) -> None:
