@@ -84,11 +84,9 @@ class NodeSpec:
 def node_hub_maker(spec: NodeSpec) -> HubMaker:
     """The node's hub on NATS; if the connection is lost for good, the node stops (crash-only:
     the service manager restarts it and its games resume from their logs)."""
-    leases = None
-    if spec.ownership == "leases":
 
-        def leases(sessions: Sessions) -> Ownership:
-            return LeaseOwnership(sessions, spec.node, ttl_s=spec.lease_ttl_s)
+    def leases(sessions: Sessions) -> Ownership:
+        return LeaseOwnership(sessions, spec.node, ttl_s=spec.lease_ttl_s)
 
     return hub_maker(
         spec.node,
@@ -96,7 +94,7 @@ def node_hub_maker(spec: NodeSpec) -> HubMaker:
         lambda: NatsTransport.connect(
             spec.nats_url, namespace=spec.namespace, name=spec.node, on_lost=stop_this_process
         ),
-        leases,
+        leases if spec.ownership == "leases" else None,
     )
 
 

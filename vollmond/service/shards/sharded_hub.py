@@ -400,6 +400,8 @@ class ShardedHub(Hub):
     async def stop_aborted(self, game_id: str) -> None:
         if await self._owns(game_id):
             await super().stop_aborted(game_id)
+            if self.leases is not None:
+                await self.leases.release(game_id)
             return
         mirror = self.mirrors.pop(game_id, None)
         if mirror is not None:
