@@ -1,6 +1,7 @@
 """Ownership from the store's leases (issue 15): who owns a game, and how a game moves when its
 owner stops renewing. Two `LeaseOwnership`s (nodes a and b) on one SQLite store, their clock
-moved by hand; the hub's hooks are recorded instead of resuming games."""
+moved by hand; the hub's hooks are recorded instead of resuming games; then two sharded hubs
+on the local bus hand a game over."""
 
 from __future__ import annotations
 
@@ -10,11 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from vollmond.engine.core import Viewer
+from vollmond.engine.kit.commands import Say
+from vollmond.service.actor import Accepted
 from vollmond.service.shards.lease_ownership import LeaseOwnership
+from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.mirror import MirrorActor
+from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.store import Sessions, create_game, open_store
 from vollmond.store.leases import get_lease
 
+from .test_shards import STANDARD, Seat, _evil_seat
+
 TTL_S = 3.0
+NODES = ("a", "b")
 
 
 class Clock:
@@ -121,3 +131,52 @@ async def test_a_released_game_is_not_taken_over(store: Sessions) -> None:
     assert b.acquired == []
     await a.ownership.keep()
     assert a.lost == []  # given back, not lost
+
+
+async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """Two sharded hubs with leases on the local bus: a owns the game, b follows it; a goes
+    away without giving its lease back; once it expired, b's mirror's command makes b acquire
+    the lease, resume the game from the log and answer the command itself."""
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
+        game = founded.game.id
+        for name in "BCD":  # through a, the owner: the last join starts the game there
+            await b.join(game, account_id=None, name=name)
+        assert game in a.actors and game not in b.actors
+        evil = _evil_seat(a.actors[game])
+        mirror = await b.readable(game)
+        assert isinstance(mirror, MirrorActor)
+        seat = Seat(Viewer.player(evil))
+        mirror.subscribe(seat)
+        first = await get_lease(store, game)
+        assert first is not None and first.owner == "a"
+
+        await a.close()  # gone, its lease not given back
+        clock.advance(TTL_S)
+        outcome = await mirror.submit(Say(evil, "noch da"))
+        assert isinstance(outcome, Accepted)
+        assert game in b.actors and b.owns(game)
+        taken = await get_lease(store, game)
+        assert taken is not None and (taken.owner, taken.epoch) == ("b", first.epoch + 1)
+        assert seat.got[-1][0] == outcome.first_seq and seat.got[-1][1] == "chat"
+    finally:
+        await b.close()
+        await broker.close()

@@ -114,6 +114,14 @@ class ShardedHub(Hub):
     async def _owns(self, game_id: str) -> bool:
         return await self._owner(game_id) == self.node
 
+    async def _owns_known(self, game_id: str) -> bool | None:
+        """`_owns` for readers: None for a game the store does not know (leases are only
+        made for known games)."""
+        try:
+            return await self._owns(game_id)
+        except GameNotFoundError:
+            return None
+
     # -- leases: games that come to this node and leave it -------------------------------------
     async def boot(self) -> None:
         """Resume the running games this node owns; with leases, every running game whose
@@ -430,7 +438,12 @@ class ShardedHub(Hub):
 
     # -- mirrors of the games owned elsewhere ---------------------------------------------------
     async def running_actor(self, game_id: str) -> GameActor | None:
-        if await self._owns(game_id):
+        if game_id in self.actors:
+            return await super().running_actor(game_id)
+        owns = await self._owns_known(game_id)
+        if owns is None:
+            return None
+        if owns:
             return await super().running_actor(game_id)
         mirror = self.mirrors.get(game_id)
         if mirror is not None:
@@ -446,7 +459,10 @@ class ShardedHub(Hub):
         mirror = self.mirrors.get(game_id)
         if mirror is not None:
             return mirror
-        if await self._owns(game_id):
+        owns = await self._owns_known(game_id)
+        if owns is None:
+            return None
+        if owns:
             return await super().readable(game_id)
         try:
             game = await get_game(self.sessions, game_id)
