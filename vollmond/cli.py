@@ -257,7 +257,7 @@ def serve(
             "games move within about this [VOLLMOND_LEASE_TTL].",
             envvar="VOLLMOND_LEASE_TTL",
         ),
-    ] = 15.0,
+    ] = 6.0,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it

@@ -35,7 +35,7 @@ from vollmond.store.leases import (
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_LEASE_TTL_S = 15.0
+DEFAULT_LEASE_TTL_S = 6.0  # a dead node's games move within about this (issue 15: <= 10 s)
 
 GameHook = Callable[[str], Awaitable[None]]
 
