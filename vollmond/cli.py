@@ -241,6 +241,23 @@ def serve(
             envvar="VOLLMOND_NATS_NAMESPACE",
         ),
     ] = "vollmond",
+    ownership: Annotated[
+        str,
+        typer.Option(
+            help="With --nats-url: who owns a game — 'hash' (the fixed --nodes list) or "
+            "'leases' (the store's leases: a dead node's games are taken over) "
+            "[VOLLMOND_OWNERSHIP].",
+            envvar="VOLLMOND_OWNERSHIP",
+        ),
+    ] = "hash",
+    lease_ttl: Annotated[
+        float,
+        typer.Option(
+            help="With --ownership leases: a lease's time-to-live in seconds; a dead node's "
+            "games move within about this [VOLLMOND_LEASE_TTL].",
+            envvar="VOLLMOND_LEASE_TTL",
+        ),
+    ] = 6.0,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
@@ -258,7 +275,8 @@ def serve(
         try:
             if workers > 1:
                 raise WorkersError("a node over NATS is one process: leave out --workers")
-            serve_node(settings, NodeSpec.parse(node_id, nodes, nats_url, nats_namespace))
+            spec = NodeSpec.parse(node_id, nodes, nats_url, nats_namespace, ownership, lease_ttl)
+            serve_node(settings, spec)
         except WorkersError as exc:
             raise typer.BadParameter(str(exc)) from exc
         return

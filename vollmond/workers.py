@@ -33,7 +33,7 @@ import structlog
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
 from vollmond.service.shards.localbus import Broker, LocalTransport
-from vollmond.service.shards.ownership import HashOwnership, worker_names
+from vollmond.service.shards.ownership import HashOwnership, Ownership, worker_names
 from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.service.shards.transport import Transport
 from vollmond.service.web.app import HubMaker, create_app
@@ -80,9 +80,13 @@ def sharded_hub_maker(spec: WorkerSpec) -> HubMaker:
 
 
 def hub_maker(
-    node: str, nodes: tuple[str, ...], connect: Callable[[], Awaitable[Transport]]
+    node: str,
+    nodes: tuple[str, ...],
+    connect: Callable[[], Awaitable[Transport]],
+    ownership: Callable[[Sessions], Ownership] | None = None,
 ) -> HubMaker:
-    """A sharded hub for `node` among `nodes`, on the transport `connect` opens."""
+    """A sharded hub for `node` among `nodes`, on the transport `connect` opens; ownership is
+    the rendezvous hash over `nodes` unless `ownership` makes another (the nodes' leases)."""
 
     async def make(sessions: Sessions, settings: Settings, key: bytes) -> Hub:
         transport = await connect()
@@ -90,7 +94,7 @@ def hub_maker(
             sessions,
             settings.policy,
             node=node,
-            ownership=HashOwnership(nodes),
+            ownership=HashOwnership(nodes) if ownership is None else ownership(sessions),
             transport=transport,
             invitation_key=key,
             karma=settings.karma,

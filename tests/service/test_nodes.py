@@ -88,6 +88,12 @@ def test_node_options_that_do_not_fit_are_refused() -> None:
     ]:
         with pytest.raises(WorkersError, match=reason):
             NodeSpec.parse(node, nodes, url, namespace)
+    leases = NodeSpec.parse("a", "a,b", url, "v", "leases", 3.0)
+    assert (leases.ownership, leases.lease_ttl_s) == ("leases", 3.0)
+    with pytest.raises(WorkersError, match="--ownership"):
+        NodeSpec.parse("a", "a,b", url, "v", "raft")
+    with pytest.raises(WorkersError, match="--lease-ttl"):
+        NodeSpec.parse("a", "a,b", url, "v", "leases", 0.0)
 
 
 def test_serve_refuses_workers_and_a_telephone_on_a_node(

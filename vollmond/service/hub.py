@@ -187,18 +187,22 @@ class Hub:
     async def boot(self) -> None:
         """Resume every running game from its log (after a restart or a crash)."""
         for game in await list_games(self.sessions, statuses=(GameStatus.RUNNING,)):
-            if not self._resumes_here(game.id):
-                continue
-            actor = await self._actor_for(game)
-            try:
-                await actor.resume()
-            except (ReplayDivergedError, CommandDecodeError, OptionsDecodeError):
-                # One unreadable log must not keep every other table from coming back.
-                log.exception("game_resume_failed", game=game.id)
-                await actor.stop()
-                continue
-            self._adopt(actor)
-            log.info("game_resumed", game=game.id, phase=self._phase(actor))
+            if self._resumes_here(game.id):
+                await self._resume(game)
+
+    async def _resume(self, game: Game) -> bool:
+        """Run a running game here again from its log; False if its log cannot be replayed."""
+        actor = await self._actor_for(game)
+        try:
+            await actor.resume()
+        except (ReplayDivergedError, CommandDecodeError, OptionsDecodeError):
+            # One unreadable log must not keep every other table from coming back.
+            log.exception("game_resume_failed", game=game.id)
+            await actor.stop()
+            return False
+        self._adopt(actor)
+        log.info("game_resumed", game=game.id, phase=self._phase(actor))
+        return True
 
     def _resumes_here(self, game_id: str) -> bool:
         """Whether this hub runs the game: every game, unless the games are sharded over

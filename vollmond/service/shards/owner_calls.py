@@ -9,8 +9,8 @@ nobody follows here is asked (`phase`).
 
 A request: ``{"op": ..., "game": ..., "args": {...}}``; an answer: ``{"ok": result}`` or one
 of ``{"lobby_error": code, "message": text}``, ``{"no_game": true}``, ``{"closed": true}``,
-``{"cid_reused": true}``, ``{"failed": text}`` — raised on the asking side as the error the
-hub itself would have raised.
+``{"cid_reused": true}``, ``{"not_owner": text}``, ``{"failed": text}`` — raised on the
+asking side as the error the hub itself would have raised.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ class OwnerCallError(RuntimeError):
     """The owner failed on a request in a way the hub has no error for."""
 
 
+class NotOwnerError(OwnerCallError):
+    """The node asked does not own the game (any more): ask again who does."""
+
+
 def request(op: str, game_id: str, **args: Any) -> bytes:
     assert op in OPS
     return json.dumps({"op": op, "game": game_id, "args": args}).encode()
@@ -62,6 +66,8 @@ def answer_error(exc: BaseException) -> bytes:
         body = {"no_game": True}
     elif isinstance(exc, GameClosedError):
         body = {"closed": True}
+    elif isinstance(exc, NotOwnerError):
+        body = {"not_owner": str(exc)}
     elif isinstance(exc, ClientIdReusedError):
         body = {"cid_reused": str(exc)}
     else:
@@ -80,6 +86,8 @@ def result(game_id: str, data: bytes) -> Any:
         raise GameNotFoundError(game_id)
     if "closed" in body:
         raise GameClosedError(game_id)
+    if "not_owner" in body:
+        raise NotOwnerError(body["not_owner"])
     if "cid_reused" in body:
         raise ClientIdReusedError(body["cid_reused"])
     raise OwnerCallError(f"the owner of {game_id} failed: {body.get('failed')}")

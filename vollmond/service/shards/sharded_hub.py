@@ -17,11 +17,12 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import time
 from typing import Any
 
 import structlog
 
-from vollmond.engine.core import Rejection
+from vollmond.engine.core import Rejection, ViewerKind
 from vollmond.engine.ruleset import get_ruleset
 from vollmond.service.actor import (
     Accepted,
@@ -34,18 +35,20 @@ from vollmond.service.actor import (
 from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
 from vollmond.service.policy import Policy
 from vollmond.service.shards import owner_calls
+from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.mirror import MirrorActor, OwnerAccepted
 from vollmond.service.shards.notices import SharedNotices
 from vollmond.service.shards.ownership import Ownership
 from vollmond.service.shards.transport import (
     Message,
+    NoRespondersError,
     Subscription,
     Transport,
     game_log_subject,
     node_calls_subject,
 )
 from vollmond.settings.karma import KarmaSettings
-from vollmond.store import Game, GameNotFoundError, Sessions, get_game
+from vollmond.store import Game, GameNotFoundError, Sessions, get_game, list_games
 from vollmond.store.models import GameStatus
 from vollmond.store.seats import list_seats
 
@@ -53,8 +56,16 @@ log = structlog.get_logger(__name__)
 
 CALL_TIMEOUT_S = 30.0  # a join that starts the game deals and writes it before answering
 SPECTATORS = "spectators"  # subject prefix of the spectators' room lines, per game
+MOVED = "moved"  # subject prefix: a game's new owner (leases) resumed it
 MIRROR_LINGER_S = 30.0  # a mirror nobody watches is kept this long (reloads, reconnects)
-KNOWN_ERRORS = (LobbyError, GameNotFoundError, GameClosedError, ClientIdReusedError)
+KNOWN_ERRORS = (
+    LobbyError,
+    GameNotFoundError,
+    GameClosedError,
+    ClientIdReusedError,
+    owner_calls.NotOwnerError,
+)
+ASK_AGAIN_S = 0.25  # with leases: how soon an owner that did not answer is looked up again
 
 
 class ShardedHub(Hub):
@@ -80,9 +91,97 @@ class ShardedHub(Hub):
         self._opening: dict[str, asyncio.Task[MirrorActor | None]] = {}
         self._answering: set[asyncio.Task[None]] = set()
         self._calls: Subscription | None = None
+        self.leases = ownership if isinstance(ownership, LeaseOwnership) else None
+        self._taking_up = asyncio.Lock()
+        if self.leases is not None:
+            self.leases.on_acquired = self._take_up
+            self.leases.on_lost = self._give_up
 
     def owns(self, game_id: str) -> bool:
-        return self.ownership.owner_of(game_id) == self.node
+        """Whether this node owns the game, as far as it knows without asking (with leases:
+        the games whose lease it holds)."""
+        try:
+            return self.ownership.owner_of(game_id) == self.node
+        except LookupError:
+            return False
+
+    async def _owner(self, game_id: str) -> str:
+        """The game's owner; with leases, read (or acquired) from its lease if not known."""
+        if self.leases is not None:
+            return await self.leases.resolve(game_id)
+        return self.ownership.owner_of(game_id)
+
+    async def _owns(self, game_id: str) -> bool:
+        return await self._owner(game_id) == self.node
+
+    async def _owns_known(self, game_id: str) -> bool | None:
+        """`_owns` for readers: None for a game the store does not know (leases are only
+        made for known games)."""
+        try:
+            return await self._owns(game_id)
+        except GameNotFoundError:
+            return None
+
+    # -- leases: games that come to this node and leave it -------------------------------------
+    async def boot(self) -> None:
+        """Resume the running games this node owns; with leases, every running game whose
+        lease is free, expired or from before the leases, then keep and take over leases."""
+        if self.leases is None:
+            await super().boot()
+            return
+        for game in await list_games(self.sessions, statuses=(GameStatus.RUNNING,)):
+            await self.leases.resolve(game.id)
+        self.leases.start()
+
+    async def _take_up(self, game_id: str) -> None:
+        """This node acquired the game's lease: run the game if it is running (from its log,
+        as at boot); give the lease back if the game is over."""
+        assert self.leases is not None
+        # Not the hub's lobby lock: a join holding it may resolve (and acquire) a lease. A
+        # game this node starts is not taken up: the node held its lease before the start.
+        async with self._taking_up:
+            if game_id in self.actors:
+                return
+            try:
+                game = await get_game(self.sessions, game_id)
+            except GameNotFoundError:
+                return
+            if game.status is GameStatus.RUNNING:
+                if await self._resume(game):
+                    self.transport.publish(f"{MOVED}.{game_id}", self.node.encode())
+            elif game.status in (GameStatus.FINISHED, GameStatus.ABORTED):
+                await self.leases.release(game_id)
+
+    def _on_moved(self, message: Message) -> None:
+        """A game changed hands: this node's mirror of it tells the new owner which seats its
+        sockets follow (the old owner's presence counts died with it)."""
+        game_id, owner = message.subject.split(".", 1)[1], message.data.decode()
+        mirror = self.mirrors.get(game_id)
+        if self.leases is not None:
+            self.leases.forget(game_id)
+        if mirror is None:
+            return
+        follows: dict[int, int] = {}
+        for subscriber in mirror.subscribers:
+            seat = subscriber.viewer.seat
+            if subscriber.viewer.kind is ViewerKind.PLAYER and seat is not None:
+                follows[seat] = follows.get(seat, 0) + 1
+        for seat, count in sorted(follows.items()):
+            notice = owner_calls.request("followers", game_id, seat=seat, change=count)
+            self.transport.publish(node_calls_subject(owner), notice)
+
+    async def _give_up(self, game_id: str) -> None:
+        """The game's lease is no longer this node's (it missed renewing): stop running it."""
+        actor = self.actors.pop(game_id, None)
+        if actor is not None:
+            await self.presence.forget(game_id)
+            await actor.stop()
+            log.warning("game_given_up", game=game_id, node=self.node)
+
+    async def release(self, actor: GameActor) -> None:
+        await super().release(actor)
+        if self.leases is not None:
+            await self.leases.release(actor.game_id)
 
     def _resumes_here(self, game_id: str) -> bool:
         return self.owns(game_id)
@@ -93,9 +192,13 @@ class ShardedHub(Hub):
         assert isinstance(self.notices, SharedNotices)
         await self.notices.follow()
         await self.transport.subscribe(f"{SPECTATORS}.>", self._on_spectator_line)
+        if self.leases is not None:
+            await self.transport.subscribe(f"{MOVED}.>", self._on_moved)
         self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
 
     async def close(self) -> None:
+        if self.leases is not None:
+            await self.leases.stop()
         if self._calls is not None:
             await self._calls.unsubscribe()
         for task in [*self._opening.values(), *self._answering]:
@@ -115,9 +218,23 @@ class ShardedHub(Hub):
 
     # -- the spectators' room: the owner orders it, every worker with a copy keeps it ---------
     def _spectator_line_to_owner(self, game_id: str, line: SpectatorLine) -> None:
-        owner = node_calls_subject(self.ownership.owner_of(game_id))
         notice = owner_calls.request("spectator_say", game_id, name=line.name, text=line.text)
-        self.transport.publish(owner, notice)
+        self._tell_owner(game_id, notice)
+
+    def _tell_owner(self, game_id: str, notice: bytes) -> None:
+        """Publish a notice to the game's owner: at once if it is known (in order with what
+        this node sends next), else once it has been looked up (leases)."""
+        try:
+            owner = self.ownership.owner_of(game_id)
+        except LookupError:
+            task = asyncio.create_task(self._tell_owner_later(game_id, notice))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+            return
+        self.transport.publish(node_calls_subject(owner), notice)
+
+    async def _tell_owner_later(self, game_id: str, notice: bytes) -> None:
+        self.transport.publish(node_calls_subject(await self._owner(game_id)), notice)
 
     def _tell_spectators(self, game_id: str, line: SpectatorLine) -> None:
         body = {"from": self.node, "name": line.name, "text": line.text}
@@ -154,7 +271,7 @@ class ShardedHub(Hub):
 
     async def _call(self, op: str, game_id: str, args: dict[str, Any]) -> Any:
         if not self.owns(game_id):  # never forwarded twice
-            raise owner_calls.OwnerCallError(f"{self.node} does not own {game_id}")
+            raise owner_calls.NotOwnerError(f"{self.node} does not own {game_id}")
         if op == "submit":
             actor = self.actors.get(game_id)
             if actor is None:
@@ -201,16 +318,28 @@ class ShardedHub(Hub):
             actor.say_as_spectator(str(args["name"]), str(args["text"]))
 
     def _tell_followers(self, game_id: str, seat: int, change: int) -> None:
-        owner = node_calls_subject(self.ownership.owner_of(game_id))
         notice = owner_calls.request("followers", game_id, seat=seat, change=change)
-        self.transport.publish(owner, notice)
+        self._tell_owner(game_id, notice)
 
     # -- everyone else: ask the owner ---------------------------------------------------------
     async def _ask(self, op: str, game_id: str, **args: Any) -> Any:
-        owner = node_calls_subject(self.ownership.owner_of(game_id))
+        """The owner's answer. With leases, an owner that is gone (no responders) or says it
+        is not the owner is looked up again until its lease expired and someone — maybe this
+        node — took the game over (`LeaseOwnership.retry_for_s`)."""
         data = owner_calls.request(op, game_id, **args)
-        answer = await self.transport.request(owner, data, CALL_TIMEOUT_S)
-        return owner_calls.result(game_id, answer)
+        retry_for_s = 0.0 if self.leases is None else self.leases.retry_for_s
+        deadline = time.monotonic() + retry_for_s
+        while True:
+            owner = node_calls_subject(await self._owner(game_id))
+            try:
+                answer = await self.transport.request(owner, data, CALL_TIMEOUT_S)
+                return owner_calls.result(game_id, answer)
+            except (NoRespondersError, owner_calls.NotOwnerError):
+                if self.leases is None or time.monotonic() > deadline:
+                    raise
+                self.leases.forget(game_id)
+            log.info("owner_not_answering", game=game_id, op=op, node=self.node)
+            await asyncio.sleep(ASK_AGAIN_S)
 
     async def _submit_to_owner(
         self, game_id: str, raw: Any, cid: str | None
@@ -218,7 +347,7 @@ class ShardedHub(Hub):
         return owner_calls.outcome_of(await self._ask("submit", game_id, command=raw, cid=cid))
 
     async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             return await super().submit(game_id, command)
         ruleset = get_ruleset((await get_game(self.sessions, game_id)).ruleset)
         return await self._submit_to_owner(game_id, ruleset.encode_command(command), None)
@@ -232,7 +361,7 @@ class ShardedHub(Hub):
         channel: str = "web",
         phone_identity_id: int | None = None,
     ) -> Joined:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             return await super().join(
                 game_id,
                 account_id=account_id,
@@ -251,7 +380,7 @@ class ShardedHub(Hub):
         return owner_calls.joined_of(answer)
 
     async def start(self, game_id: str, *, by_account_id: int | None) -> GameActor:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             return await super().start(game_id, by_account_id=by_account_id)
         await self._ask("start", game_id, by_account_id=by_account_id)
         actor = await self.readable(game_id)
@@ -260,25 +389,27 @@ class ShardedHub(Hub):
         return actor
 
     async def abort(self, game_id: str) -> None:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             await super().abort(game_id)
         else:
             await self._ask("abort", game_id)
 
     async def fill_with_bots(self, game_id: str, *, by_account_id: int | None) -> int:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             return await super().fill_with_bots(game_id, by_account_id=by_account_id)
         return int(await self._ask("fill_with_bots", game_id, by_account_id=by_account_id))
 
     async def leave_lobby(self, game_id: str, token: str) -> None:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             await super().leave_lobby(game_id, token)
         else:
             await self._ask("leave_lobby", game_id, token=token)
 
     async def stop_aborted(self, game_id: str) -> None:
-        if self.owns(game_id):
+        if await self._owns(game_id):
             await super().stop_aborted(game_id)
+            if self.leases is not None:
+                await self.leases.release(game_id)
             return
         mirror = self.mirrors.pop(game_id, None)
         if mirror is not None:
@@ -298,7 +429,7 @@ class ShardedHub(Hub):
         table = await super().table(game_id)
         if table.phase is not None or table.game.status is not GameStatus.RUNNING:
             return table
-        if self.owns(game_id):
+        if await self._owns(game_id):
             return table
         phase = self.running_phase(game_id)
         if phase is None:
@@ -307,7 +438,12 @@ class ShardedHub(Hub):
 
     # -- mirrors of the games owned elsewhere ---------------------------------------------------
     async def running_actor(self, game_id: str) -> GameActor | None:
-        if self.owns(game_id):
+        if game_id in self.actors:
+            return await super().running_actor(game_id)
+        owns = await self._owns_known(game_id)
+        if owns is None:
+            return None
+        if owns:
             return await super().running_actor(game_id)
         mirror = self.mirrors.get(game_id)
         if mirror is not None:
@@ -318,11 +454,16 @@ class ShardedHub(Hub):
         return None
 
     async def readable(self, game_id: str) -> GameActor | None:
-        if self.owns(game_id):
+        if game_id in self.actors or game_id in self._archived:
             return await super().readable(game_id)
         mirror = self.mirrors.get(game_id)
         if mirror is not None:
             return mirror
+        owns = await self._owns_known(game_id)
+        if owns is None:
+            return None
+        if owns:
+            return await super().readable(game_id)
         try:
             game = await get_game(self.sessions, game_id)
         except GameNotFoundError:

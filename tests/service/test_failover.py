@@ -1,0 +1,152 @@
+"""A node dies and another takes its games over through the store's leases (issue 15).
+
+Two real `vollmond serve --nats-url ... --ownership leases --lease-ttl 3` nodes on one
+PostgreSQL schema and the real NATS server. A game is founded on node a (a holds its lease)
+with seats on both nodes; a is SIGKILLed mid-night. Node b takes the game over (its lease, a
+new epoch) within 10 s and resumes it from the log; the player on b goes on playing (its
+command reaches the new owner), the players of a reconnect to b, the night timer (resumed from
+the log) ends the night, and every seat sees every event it may see once, in log order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.store.support import POSTGRES_URL
+from vollmond.store import open_store
+from vollmond.store.leases import Lease, get_lease
+
+from .process import Browser, Player, ServerProcess
+from .test_shards import NATS_URL
+
+NODES = ("a", "b")
+LEASE_TTL_S = 3.0
+TAKEOVER_LIMIT_S = 10.0
+NIGHT_S = 40.0  # the set-up and the takeover fit in it on a loaded machine; then it ends
+
+
+def _options() -> dict[str, Any]:
+    return {
+        "size": 4,
+        "world": "werwolf",
+        "deck": "auto",
+        "durations": {"night_s": NIGHT_S, "morning_s": 90.0, "day_s": 90.0},
+        "calls": {"enabled": True, "ring_s": 30.0, "max_duration_s": 120.0, "per_night": 3},
+    }
+
+
+def _node(tmp_path: Path, node: str, schema: str | None, namespace: str) -> ServerProcess:
+    server = ServerProcess(
+        tmp_path / node / "data",
+        database_url=POSTGRES_URL,
+        schema=schema,
+        extra_args=[
+            *("--nats-url", NATS_URL, "--node-id", node, "--nodes", ",".join(NODES)),
+            *("--nats-namespace", namespace, "--ownership", "leases"),
+            *("--lease-ttl", str(LEASE_TTL_S)),
+        ],
+        start_timeout_s=120.0,
+    )
+    server.data_dir.parent.mkdir(parents=True)
+    return server
+
+
+async def _lease(schema: str | None, game: str) -> Lease | None:
+    async with open_store(POSTGRES_URL, schema=schema, migrate_to_head=False) as store:
+        return await get_lease(store, game)
+
+
+async def _owned_by(schema: str | None, game: str, node: str, within_s: float) -> Lease:
+    deadline = time.monotonic() + within_s
+    while True:
+        lease = await _lease(schema, game)
+        if lease is not None and lease.owner == node:
+            return lease
+        assert time.monotonic() < deadline, f"{game} not owned by {node} in {within_s} s: {lease}"
+        await asyncio.sleep(0.1)
+
+
+async def _play_on(player: Player, evil: list[Player], village: list[Player]) -> dict[str, Any]:
+    """A command this seat may give at night: the night room's chat, or a call."""
+    if player in evil:
+        return await player.command(type="Say", text="Weiter geht's.")
+    callee = next(p for p in village if p is not player)
+    return await player.command(type="PlaceCall", callee=callee.seat)
+
+
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
+async def test_a_dead_nodes_game_goes_on_on_the_other_node(
+    tmp_path: Path, database: tuple[str, str | None]
+) -> None:
+    _, schema = database
+    namespace = f"test{uuid.uuid4().hex}"
+    a, b = servers = [_node(tmp_path, node, schema, namespace) for node in NODES]
+    browsers: list[Browser] = []
+    players: list[Player] = []
+    try:
+        await a.start()
+        b.data_dir.mkdir(mode=0o700)
+        for key in a.data_dir.glob("*.key"):  # one deployment's keys
+            shutil.copy2(key, b.data_dir / key.name)
+        await b.start()
+
+        browsers = [Browser(servers[i % 2]) for i in range(4)]
+        for i, browser in enumerate(browsers):
+            await browser.signup(f"failover{i + 1}")
+        game, token = await browsers[0].found(**_options())
+        tokens = [token] + [await browser.join(game) for browser in browsers[1:]]
+        players = [Player(game, t) for t in tokens]
+        for i, player in enumerate(players):
+            await player.connect(servers[i % 2])
+        on_b = [p for i, p in enumerate(players) if i % 2 == 1]
+        on_a = [p for p in players if p not in on_b]
+        before = await _lease(schema, game)
+        assert before is not None and before.owner == "a"
+
+        members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
+        evil = [p for p in players if p.seat in members]
+        village = [p for p in players if p not in evil]
+        await evil[0].command(type="UseAbility", kind="evil_vote", target=village[0].seat)
+
+        killed = time.monotonic()
+        a.kill(signal.SIGKILL)
+        acked = await _play_on(on_b[0], evil, village)  # waits for the new owner
+        answered_s = time.monotonic() - killed
+        after = await _owned_by(schema, game, "b", TAKEOVER_LIMIT_S)
+        taken_s = time.monotonic() - killed
+        print(
+            f"\nfailover (lease ttl {LEASE_TTL_S} s): the command sent at the kill answered "
+            f"after {answered_s:.2f} s; lease on b seen after {taken_s:.2f} s"
+        )
+        assert after.epoch > before.epoch
+        assert answered_s < TAKEOVER_LIMIT_S
+        assert acked["type"] == "ack" and acked["seq"] > 0
+
+        for player in on_a:  # their node is gone: back with their token, after their last seq
+            await player.close()
+            await player.connect(b)
+
+        # The night timer, resumed from the log on b, ends the night for everyone.
+        for player in players:
+            await player.expect("event", timeout=NIGHT_S + 60, code="morning_report")
+        for player in players:
+            expected = await b.visible_log(game, player.seat)
+            while player.last_seq < expected[-1][0]:
+                await player.expect("event", timeout=30)
+            assert player.events() == expected, f"seat {player.seat}"
+        assert "lease_acquired" in b.log_text() or "lease_taken_over" in b.log_text()
+    finally:
+        for player in players:
+            await player.close()
+        for browser in browsers:
+            await browser.close()
+        for server in servers:
+            server.kill(signal.SIGTERM)

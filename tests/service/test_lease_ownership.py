@@ -1,0 +1,182 @@
+"""Ownership from the store's leases (issue 15): who owns a game, and how a game moves when its
+owner stops renewing. Two `LeaseOwnership`s (nodes a and b) on one SQLite store, their clock
+moved by hand; the hub's hooks are recorded instead of resuming games; then two sharded hubs
+on the local bus hand a game over."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from vollmond.engine.core import Viewer
+from vollmond.engine.kit.commands import Say
+from vollmond.service.actor import Accepted
+from vollmond.service.shards.lease_ownership import LeaseOwnership
+from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.mirror import MirrorActor
+from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.store import Sessions, create_game, open_store
+from vollmond.store.leases import get_lease
+
+from .test_shards import STANDARD, Seat, _evil_seat
+
+TTL_S = 3.0
+NODES = ("a", "b")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class Node:
+    """A node's ownership with the hub's hooks recorded."""
+
+    def __init__(self, store: Sessions, name: str, clock: Clock) -> None:
+        self.ownership = LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock)
+        self.acquired: list[str] = []
+        self.lost: list[str] = []
+        self.ownership.on_acquired = self._acquired
+        self.ownership.on_lost = self._lost
+
+    async def _acquired(self, game_id: str) -> None:
+        self.acquired.append(game_id)
+
+    async def _lost(self, game_id: str) -> None:
+        self.lost.append(game_id)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Sessions]:
+    async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'db'}") as sessions:
+        yield sessions
+
+
+async def _game(store: Sessions) -> str:
+    return (await create_game(store, world="werwolf", options={"size": 4}, seed=1)).id
+
+
+async def test_the_first_node_asked_acquires_and_the_other_reads_it(store: Sessions) -> None:
+    clock = Clock()
+    a, b = Node(store, "a", clock), Node(store, "b", clock)
+    game = await _game(store)
+    assert await a.ownership.resolve(game) == "a"
+    assert a.acquired == [game] and a.ownership.owner_of(game) == "a"
+    assert await b.ownership.resolve(game) == "a"
+    assert b.acquired == [] and b.ownership.owner_of(game) == "a"
+    with pytest.raises(LookupError):
+        b.ownership.owner_of("unknown")
+    # Renewing keeps the game a's: b reads the row again after the expiry it knew.
+    clock.advance(TTL_S / 3)
+    await a.ownership.keep()
+    clock.advance(TTL_S * 2 / 3 + 0.1)
+    assert await b.ownership.resolve(game) == "a"
+    await b.ownership.take_over()
+    assert b.acquired == [] and a.lost == []
+
+
+async def test_a_node_that_stops_renewing_loses_its_games_to_the_other(store: Sessions) -> None:
+    clock = Clock()
+    a, b = Node(store, "a", clock), Node(store, "b", clock)
+    game = await _game(store)
+    await a.ownership.resolve(game)
+    first = await get_lease(store, game)
+    assert first is not None and first.owner == "a"
+
+    clock.advance(TTL_S / 2)
+    await b.ownership.take_over()  # not expired yet
+    assert b.acquired == []
+    clock.advance(TTL_S)  # a renewed nothing: its lease has expired
+    await b.ownership.take_over()
+    assert b.acquired == [game] and b.ownership.owner_of(game) == "b"
+    taken = await get_lease(store, game)
+    assert taken is not None and taken.owner == "b" and taken.epoch == first.epoch + 1
+
+    await a.ownership.keep()  # a comes back: the game is no longer its own
+    assert a.lost == [game]
+    assert await a.ownership.resolve(game) == "b"
+
+
+async def test_an_asker_acquires_an_expired_lease_itself(store: Sessions) -> None:
+    clock = Clock()
+    a, b = Node(store, "a", clock), Node(store, "b", clock)
+    game = await _game(store)
+    await a.ownership.resolve(game)
+    await b.ownership.resolve(game)
+    b.ownership.forget(game)  # a did not answer
+    assert await b.ownership.resolve(game) == "a"  # its lease is still live
+    clock.advance(TTL_S)
+    b.ownership.forget(game)
+    assert await b.ownership.resolve(game) == "b"
+    assert b.acquired == [game]
+
+
+async def test_a_released_game_is_not_taken_over(store: Sessions) -> None:
+    clock = Clock()
+    a, b = Node(store, "a", clock), Node(store, "b", clock)
+    game = await _game(store)
+    await a.ownership.resolve(game)
+    await a.ownership.release(game)
+    clock.advance(TTL_S * 2)
+    await b.ownership.take_over()
+    assert b.acquired == []
+    await a.ownership.keep()
+    assert a.lost == []  # given back, not lost
+
+
+async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """Two sharded hubs with leases on the local bus: a owns the game, b follows it; a goes
+    away without giving its lease back; once it expired, b's mirror's command makes b acquire
+    the lease, resume the game from the log and answer the command itself."""
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
+        game = founded.game.id
+        for name in "BCD":  # through a, the owner: the last join starts the game there
+            await b.join(game, account_id=None, name=name)
+        assert game in a.actors and game not in b.actors
+        evil = _evil_seat(a.actors[game])
+        mirror = await b.readable(game)
+        assert isinstance(mirror, MirrorActor)
+        seat = Seat(Viewer.player(evil))
+        mirror.subscribe(seat)
+        first = await get_lease(store, game)
+        assert first is not None and first.owner == "a"
+
+        await a.close()  # gone, its lease not given back
+        clock.advance(TTL_S)
+        outcome = await mirror.submit(Say(evil, "noch da"))
+        assert isinstance(outcome, Accepted)
+        assert game in b.actors and b.owns(game)
+        taken = await get_lease(store, game)
+        assert taken is not None and (taken.owner, taken.epoch) == ("b", first.epoch + 1)
+        assert seat.got[-1][0] == outcome.first_seq and seat.got[-1][1] == "chat"
+    finally:
+        await b.close()
+        await broker.close()
