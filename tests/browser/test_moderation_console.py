@@ -133,6 +133,25 @@ def _tone(seconds: float) -> bytes:
     )
 
 
+def _a_redraw_keeps_the_draft(
+    mod: Player, service: InProcessService, game_id: str, alarm_id: int
+) -> None:
+    """The moderator chooses "warned" and writes a note; a new alarm redraws the queue
+    meanwhile: the outcome, the note and the focus stay (a redraw here once turned "warned"
+    back into "dismissed")."""
+    mod.page.select_option(f"#outcome-{alarm_id}", "warned")
+    mod.page.fill(f"#note-{alarm_id}", "Verwarnt nach Anhörung")
+    third = service.run(
+        service.moderation.raise_alarm(
+            game_id=game_id, round=1, phase="night", caller=Caller(house=1)
+        )
+    )
+    expect(mod.page.locator(f'li[data-alarm="{third.id}"]')).to_be_visible()
+    expect(mod.page.locator(f"#outcome-{alarm_id}")).to_have_value("warned")
+    expect(mod.page.locator(f"#note-{alarm_id}")).to_have_value("Verwarnt nach Anhörung")
+    expect(mod.page.locator(f"#note-{alarm_id}")).to_be_focused()
+
+
 @pytest.mark.rule("O1")
 def test_alarm_reaches_the_console_within_a_second_and_is_resolved_there(
     browser: Browser, service: InProcessService, artifacts: Path
@@ -177,8 +196,7 @@ def test_alarm_reaches_the_console_within_a_second_and_is_resolved_there(
         mod.page.focus(f"#take-{alarm.id}")
         mod.page.keyboard.press("Enter")
         expect(card).to_contain_text("übernommen")
-        mod.page.select_option(f"#outcome-{alarm.id}", "warned")
-        mod.page.fill(f"#note-{alarm.id}", "Verwarnt nach Anhörung")
+        _a_redraw_keeps_the_draft(mod, service, game_id, alarm.id)
         mod.page.keyboard.press("Enter")
         expect(card).to_have_count(0)
         mod.page.check("#show-all")

@@ -12,7 +12,10 @@ const dialog = document.getElementById("sanction-dialog");
 const announcer = document.getElementById("mod-announcer");
 const liveLabel = document.getElementById("mod-live");
 
-const state = { me: null, alarms: new Map(), showAll: false, socket: null, live: false };
+// `drafts`: the outcome and note a moderator has chosen on a taken alarm but not sent yet. The
+// queue is drawn again on every message of the live feed; the drafts carry the choice over, so a
+// redraw between picking "warned" and pressing Enter cannot turn it back into the default.
+const state = { me: null, alarms: new Map(), showAll: false, socket: null, live: false, drafts: new Map() };
 
 function announce(text) {
   announcer.textContent = "";
@@ -150,12 +153,20 @@ function alarmCard(alarm) {
   }
   let resolveForm = null;
   if (alarm.status === "taken" && alarm.taken_by === state.me.id) {
-    const outcome = h("select", { id: `outcome-${alarm.id}`, name: "outcome" },
+    const draft = state.drafts.get(alarm.id) || { outcome: "dismissed", note: "" };
+    const keep = () => state.drafts.set(alarm.id, { outcome: outcome.value, note: note.value });
+    const outcome = h("select", { id: `outcome-${alarm.id}`, "data-key": `outcome-${alarm.id}`, name: "outcome", onchange: keep },
       ["dismissed", "warned", "muted", "kicked", "banned", "false_alarm"].map((o) => h("option", { value: o }, mt("out_" + o))));
-    const note = h("input", { id: `note-${alarm.id}`, name: "note", maxlength: "500" });
+    const note = h("input", { id: `note-${alarm.id}`, "data-key": `note-${alarm.id}`, name: "note", maxlength: "500", oninput: keep });
+    outcome.value = draft.outcome;
+    note.value = draft.note;
     resolveForm = h("form", { class: "mod-row", onsubmit: (e) => {
       e.preventDefault();
-      act(() => api(`/api/mod/alarms/${alarm.id}/resolve`, { method: "POST", body: { outcome: outcome.value, note: note.value } }));
+      act(async () => {
+        const data = await api(`/api/mod/alarms/${alarm.id}/resolve`, { method: "POST", body: { outcome: outcome.value, note: note.value } });
+        state.drafts.delete(alarm.id);
+        return data;
+      });
     } }, field(mt("outcome"), outcome), field(mt("note"), note),
     h("button", { type: "submit", class: "primary", id: `resolve-${alarm.id}` }, mt("resolve")));
   }
