@@ -341,15 +341,27 @@ def default_session_factory(
     phone: PhoneSettings | None = None,
 ) -> SessionFactory:
     """Sessions from ``vollmond.phone.session`` with the default (espeak-ng) voice and the
-    operator's ``[identity]`` and ``[phone]`` settings."""
+    operator's ``[identity]`` and ``[phone]`` settings. Every session shares one
+    :class:`~vollmond.phone.session.prompts.Renders`: words said to many callers (a public
+    event) are rendered once and the same audio is queued for each."""
     from vollmond.phone.session import PhoneSession  # noqa: PLC0415 - loaded only when serving
+    from vollmond.phone.session.prompts import Renders  # noqa: PLC0415
     from vollmond.phone.session.voice import default_voice  # noqa: PLC0415
 
     voice = voice or default_voice()
     settings = identity or IdentitySettings()
+    renders = Renders(voice)
 
     def make(caller: CallerId) -> LineSession:
-        return PhoneSession(hub, caller, voice, identity=settings, enforcer=enforcer, phone=phone)
+        return PhoneSession(
+            hub,
+            caller,
+            voice,
+            identity=settings,
+            enforcer=enforcer,
+            phone=phone,
+            renders=renders,
+        )
 
     return make
 

@@ -26,6 +26,7 @@ from vollmond.phone.caller import CallerId
 from vollmond.phone.media import Int16Array
 from vollmond.phone.service import LineSession, PhoneService, start_phone
 from vollmond.phone.session import EspeakVoice, PhoneSession
+from vollmond.phone.session.prompts import Renders
 from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Person
@@ -187,6 +188,7 @@ async def live_rig(
     )
     async with running_service("sqlite", settings) as service:
         made: dict[str, list[PhoneSession]] = {}
+        renders = Renders(voice)  # shared by the calls, as the service's own factory does
 
         def factory(caller: CallerId) -> LineSession:
             session = PhoneSession(
@@ -197,6 +199,7 @@ async def live_rig(
                 digit_timeout_s=2.0,
                 enforcer=service.enforcer,
                 phone=PhoneSettings(silence_s=silence_s),
+                renders=renders,
             )
             made.setdefault(caller.number, []).append(session)
             return session

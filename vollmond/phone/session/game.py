@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.core import Event
 from vollmond.engine.ruleset import HasCalls, Key, KeyAction, Press
-from vollmond.i18n import render_event, role_explanation
+from vollmond.i18n import role_explanation
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
 from vollmond.phone.session.line import PHASE, ROLE, GameLineBase
@@ -132,9 +132,6 @@ class GameLine(GameLineBase):
         raw = event.params.get("composition")
         if isinstance(raw, Mapping):
             self.composition = {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}
-
-    def _render(self, event: Event) -> str:
-        return render_event(event, self.s.lang, self.world, self.rs)
 
     def _narrate(self, event: Event) -> None:
         code = event.code

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from vollmond.engine.core import Event, Rejection, Viewer
 from vollmond.engine.ruleset import HasKeypad, KeyAction
-from vollmond.i18n import render_rejection
+from vollmond.i18n import render_event, render_rejection
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Info, Single, Star, Token
-from vollmond.phone.session.prompts import Line, Live, Priority
+from vollmond.phone.session.prompts import Line, Live, Priority, Renders
 from vollmond.phone.session.prompts.prewarm import sentence
 from vollmond.phone.session.recording import RecordingNoticeLine
 from vollmond.service.actor import GameActor, GameClosedError
 from vollmond.service.hub import LobbyError
-from vollmond.worlds import get_world
+from vollmond.worlds import World, get_world
 
 if TYPE_CHECKING:
     from vollmond.phone.session.session import PhoneSession
@@ -47,6 +47,15 @@ it)."""
 TIMER_MIN_S: Final = 5
 """A timer line with less time left than this when it would play is dropped: by the time it
 has been said, it is wrong (docs/decisions.md, "Stale news at a phase change")."""
+
+
+def event_words(renders: Renders, event: Event, lang: str, world: World, ruleset: str) -> str:
+    """What `event` is said as, made once for every caller of the node who hears it in the
+    same language, world and rule set (the words depend on nothing else: an event addressed
+    to one player says "du" by its audience, not by who hears it)."""
+    return renders.words(
+        event, (lang, world.id, ruleset), lambda: render_event(event, lang, world, ruleset)
+    )
 
 
 class GameLineBase(ABC):
@@ -152,6 +161,10 @@ class GameLineBase(ABC):
 
     @abstractmethod
     def _narrate(self, event: Event) -> None: ...
+
+    def _render(self, event: Event) -> str:
+        """The sentence of `event` for this caller (shared with the table: `event_words`)."""
+        return event_words(self.s.prompts.renders, event, self.s.lang, self.world, self.rs)
 
     @abstractmethod
     def state_changed(self, state: Any, phase_changed: bool) -> None: ...

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from vollmond.engine.core import Event
 from vollmond.engine.ruleset import HasKeypad, Key, KeyAction, Press
-from vollmond.i18n import render_event
 from vollmond.i18n.render import load_catalogue
 from vollmond.phone.session.keys import Entry, Hash, Single, Star, Token
 from vollmond.phone.session.line import PHASE, ROLE, GameLineBase
@@ -79,7 +78,7 @@ class RulesLine(GameLineBase):
         # A phase's (or stage's) narration and the welcome describe what is past once the
         # next phase begins; the rest (a role, a death, the end) stays true.
         self.s.say(
-            render_event(event, self.s.lang, self.world, self.rs),
+            self._render(event),
             priority=Priority.URGENT if over else Priority.NEWS,
             remember=event.code != "chat",
             tag=PHASE

@@ -34,6 +34,7 @@ from vollmond.phone.session.prompts import (
     Live,
     Priority,
     PromptQueue,
+    Renders,
     Spoken,
     Voice,
     tones,
@@ -121,7 +122,10 @@ class PhoneSession:
         enforcer: Enforcer | None = None,
         phone: PhoneSettings | None = None,
         flood_gap_s: float = 0.5,
+        renders: Renders | None = None,
     ) -> None:
+        """`renders`: prompt audio shared with the node's other calls (the service passes one
+        for all of them, so a public event is rendered once for the whole table)."""
         from vollmond.phone.session.menu import Announcer  # noqa: PLC0415 (cyclic by design)
 
         self.hub = hub
@@ -133,7 +137,7 @@ class PhoneSession:
         self.lobby_poll_s = lobby_poll_s
         self.on_operator = on_operator
         self.enforcer = enforcer  # moderation (O1, O5); None in tests without the service
-        self.prompts = PromptQueue(voice, lang)
+        self.prompts = PromptQueue(voice, lang, renders=renders)
         self.keys = KeyParser(timeout_s=digit_timeout_s, flood_gap_s=flood_gap_s, clock=clock)
         self.account_id: int | None = None
         self.identity_id: int | None = None

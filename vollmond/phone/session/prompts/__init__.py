@@ -10,6 +10,7 @@ from vollmond.phone.session.prompts.queue import (
     Spoken,
     Utterance,
 )
+from vollmond.phone.session.prompts.renderer import Renders
 from vollmond.phone.session.prompts.voice import (
     FRAME_SAMPLES,
     SAMPLE_RATE,
@@ -28,6 +29,7 @@ __all__ = [
     "Live",
     "Priority",
     "PromptQueue",
+    "Renders",
     "Spoken",
     "Utterance",
     "Voice",

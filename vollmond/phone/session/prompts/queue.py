@@ -1,7 +1,10 @@
 """The prompt queue: utterances and tones played one after another, 20 ms at a time.
 
 Text is rendered off the event loop (a voice may run a program) as soon as it is queued, so
-by the time an utterance reaches the head of the queue its audio is usually ready.
+by the time an utterance reaches the head of the queue its audio is usually ready. The audio
+comes from the node's :class:`~.renderer.Renders`: a sentence already rendered (for this caller
+or any other) is handed over at once, one being rendered is waited for, and only new words start
+a render — so a public event told to a table of 200 callers is rendered once, not 200 times.
 
 Every prompt has a :class:`Priority`. A caller must never miss what matters because the line
 is busy with something less important, so the queue is ordered by class (first in, first out
@@ -33,7 +36,6 @@ then, or dropped if it has nothing true left to say. A caller never hears a stal
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,9 +43,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from vollmond.phone.session.prompts.renderer import Renders
 from vollmond.phone.session.prompts.voice import FRAME_SAMPLES, Audio, Voice
-
-log = logging.getLogger(__name__)
 
 
 class Priority(IntEnum):
@@ -83,7 +84,7 @@ class Utterance:
     priority: Priority
     audio: Audio | None = None
     tone: str | None = None
-    pending: asyncio.Future[Audio] | None = field(default=None, repr=False)
+    pending: asyncio.Future[Audio] | None = field(default=None, repr=False)  # shared: see Renders
     played: int = 0  # samples already sent
     tag: str | None = None  # what the prompt is about (see PromptQueue.withdraw)
     refresh: Callable[[], str | None] | None = field(default=None, repr=False)  # see Live
@@ -119,9 +120,14 @@ TRANSCRIPT_LIMIT = 5000
 
 
 class PromptQueue:
-    def __init__(self, voice: Voice, lang: str) -> None:
+    def __init__(self, voice: Voice, lang: str, *, renders: Renders | None = None) -> None:
+        """`renders`: the audio shared with the node's other callers (one per voice); without
+        it, this queue's own (a sentence said twice to this caller is still rendered once)."""
+        if renders is not None and renders.voice is not voice:
+            raise ValueError("the shared renders are of another voice")
         self.voice = voice
         self.lang = lang
+        self.renders = renders if renders is not None else Renders(voice)
         self._queue: deque[Utterance] = deque()
         self.transcript: list[Spoken] = []
 
@@ -139,12 +145,19 @@ class PromptQueue:
         if not text:
             return
         item = Utterance(text, priority, tag=tag, refresh=refresh)
-        item.pending = self._render_soon(text)
+        self._render_soon(item)
         self._enqueue(item)
         self._record(Spoken(text, None, priority))
 
-    def _render_soon(self, text: str) -> asyncio.Future[Audio]:
-        return asyncio.ensure_future(asyncio.to_thread(self._render, text))
+    def _render_soon(self, item: Utterance) -> None:
+        """`item`'s audio at once if its words were rendered before, else the shared render's
+        future (never cancelled here: other callers may wait on it)."""
+        assert item.text is not None
+        found = self.renders.audio(item.text, self.lang)
+        if isinstance(found, asyncio.Future):
+            item.audio, item.pending = None, found
+        else:
+            item.audio, item.pending = found, None
 
     def play(self, name: str, audio: Audio, priority: Priority = Priority.MENU) -> None:
         """A tone (ringing, busy, beep) by name; the name goes into the transcript."""
@@ -168,9 +181,6 @@ class PromptQueue:
 
     def _drop(self, which: Callable[[Utterance], bool]) -> int:
         kept = deque(u for u in self._queue if not which(u))
-        for item in self._queue:
-            if which(item) and item.pending is not None and not item.pending.done():
-                item.pending.cancel()
         dropped = len(self._queue) - len(kept)
         self._queue = kept
         return dropped
@@ -179,13 +189,6 @@ class PromptQueue:
         self.transcript.append(spoken)
         if len(self.transcript) > TRANSCRIPT_LIMIT:
             del self.transcript[: TRANSCRIPT_LIMIT // 5]
-
-    def _render(self, text: str) -> Audio:
-        try:
-            return np.asarray(self.voice.render(text, self.lang), dtype=np.int16)
-        except Exception:  # a broken voice must not take the caller's line down
-            log.exception("prompt_render_failed")
-            raise
 
     def interrupt(self) -> int:
         """Barge-in: drop every interruptible prompt (also the one playing). Returns how many."""
@@ -205,10 +208,8 @@ class PromptQueue:
             return False
         first = unheard[0]
         self._drop(lambda u: u in unheard[1:])
-        first.text, first.audio, first.refresh = text.strip(), None, None
-        if first.pending is not None:
-            first.pending.cancel()
-        first.pending = self._render_soon(first.text)
+        first.text, first.refresh = text.strip(), None
+        self._render_soon(first)
         self._record(Spoken(first.text, None, first.priority))
         return True
 
@@ -220,9 +221,6 @@ class PromptQueue:
         return stopped
 
     def clear(self) -> None:
-        for item in self._queue:
-            if item.pending is not None and not item.pending.done():
-                item.pending.cancel()
         self._queue.clear()
 
     @property
@@ -280,8 +278,8 @@ class PromptQueue:
         words = words.strip()
         if words == head.text:
             return True
-        head.text, head.audio = words, None
-        head.pending = self._render_soon(words)
+        head.text = words
+        self._render_soon(head)
         # Once only: a timer's words change every second, and a renderer slower than that
         # (a loaded machine) would otherwise chase them forever while the caller hears silence.
         head.refresh = None
