@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
@@ -284,3 +284,16 @@ async def serving(server: ServerProcess) -> AsyncIterator[ServerProcess]:
         yield server
     finally:
         server.kill()
+
+
+async def assert_each_seat_saw_its_log(
+    server: ServerProcess, players: Sequence[Player], where: Callable[[Player], str]
+) -> None:
+    """Every seat received the store's log as its audience may see it: each event once, in
+    order (the events still on their way are awaited first). `where` names the seat's
+    connection in a failure."""
+    for player in players:
+        expected = await server.visible_log(player.game, player.seat)
+        while player.last_seq < expected[-1][0]:
+            await player.expect("event", timeout=30)
+        assert player.events() == expected, f"seat {player.seat}{where(player)}"

@@ -24,7 +24,7 @@ from tests.store.support import POSTGRES_URL
 from vollmond.store import open_store
 from vollmond.store.leases import Lease, get_lease
 
-from .process import Browser, Player, ServerProcess
+from .process import Browser, Player, ServerProcess, assert_each_seat_saw_its_log
 from .test_shards import NATS_URL
 
 NODES = ("a", "b")
@@ -137,11 +137,7 @@ async def test_a_dead_nodes_game_goes_on_on_the_other_node(
         # The night timer, resumed from the log on b, ends the night for everyone.
         for player in players:
             await player.expect("event", timeout=NIGHT_S + 60, code="morning_report")
-        for player in players:
-            expected = await b.visible_log(game, player.seat)
-            while player.last_seq < expected[-1][0]:
-                await player.expect("event", timeout=30)
-            assert player.events() == expected, f"seat {player.seat}"
+        await assert_each_seat_saw_its_log(b, players, lambda _: "")
         assert "lease_acquired" in b.log_text() or "lease_taken_over" in b.log_text()
     finally:
         for player in players:

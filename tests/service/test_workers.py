@@ -22,7 +22,14 @@ from typing import Any
 from tests.store.support import POSTGRES_URL
 from vollmond.service.shards.ownership import HashOwnership, worker_names
 
-from .process import Browser, Endpoint, Player, ServerProcess, WorkerPort
+from .process import (
+    Browser,
+    Endpoint,
+    Player,
+    ServerProcess,
+    WorkerPort,
+    assert_each_seat_saw_its_log,
+)
 
 WORKERS = 2
 WORKER_NAMES = tuple(worker_names(WORKERS))
@@ -129,12 +136,9 @@ async def play_and_check(
             await player.expect("event", timeout=NIGHT_S + 60, code="morning_report")
 
         # Every seat: the store's log as its audience may see it, each event once, in order.
-        for player in players:
-            expected = await server.visible_log(game, player.seat)
-            while player.last_seq < expected[-1][0]:
-                await player.expect("event", timeout=30)
-            seen = player.events()
-            assert seen == expected, f"seat {player.seat} on {where[player.seat].base_url}"
+        await assert_each_seat_saw_its_log(
+            server, players, lambda p: f" on {where[p.seat].base_url}"
+        )
         chats = {p.seat for p in players if any(c == "chat" for _, c, _ in p.events())}
         assert chats == {evil[0].seat, village[0].seat, village[1].seat}
 
