@@ -13,6 +13,7 @@ log then).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
@@ -52,9 +53,10 @@ Connect = Callable[[], Awaitable[Transport]]
 """A new process's connection to the bus under test."""
 
 
-@pytest.fixture(params=["local", "nats"])
-async def bus(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Connect]:
-    if request.param == "nats":
+@contextlib.asynccontextmanager
+async def open_bus(kind: str, tmp_path: Path) -> AsyncIterator[Connect]:
+    """Connections to a bus of `kind` ("local": a broker in tmp_path; "nats": the server)."""
+    if kind == "nats":
         # A namespace of its own: tests running at once on one server never hear each other.
         namespace = f"test{uuid.uuid4().hex}"
         yield lambda: NatsTransport.connect(NATS_URL, namespace=namespace)
@@ -65,6 +67,12 @@ async def bus(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[C
         yield lambda: LocalTransport.connect(broker.path)
     finally:
         await broker.close()
+
+
+@pytest.fixture(params=["local", "nats"])
+async def bus(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Connect]:
+    async with open_bus(request.param, tmp_path) as connect:
+        yield connect
 
 
 class Inbox:

@@ -6,7 +6,9 @@ For every answered call it makes a session (the announcer menu and the game by k
 listener's line: the session's prompts on top of the room the routing table gives that seat
 (:mod:`vollmond.voice.rooms`, shared with the browser's voice). A seated caller's voice goes
 into the game's mixer as that house's source; a caller in the menu hears only prompts and
-feeds no room.
+feeds no room. Where games are sharded over processes and the caller's game runs on another
+one, the call stays here and its voice and room audio go through the rooms' relay
+(:mod:`vollmond.voice.relay`) to the game's room on its owner.
 
 Everything here runs on the event loop and never blocks. A failing session is logged and
 silenced; it cannot stop the shared media clock or disturb another call.
@@ -35,6 +37,7 @@ from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings, PhoneSettings
 from vollmond.voice.conference import ConferenceSeat
 from vollmond.voice.mixer import overlay
+from vollmond.voice.relay import RelayedLine
 from vollmond.voice.rooms import Room, VoiceRooms
 
 if TYPE_CHECKING:
@@ -244,10 +247,16 @@ class PhoneService:
             if not self._muted(session):
                 conference.voice.push(conference.slot, samples)
             return
-        if line.room is None:
-            return
         seat = session.seat
-        if seat is not None and not session.spectating and not self._muted(session):
+        speaks = seat is not None and not session.spectating and not self._muted(session)
+        if line.room is None:
+            relayed = self._relayed(line)
+            if relayed is not None and speaks:
+                assert seat is not None
+                relayed.push(seat, samples)  # to the game's room on its owner
+            return
+        if speaks:
+            assert seat is not None
             line.room.mixer.push(seat, samples)
 
     def _muted(self, session: LineSession) -> bool:
@@ -268,6 +277,8 @@ class PhoneService:
             return
         line.call.set_source(None)
         self._attach(line, None)
+        if self.voice_rooms.relay is not None:
+            self.voice_rooms.relay.unlink(line)
         for task in list(line.tasks):
             task.cancel()
         log.info(
@@ -309,9 +320,19 @@ class PhoneService:
         room = self._room_for(game_id) if listener is not None and game_id is not None else None
         if room is not line.room:
             self._attach(line, room)
+        relay = self.voice_rooms.relay
+        if relay is not None:
+            if room is None and listener is not None and game_id is not None:
+                # The game runs on another process: its room is reached through the relay.
+                return relay.link(line, game_id, listener).pull()
+            relay.unlink(line)
         if room is None or listener is None:
             return None
         return room.mixer.pull(listener, puller=line)
+
+    def _relayed(self, line: Line) -> RelayedLine | None:
+        relay = self.voice_rooms.relay
+        return relay.lines.get(line) if relay is not None else None
 
     def _room_for(self, game_id: str) -> Room | None:
         return self.voice_rooms.room_for(game_id)

@@ -10,7 +10,7 @@ import secrets
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -70,6 +70,10 @@ from vollmond.store.seats import (
     seat_by_token,
 )
 from vollmond.worlds import world_ids
+
+if TYPE_CHECKING:
+    from vollmond.voice.relay import VoiceRelay
+    from vollmond.voice.rooms import VoiceRooms
 
 __all__ = [
     "INVITATION_ALPHABET",
@@ -294,6 +298,11 @@ class Hub:
         reads it, None if none; where games are sharded over processes, a mirror of a game
         another worker owns (service/shards)."""
         return self.actors.get(game_id)
+
+    async def start_voice_relay(self, rooms: VoiceRooms) -> VoiceRelay | None:
+        """The relay that carries a line's voice to its game's room on another process
+        (`vollmond.voice.relay`); none where every game runs in this process."""
+        return None
 
     def followed_games(self) -> dict[str, GameActor]:
         """The games this process has live actors of: the running ones (and those lingering

@@ -18,12 +18,15 @@ the same game are mixed by the same matrix, and secrecy stays the routing table'
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vollmond.engine.core import Event, Viewer
 from vollmond.engine.ruleset import AnyRuleSet, Listener, RoutingTable, WhereAmI, place_of
 from vollmond.voice.mixer import FrameSink, GameMixer
 from vollmond.voice.recorded import recorded_gains
+
+if TYPE_CHECKING:
+    from vollmond.voice.relay import VoiceRelay
 
 
 class GameSource(Protocol):
@@ -143,6 +146,9 @@ class VoiceRooms:
         self.notices = notices
         self.rooms: dict[str, Room] = {}
         self._lines: dict[Hashable, Room] = {}
+        #: Where games are sharded over processes: the relay to the rooms of the games that
+        #: run on another process (None: every game a line can follow runs here).
+        self.relay: VoiceRelay | None = None
 
     def room_for(self, game_id: str) -> Room | None:
         """The room of a running game (None when the game does not run here)."""

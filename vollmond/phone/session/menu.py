@@ -139,7 +139,7 @@ class Announcer:
         by account over every running game, or by phone identity (node-local memory)."""
         hub = self.s.hub
         if self.s.account_id is not None:
-            for game_id, actor in list(hub.actors.items()):
+            for game_id, actor in list(hub.followed_games().items()):
                 if actor.state is None or actor.ruleset.is_over(actor.state):
                     continue
                 for seat in await hub.seats(game_id):
@@ -147,7 +147,7 @@ class Announcer:
                         return game_id, seat.house
         if self.s.identity_id is not None:
             held = _seated_identities(hub).get(self.s.identity_id)
-            running = hub.actors.get(held[0]) if held is not None else None
+            running = await hub.running_actor(held[0]) if held is not None else None
             state = running.state if running is not None else None
             if held is not None and running is not None and state is not None:
                 return None if running.ruleset.is_over(state) else held
@@ -281,7 +281,7 @@ class Announcer:
         elif choice == "4" and self.rejoin is not None:
             game_id, house = self.rejoin
             self.rejoin = None
-            actor = self.s.hub.actors.get(game_id)
+            actor = await self.s.hub.running_actor(game_id)
             if actor is not None and not await self.refused(world=actor.options.world):
                 self.world = get_world(actor.options.world)
                 await self._enter(game_id, house)
@@ -442,7 +442,7 @@ class Announcer:
         self.tables = [
             t
             for t in await self.s.hub.public_tables(self.world.id)
-            if t.game.status is GameStatus.RUNNING and t.game.id in self.s.hub.actors
+            if t.game.status is GameStatus.RUNNING
         ][: int(NEXT_PAGE) - 1]
         self.state = "watch"
         self.page = 0
@@ -482,7 +482,7 @@ class Announcer:
         if not 1 <= n <= len(self.tables):
             self.wrong(choice)
             return
-        actor = self.s.hub.actors.get(self.tables[n - 1].game.id)
+        actor = await self.s.hub.running_actor(self.tables[n - 1].game.id)
         if actor is None or actor.state is None:
             self.s.say(self.s.t("phone.lobby.not_running"), remember=False)
             await self._show_watch()
@@ -720,7 +720,7 @@ class Announcer:
         if self.s.identity_id is None:
             code = code or await self._new_seat_code(game_id, token)
             self.s.say(self.s.t("phone.menu.seat_code", code=" ".join(code)), priority=NEWS)
-        if started or game_id in self.s.hub.actors:
+        if started or await self.s.hub.running_actor(game_id) is not None:
             await self._start_playing()
             return
         self.state = "lobby"
@@ -740,7 +740,8 @@ class Announcer:
 
     def _start_min(self) -> int:
         """Fewest seats the table's rules start with (the founder's early start)."""
-        actor = self.s.hub.actors.get(self.lobby_game) if self.lobby_game else None
+        games = self.s.hub.followed_games()
+        actor = games.get(self.lobby_game) if self.lobby_game else None
         ruleset = actor.ruleset.id if actor is not None else self.ruleset_id
         return int(get_ruleset(ruleset).min_players)
 
@@ -753,11 +754,12 @@ class Announcer:
 
     async def _wait_for_start(self) -> None:
         """Poll for the start (the hub has no lobby notifications); look at the stored status
-        about once a second, so a round the host aborts sends the caller back to the menu."""
+        about once a second, so a round the host aborts sends the caller back to the menu and
+        a round its owner started on another process (games sharded) is entered."""
         game_id = self.lobby_game
         checks = 0
         while game_id is not None and game_id == self.lobby_game:
-            actor = self.s.hub.actors.get(game_id)
+            actor = self.s.hub.followed_games().get(game_id)
             if actor is not None and actor.state is not None:
                 await self.s.run_exclusive(self._start_playing)
                 return
@@ -767,6 +769,9 @@ class Announcer:
                 game = await self.s.hub.game(game_id)
                 if game.status in (GameStatus.ABORTED, GameStatus.FINISHED):
                     await self.s.run_exclusive(self._aborted)
+                    return
+                if game.status is GameStatus.RUNNING:  # started by its owner on another process
+                    await self.s.run_exclusive(self._start_playing)
                     return
             await asyncio.sleep(self.s.lobby_poll_s)
 
@@ -797,7 +802,11 @@ class Announcer:
         from vollmond.phone.session.game import GameLine, has_calls  # noqa: PLC0415
         from vollmond.phone.session.rules_line import RulesLine  # noqa: PLC0415
 
-        actor = self.s.hub.actors[game_id]
+        actor = await self.s.hub.running_actor(game_id)  # where games are sharded: a mirror
+        if actor is None:
+            self.s.say(self.s.t("phone.lobby.not_running"), remember=False)
+            self.open_menu()
+            return
         line: GameLine | RulesLine
         if has_calls(actor.ruleset):
             line = GameLine(self.s, actor, house)

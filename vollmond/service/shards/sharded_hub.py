@@ -51,6 +51,8 @@ from vollmond.settings.karma import KarmaSettings
 from vollmond.store import Game, GameNotFoundError, Sessions, get_game, list_games
 from vollmond.store.models import GameStatus
 from vollmond.store.seats import list_seats
+from vollmond.voice.relay import VoiceRelay
+from vollmond.voice.rooms import VoiceRooms
 
 log = structlog.get_logger(__name__)
 
@@ -92,6 +94,7 @@ class ShardedHub(Hub):
         self._answering: set[asyncio.Task[None]] = set()
         self._calls: Subscription | None = None
         self.leases = ownership if isinstance(ownership, LeaseOwnership) else None
+        self.voice_relay: VoiceRelay | None = None
         self._taking_up = asyncio.Lock()
         if self.leases is not None:
             self.leases.on_acquired = self._take_up
@@ -110,6 +113,35 @@ class ShardedHub(Hub):
         if self.leases is not None:
             return await self.leases.resolve(game_id)
         return self.ownership.owner_of(game_id)
+
+    def owner_known(self, game_id: str) -> str | None:
+        """The game's owner if known without waiting; with leases, an unknown one is looked
+        up (or its free lease acquired) in the background and None is the answer meanwhile."""
+        try:
+            return self.ownership.owner_of(game_id)
+        except LookupError:
+            if self.leases is not None:
+                task = asyncio.create_task(self._look_up_owner(game_id))
+                self._answering.add(task)
+                task.add_done_callback(self._answering.discard)
+            return None
+
+    async def _look_up_owner(self, game_id: str) -> None:
+        with contextlib.suppress(GameNotFoundError):
+            await self._owner(game_id)
+
+    def forget_owner(self, game_id: str) -> None:
+        """The game's owner did not answer or no longer runs it: look it up again."""
+        if self.leases is not None:
+            self.leases.forget(game_id)
+
+    async def start_voice_relay(self, rooms: VoiceRooms) -> VoiceRelay | None:
+        """Callers on this node in games owned elsewhere, and other nodes' callers in the
+        games owned here, meet in the owner's voice room (docs/decisions.md)."""
+        relay = VoiceRelay(self.node, self.transport, rooms, self.owner_known, self.forget_owner)
+        await relay.start()
+        self.voice_relay = relay
+        return relay
 
     async def _owns(self, game_id: str) -> bool:
         return await self._owner(game_id) == self.node
@@ -197,6 +229,8 @@ class ShardedHub(Hub):
         self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
 
     async def close(self) -> None:
+        if self.voice_relay is not None:
+            await self.voice_relay.close()
         if self.leases is not None:
             await self.leases.stop()
         if self._calls is not None:

@@ -546,6 +546,7 @@ async def _start_channels(
     browser peers alike, following the tables' recording notices), the browser's voice, and
     the channels besides the web (the telephone), whose SIP counters `/metrics` shows."""
     rooms = VoiceRooms(hub, hub.notices)
+    rooms.relay = await hub.start_voice_relay(rooms)  # workers and nodes: see voice/relay.py
     app.state.voice = BrowserVoice(rooms, settings.voice)  # the sockets, tests, benchmark
     phone = await channels.start(hub, settings, enforcer, rooms)
     app.state.phone = phone  # None when settings.sip_port is 0 or there is no telephone
@@ -556,6 +557,8 @@ async def _start_channels(
 async def _stop_channels(app: Starlette, channels: Channels, phone: Any, rooms: VoiceRooms) -> None:
     await app.state.voice.close()
     await channels.stop(phone)
+    if rooms.relay is not None:
+        await rooms.relay.close()
     rooms.close()
     await community_stop(app.state.hub)  # the mailbox's retention job
 

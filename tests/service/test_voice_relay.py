@@ -1,0 +1,292 @@
+"""The voice relay (vollmond/voice/relay.py) between two sharded hubs on one bus — the local
+bus and the real NATS server (the `bus` fixture of test_shards) — and one store.
+
+Lines land on the follower w1 while the game runs on w0: each line's voice reaches the game's
+room on w0 and the mix w0's routing table gives that seat comes back, so a remote caller hears
+exactly the seats a local line of that seat would (at night the wolves' room stays closed to a
+villager); a line whose owner says the game does not run there, or falls silent, looks for the
+owner again; the wire format and the jitter buffer keep their promises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from vollmond.engine.ruleset import SPECTATORS, get_ruleset
+from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.store import Sessions, open_store
+from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
+from vollmond.voice.relay import (
+    DOWN,
+    NOT_OWNER,
+    UP,
+    JitterBuffer,
+    Record,
+    RelayedLine,
+    VoiceRelay,
+    decode,
+    encode,
+)
+from vollmond.voice.rooms import VoiceRooms
+
+from .test_recording_notice import to_day
+from .test_shards import Connect, OneOwner, _evil_seat, open_bus
+
+STANDARD = get_ruleset("standard")
+
+
+@pytest.fixture(params=["local", "nats"])
+async def bus(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Connect]:
+    """Every test on the local bus of `--workers` and on the real NATS server."""
+    async with open_bus(request.param, tmp_path) as connect:
+        yield connect
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Sessions]:
+    async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'db'}") as sessions:
+        yield sessions
+
+
+def voice(seat: int) -> Int16Array:
+    """A frame only house `seat` sends (a level per seat, so a mix names its sources)."""
+    return np.full(FRAME_SAMPLES, 500 * seat, dtype=np.int16)
+
+
+async def talk(
+    lines: dict[int, RelayedLine], speaker: int, seconds: float
+) -> dict[int, list[Int16Array | None]]:
+    """`speaker` talks for `seconds` while every line pulls its audio, as the media clock of
+    the landing process does (every 20 ms); what each line heard."""
+    heard: dict[int, list[Int16Array | None]] = {s: [] for s in lines}
+    start = time.monotonic()
+    k = 0
+    while time.monotonic() - start < seconds:
+        k += 1
+        lines[speaker].push(speaker, voice(speaker))
+        for seat, line in lines.items():
+            heard[seat].append(line.pull())
+        await asyncio.sleep(max(0.0, start + k * 0.02 - time.monotonic()))
+    return heard
+
+
+def hears(frames: list[Int16Array | None]) -> bool:
+    return any(f is not None and bool(np.any(f)) for f in frames)
+
+
+async def test_a_remote_line_hears_what_the_owners_routing_gives_its_seat(
+    store: Sessions, bus: Connect
+) -> None:
+    owner_bus, landing_bus = await bus(), await bus()
+    owner = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=owner_bus)
+    landing = ShardedHub(store, node="w1", ownership=OneOwner("w0"), transport=landing_bus)
+    await owner.serve_calls()
+    await landing.serve_calls()
+    owner_rooms, landing_rooms = VoiceRooms(owner), VoiceRooms(landing)
+    try:
+        relay = await landing.start_voice_relay(landing_rooms)
+        hosting = await owner.start_voice_relay(owner_rooms)
+        assert relay is not None and hosting is not None
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        game = (await landing.found(options, private=False, host_account_id=None)).game.id
+        for name in "ABCD":  # the last join starts the game (at night), at the owner
+            await landing.join(game, account_id=None, name=name)
+        assert game in owner.actors and game not in landing.actors
+        assert landing_rooms.room_for(game) is None  # no room here: the relay serves
+
+        lines = {s: relay.link(("call", s), game, s) for s in range(1, 5)}
+        wolf = _evil_seat(owner.actors[game])
+        night = await _who_hears_whom(lines, owner_rooms, game)
+        assert not any(night[(wolf, v)] for v in range(1, 5) if v != wolf)  # the secret holds
+        await to_day(owner, game)
+        day = await _who_hears_whom(lines, owner_rooms, game)
+        assert sum(day.values()) >= 6  # the living hear each other by day (one may be dead)
+        assert {(h.node, h.game_id) for h in hosting.hosted.values()} == {("w1", game)}
+        assert all(line.owner == "w0" and line.moves == 0 for line in lines.values())
+
+        # A line that ends is dropped by the owner at once, and the room with its last line.
+        for seat in range(1, 5):
+            relay.unlink(("call", seat))
+        await landing_bus.flush()
+        await owner_bus.flush()
+        assert not hosting.hosted
+        assert game not in owner_rooms.rooms
+    finally:
+        owner_rooms.close()
+        landing_rooms.close()
+        await landing.close()
+        await owner.close()
+
+
+async def _who_hears_whom(
+    lines: dict[int, RelayedLine], rooms: VoiceRooms, game: str
+) -> dict[tuple[int, int], bool]:
+    """Each seat talks in turn; every remote line must hear it exactly when the owner's
+    routing table (the gain matrix of the game's room) routes it to that seat, at its gain."""
+    audible: dict[tuple[int, int], bool] = {}
+    for speaker in lines:
+        heard = await talk(lines, speaker, 0.3)
+        room = rooms.room_for(game)
+        assert room is not None
+        gains = room.mixer.gains
+        for listener in lines:
+            should = bool(gains[listener - 1, speaker - 1] != 0.0)
+            audible[(speaker, listener)] = should
+            assert hears(heard[listener]) is should, (speaker, listener)
+            if should:  # the seat's own level, at the table's gain
+                levels = {int(f[0]) for f in heard[listener] if f is not None and f.any()}
+                assert levels == {int(500 * speaker * float(gains[listener - 1, speaker - 1]))}
+        await _drain(lines)
+    return audible
+
+
+async def _drain(lines: dict[int, RelayedLine]) -> None:
+    """Pull until every line had silence for 3 ticks (the last frames are through)."""
+    quiet, deadline = 0, time.monotonic() + 2.0
+    while quiet < 3 and time.monotonic() < deadline:
+        heard = [line.pull() for line in lines.values()]
+        quiet = 0 if any(f is not None and f.any() for f in heard) else quiet + 1
+        await asyncio.sleep(0.02)
+    assert quiet == 3
+
+
+class Owners:
+    """A game's owner as the landing process believes it, and what it was told to forget."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+        self.forgotten = 0
+
+    def owner_of(self, game_id: str) -> str | None:
+        return self.answers[min(self.forgotten, len(self.answers) - 1)]
+
+    def forget(self, game_id: str) -> None:
+        self.forgotten += 1
+
+
+async def _relay_pair(
+    store: Sessions, bus: Connect, owners: Owners
+) -> tuple[ShardedHub, VoiceRooms, VoiceRelay, VoiceRelay, str, Callable[[], Any]]:
+    """The game's owner w0 hosting, a node w2 that does not run it, and a landing relay w1
+    that believes `owners`."""
+    owner = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=await bus())
+    await owner.serve_calls()
+    rooms = VoiceRooms(owner)
+    hosting = await owner.start_voice_relay(rooms)
+    assert hosting is not None
+    other = VoiceRelay("w2", await bus(), VoiceRooms(owner_of_nothing()), lambda _: "w0")
+    await other.start()
+    landing = VoiceRelay("w1", await bus(), VoiceRooms(owner_of_nothing()), owners.owner_of,
+                         owners.forget)  # fmt: skip
+    await landing.start()
+    options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+    game = (await owner.found(options, private=False, host_account_id=None)).game.id
+    for name in "ABCD":
+        await owner.join(game, account_id=None, name=name)
+
+    async def close() -> None:
+        await landing.close()
+        await other.close()
+        rooms.close()
+        await owner.close()
+        await landing.bus.close()  # type: ignore[attr-defined]
+        await other.bus.close()  # type: ignore[attr-defined]
+
+    return owner, rooms, hosting, landing, game, close
+
+
+class owner_of_nothing:  # noqa: N801 - a stand-in hub with no games
+    def __init__(self) -> None:
+        self.actors: dict[str, Any] = {}
+
+
+async def test_a_line_sent_to_a_node_without_the_game_moves_to_its_owner(
+    store: Sessions, bus: Connect
+) -> None:
+    owners = Owners(["w2", "w0"])  # first a stale answer, then the owner
+    _, rooms, hosting, landing, game, close = await _relay_pair(store, bus, owners)
+    try:
+        listener = landing.link("call", game, SPECTATORS)
+        speaker = landing.link("other", game, 1)
+        started = time.monotonic()
+        while len(hosting.hosted) < 2 and time.monotonic() - started < 3.0:
+            speaker.push(1, voice(1))
+            listener.pull()
+            speaker.pull()
+            await asyncio.sleep(0.02)
+        moved_after = time.monotonic() - started
+        assert owners.forgotten >= 1 and speaker.owner == "w0" and speaker.moves == 1
+        assert moved_after < 0.5  # told at once by w2, not after OWNER_SILENT_S
+        assert {h.line for h in hosting.hosted.values()} == {listener.id, speaker.id}
+        room = rooms.room_for(game)
+        assert room is not None
+        heard = await talk({1: speaker}, 1, 0.4)
+        assert hears(heard[1]) is bool(room.mixer.gains[0, 0] != 0.0)
+    finally:
+        await close()
+
+
+async def test_a_silent_owner_is_looked_up_again(store: Sessions, bus: Connect) -> None:
+    owners = Owners(["w0"])
+    _, _, hosting, landing, game, close = await _relay_pair(store, bus, owners)
+    try:
+        line = landing.link("call", game, 1)
+        for _ in range(10):
+            line.push(1, voice(1))
+            line.pull()
+            await asyncio.sleep(0.02)
+        assert hosting.hosted and line.owner == "w0" and owners.forgotten == 0
+        await hosting.close()  # the owner dies: nothing answers any more
+        silent = time.monotonic()
+        while owners.forgotten == 0 and time.monotonic() - silent < 3.0:
+            line.push(1, voice(1))
+            line.pull()
+            await asyncio.sleep(0.02)
+        assert owners.forgotten == 1
+        assert 0.9 < time.monotonic() - silent < 1.6  # OWNER_SILENT_S
+    finally:
+        await close()
+
+
+def test_messages_carry_batches_of_records() -> None:
+    pcm = voice(3).tobytes()
+    records = [
+        Record(UP, 7, "g1", 3, 3, 41, pcm),
+        Record(DOWN, 8, "g2", SPECTATORS, 0, 42, b""),
+        Record(NOT_OWNER, 2**32 - 1, "g3", None),
+    ]
+    assert decode(encode("w7", records)) == ("w7", records)
+    with pytest.raises(ValueError, match="size"):
+        decode(encode("w7", [Record(UP, 1, "g", 1, 1, 1, b"xx")]))
+
+
+def test_the_jitter_buffer_delays_reorders_and_caps() -> None:
+    frames = {n: voice(n) for n in range(1, 9)}
+    buffer = JitterBuffer(prefill=2, depth=3)
+    buffer.put(2, frames[2])
+    assert buffer.get() is None  # one frame is not yet the playout delay
+    buffer.put(1, frames[1])  # late but in time: played in order
+    assert buffer.get() is frames[1] and buffer.get() is frames[2]
+    assert buffer.get() is None and buffer.underruns == 1
+    buffer.put(1, frames[1])  # older than what was played: dropped
+    assert buffer.late == 1 and len(buffer) == 0
+    for n in (3, 4, 5, 6):  # a burst beyond the depth: the oldest goes
+        buffer.put(n, frames[n])
+    assert buffer.dropped == 1 and len(buffer) == 3
+    assert buffer.get() is frames[4]  # three wait: the playout delay plus one, kept
+
+    # With a delay of one frame, a burst of three is caught up: the oldest is skipped, then
+    # the pace is kept (two clocks of one rate must not keep the burst's delay for ever).
+    buffer = JitterBuffer(prefill=1, depth=3)
+    for n in (1, 2, 3):
+        buffer.put(n, frames[n])
+    assert buffer.get() is frames[2] and buffer.dropped == 1
+    buffer.put(4, frames[4])
+    assert buffer.get() is frames[3] and buffer.get() is frames[4]
