@@ -201,8 +201,8 @@ def serve(
         int,
         typer.Option(
             min=1,
-            help="Worker processes sharing the games (docs/scaling.md); more than 1 needs "
-            "--sip-port 0 for now [VOLLMOND_WORKERS=1].",
+            help="Worker processes sharing the games (docs/scaling.md); worker i answers SIP "
+            "on --sip-port + i [VOLLMOND_WORKERS=1].",
             envvar="VOLLMOND_WORKERS",
         ),
     ] = 1,
@@ -214,8 +214,7 @@ def serve(
         str | None,
         typer.Option(
             help="Share the games with other nodes over this NATS server (docs/deployment.md); "
-            "needs --node-id, --nodes, one PostgreSQL database and --sip-port 0 "
-            "[VOLLMOND_NATS_URL].",
+            "needs --node-id, --nodes and one PostgreSQL database [VOLLMOND_NATS_URL].",
             envvar="VOLLMOND_NATS_URL",
         ),
     ] = None,

@@ -102,8 +102,10 @@ def serve_node(settings: Settings, spec: NodeSpec) -> None:
     """Run this node until it is stopped."""
     import uvicorn  # noqa: PLC0415 - only the processes that serve need it
 
-    if settings.sip_port:
-        raise WorkersError("the telephone is not shared between nodes yet: use --sip-port 0")
+    from vollmond.server import TELEPHONE  # noqa: PLC0415
+
     structlog.contextvars.bind_contextvars(node=spec.node)
-    app = create_app(settings, make_hub=node_hub_maker(spec))
+    # The telephone too: a call stays on the node it reached; a game owned by another node is
+    # followed through a mirror, and the call's voice relayed to its room there (voice/relay).
+    app = create_app(settings, channels=TELEPHONE, make_hub=node_hub_maker(spec))
     uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS)

@@ -9,13 +9,17 @@ others through mirrors, and any worker serves any client. If a worker dies the s
 stops them all and exits non-zero: crash-only, the service manager restarts it and every
 running game resumes from its log (taking over a dead worker's games alive is issue 15).
 
-The telephone is not sharded yet: a SIP port and more than one worker are refused.
+The telephone: worker i answers SIP on its own port, ``--sip-port`` + i (Kamailio's dispatcher
+in front lists them all, deploy/kamailio/). A call stays on the worker it reached; when its
+game is owned by another worker, its session follows the game through a mirror and its voice
+joins the game's room on the owner through the voice relay (`vollmond/voice/relay.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import multiprocessing
 import os
 import shutil
@@ -123,14 +127,16 @@ def listening_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket
 
 
 def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
-    """A worker process: the web service with its sharded hub on the sockets it was given."""
+    """A worker process: the web service with its sharded hub on the sockets it was given,
+    and the telephone on its own SIP port (if any)."""
     import uvicorn  # noqa: PLC0415 - only the processes that serve need it
 
+    from vollmond.server import TELEPHONE  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
 
     configure_logging()
     structlog.contextvars.bind_contextvars(node=spec.node)
-    app = create_app(spec.settings, make_hub=sharded_hub_maker(spec))
+    app = create_app(spec.settings, channels=TELEPHONE, make_hub=sharded_hub_maker(spec))
     server = uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS))
     server.run(sockets=sockets)
 
@@ -141,8 +147,8 @@ def serve_workers(settings: Settings, count: int, *, worker_port_base: int | Non
     front that pins clients)."""
     if count < 2:
         raise WorkersError("the worker processes are for two or more workers")
-    if settings.sip_port:
-        raise WorkersError("the telephone is not sharded yet: use --sip-port 0 with --workers")
+    if settings.sip_port and settings.sip_port + count - 1 > 65535:
+        raise WorkersError("--sip-port + the number of workers goes beyond port 65535")
     settings.secure_data_dir()
     settings.secret_key()
     asyncio.run(_migrate(settings))  # once, before any worker opens the store
@@ -153,6 +159,16 @@ def serve_workers(settings: Settings, count: int, *, worker_port_base: int | Non
         return asyncio.run(_supervise(settings, nodes, bus_path, worker_port_base))
     finally:
         shutil.rmtree(bus_dir, ignore_errors=True)
+
+
+def worker_settings(settings: Settings, index: int) -> Settings:
+    """Worker `index`'s settings: its own SIP port (`--sip-port` + index; 0 stays 0). Why
+    not one shared port (SO_REUSEPORT): the kernel would spread a caller's datagrams by its
+    address, so which worker answers a call could not be chosen or known by a proxy; a port
+    per worker lets Kamailio's dispatcher (or a test) send each call to a known worker."""
+    if not settings.sip_port:
+        return settings
+    return dataclasses.replace(settings, sip_port=settings.sip_port + index)
 
 
 async def _migrate(settings: Settings) -> None:
@@ -172,7 +188,7 @@ async def _supervise(
             sockets = [listening_socket(settings.host, settings.port, reuse_port=True)]
             if port_base is not None:
                 sockets.append(listening_socket(settings.host, port_base + index, reuse_port=False))
-            spec = WorkerSpec(settings, node, nodes, bus_path)
+            spec = WorkerSpec(worker_settings(settings, index), node, nodes, bus_path)
             worker = context.Process(target=run_worker, args=(spec, sockets), name=node)
             worker.start()
             for sock in sockets:

@@ -96,9 +96,7 @@ def test_node_options_that_do_not_fit_are_refused() -> None:
         NodeSpec.parse("a", "a,b", url, "v", "leases", 0.0)
 
 
-def test_serve_refuses_workers_and_a_telephone_on_a_node(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_serve_refuses_workers_on_a_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `serve` points the logs at its stderr, which is CliRunner's and closed afterwards: keep
     # this test process's logging as it is.
     monkeypatch.setattr("vollmond.service.logs.configure_logging", lambda: None)
@@ -106,5 +104,3 @@ def test_serve_refuses_workers_and_a_telephone_on_a_node(
     node += ["--node-id", "a", "--nodes", "a,b"]
     workers = CliRunner().invoke(app, [*node, "--sip-port", "0", "--workers", "2"])
     assert workers.exit_code == 2 and "leave out --workers" in workers.output
-    telephone = CliRunner().invoke(app, [*node, "--sip-port", "5060"])
-    assert telephone.exit_code == 2 and "telephone" in telephone.output

@@ -42,7 +42,7 @@ from vollmond.service.shards.transport import (
     game_log_subject,
 )
 from vollmond.store import Sessions, open_store
-from vollmond.workers import WorkersError, serve_workers
+from vollmond.workers import WorkersError, serve_workers, worker_settings
 
 STANDARD = get_ruleset("standard")
 
@@ -355,12 +355,16 @@ def _mirror_of(actor: GameActor, store: Sessions) -> MirrorActor:
     )
 
 
-def test_workers_refuse_the_telephone_and_a_single_worker(tmp_path: Path) -> None:
-    with pytest.raises(WorkersError, match="telephone"):
-        serve_workers(Settings(data_dir=tmp_path / "data", sip_port=5060), 2)
+def test_workers_refuse_a_single_worker_and_sip_ports_beyond_the_range(tmp_path: Path) -> None:
     with pytest.raises(WorkersError, match="two or more"):
         serve_workers(Settings(data_dir=tmp_path / "data", sip_port=0), 1)
+    with pytest.raises(WorkersError, match="65535"):
+        serve_workers(Settings(data_dir=tmp_path / "data", sip_port=65535), 2)
     assert not (tmp_path / "data").exists()  # refused before anything was made
+    settings = Settings(data_dir=tmp_path / "data", sip_port=5070)
+    assert [worker_settings(settings, i).sip_port for i in range(3)] == [5070, 5071, 5072]
+    web_only = Settings(data_dir=tmp_path / "data", sip_port=0)
+    assert worker_settings(web_only, 1).sip_port == 0
 
 
 async def test_a_recording_notice_reaches_every_worker(store: Sessions, bus: Connect) -> None:
