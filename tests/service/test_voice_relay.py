@@ -24,6 +24,7 @@ from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.store import Sessions, open_store
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 from vollmond.voice.relay import (
+    CATCH_UP_TICKS,
     DOWN,
     NOT_OWNER,
     UP,
@@ -282,11 +283,14 @@ def test_the_jitter_buffer_delays_reorders_and_caps() -> None:
     assert buffer.dropped == 1 and len(buffer) == 3
     assert buffer.get() is frames[4]  # three wait: the playout delay plus one, kept
 
-    # With a delay of one frame, a burst of three is caught up: the oldest is skipped, then
-    # the pace is kept (two clocks of one rate must not keep the burst's delay for ever).
+    # With a delay of one frame, a burst leaves a standing delay: shed after CATCH_UP_TICKS
+    # pulls that each found more than one frame waiting, by skipping one frame.
     buffer = JitterBuffer(prefill=1, depth=3)
-    for n in (1, 2, 3):
-        buffer.put(n, frames[n])
-    assert buffer.get() is frames[2] and buffer.dropped == 1
-    buffer.put(4, frames[4])
-    assert buffer.get() is frames[3] and buffer.get() is frames[4]
+    buffer.put(1, frames[1])
+    buffer.put(2, frames[2])
+    played = []
+    for n in range(3, 2 + CATCH_UP_TICKS):  # one pull short of the catch-up
+        played.append(buffer.get())
+        buffer.put(n, voice(1))
+    assert played[0] is frames[1] and played[1] is frames[2] and buffer.dropped == 0
+    assert buffer.get() is not None and buffer.dropped == 1 and len(buffer) == 0

@@ -54,6 +54,8 @@ FRAME_S = 0.02
 PREFILL = 1
 #: Frames a buffer holds at most; beyond, the oldest is dropped (the delay cannot grow).
 DEPTH = 3
+#: Pulls with more than the playout delay waiting before one frame is skipped (0.5 s).
+CATCH_UP_TICKS = 25
 #: A landing line with nothing to say still tells its owner it is there this often.
 KEEPALIVE_S = 0.5
 #: How often a landing line asks who owns its game (cheap: the ownership's own cache).
@@ -164,11 +166,13 @@ class JitterBuffer:
     Playing starts once :attr:`prefill` frames wait (again after an underrun: a talk spurt
     starts :attr:`prefill` frames late and then keeps its pace); a frame older than the last
     one played is dropped (late or repeated); at most :attr:`depth` frames wait (a burst
-    beyond drops the oldest), and a frame is played with at most ``prefill`` others behind
-    it — older ones are skipped — so two clocks of the same rate but another phase cannot
-    leave a standing delay of ``depth`` frames after one burst. Why fixed and small: both ends
-    are processes of one service on a LAN or one machine, where the bus adds well under a
-    frame (measured: benchmarks/voice_relay.py); an adaptive buffer would only add delay.
+    beyond drops the oldest); and when more than ``prefill`` frames have waited at every
+    pull for :data:`CATCH_UP_TICKS` pulls, one is skipped — so a burst, or two clocks of the
+    same rate whose phases drift, cannot leave a standing delay (a single late frame costs
+    nothing, a lasting excess one skipped frame per half second at most). Why fixed and
+    small: both ends are processes of one service on a LAN or one machine, where the bus adds
+    well under a frame (measured: benchmarks/voice_relay.py); a deeper buffer only adds
+    delay.
     """
 
     def __init__(self, prefill: int = PREFILL, depth: int = DEPTH) -> None:
@@ -178,6 +182,7 @@ class JitterBuffer:
         self._frames: list[Int16Array] = []
         self._playing = False
         self._last: int | None = None
+        self._over = 0
         self.late = 0
         self.dropped = 0
         self.underruns = 0
@@ -207,7 +212,11 @@ class JitterBuffer:
             self._playing = False
             self.underruns += 1
             return None
-        while len(self._seqs) > self.prefill + 1:  # after a burst: catch up, keep the delay
+        # More than the playout delay waiting, tick after tick: a standing delay (left by a
+        # burst, or by the two clocks' phases); one frame is skipped to shed it.
+        self._over = self._over + 1 if len(self._seqs) > self.prefill else 0
+        if self._over >= CATCH_UP_TICKS:
+            self._over = 0
             self._seqs.pop(0)
             self._frames.pop(0)
             self.dropped += 1
@@ -220,6 +229,7 @@ class JitterBuffer:
         self._frames.clear()
         self._playing = False
         self._last = None
+        self._over = 0
 
 
 @dataclass(eq=False)

@@ -1,0 +1,272 @@
+"""What the voice relay adds to a caller's mouth-to-ear delay: relayed lines against local ones.
+
+    .venv/bin/python -m benchmarks.voice_relay [--seconds 8] [--prefill 1]
+        [--nats-url nats://127.0.0.1:4222] [--json-out FILE]
+
+One real game (4 seats, by day: everyone hears everyone) on an owner's hub (SQLite in a
+temporary folder). A speaker line sends a 20 ms frame every tick of its own 20 ms clock — a
+click every 10th frame, silence otherwise — and a listener line pulls its room audio every
+tick of the same clock, as the media clock of the process the call landed on does. The delay
+of a click is the time from handing its frame to the line until the listener's pull returns
+it (what the media clock would send next; the RTP legs are the same in both cases and left
+out). Three runs, in one uvloop process, each for `--seconds`:
+
+- baseline: both lines local on the owner (a call on the worker that owns its game);
+- local bus: both lines on a landing process (another connection to the supervisor's broker,
+  which runs in a process of its own, as with ``--workers``): the uplink to the owner, its
+  mix, the downlink back — each way through a jitter buffer of `--prefill` frames;
+- NATS: the same over the NATS server (nodes).
+
+The owner's relay clock and the landing's media clock run at the same rate with an unrelated
+phase, as two processes' clocks do: the delay includes waiting for the other clock's tick, so
+the relayed runs are split over five phases of the landing's clock after the owner's (1, 5,
+9, 13, 17 ms) and the figures are over all of them (the mean per phase is printed too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import uvloop
+
+from benchmarks.jsonline import append_json_line
+from vollmond.engine.ruleset import get_ruleset
+from vollmond.engine.standard.commands import PhaseTimeout
+from vollmond.engine.standard.types import Phase
+from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.natsbus import NatsTransport
+from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.shards.transport import Transport
+from vollmond.store import open_store
+from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
+from vollmond.voice.relay import VoiceRelay
+from vollmond.voice.rooms import Room, VoiceRooms
+
+T = TypeVar("T")
+Connect = Callable[[], Awaitable[Transport]]
+TICK_S = 0.02
+CLICK_EVERY = 10  # ticks: a click every 200 ms, far more than any delay measured
+SPEAKER, LISTENER = 1, 2
+#: The landing clock's phases after the owner's relay clock (ms): two processes' 20 ms clocks
+#: have an unrelated phase, and the delay depends on it (the figures average over these).
+PHASES_MS = (1, 5, 9, 13, 17)
+
+
+class Owner:
+    def owner_of(self, game_id: str) -> str:
+        return "w0"
+
+
+class NoGames:
+    def __init__(self) -> None:
+        self.actors: dict[str, Any] = {}
+
+
+def _on_uvloop(main: Coroutine[Any, Any, T]) -> T:
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
+
+
+def _run_broker(path: str, ready: Any) -> None:
+    async def serve() -> None:
+        broker = Broker(path)
+        await broker.start()
+        ready.set()
+        await asyncio.Event().wait()  # until the benchmark terminates this process
+
+    _on_uvloop(serve())
+
+
+async def _clicks(
+    push: Callable[[Int16Array], None],
+    pull: Callable[[], Int16Array | None],
+    seconds: float,
+    start: float | None = None,
+) -> list[float]:
+    """Run the landing's 20 ms clock (from `start`, perf_counter): push a frame, pull the
+    listener's; the click delays."""
+    click = np.full(FRAME_SAMPLES, 4000, dtype=np.int16)
+    silence = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+    delays: list[float] = []
+    sent: float | None = None
+    if start is not None:
+        await asyncio.sleep(max(0.0, start - time.perf_counter()))
+    start = time.perf_counter()
+    k = 0
+    while time.perf_counter() - start < seconds:
+        if k % CLICK_EVERY == 0:
+            sent = None if k == 0 else time.perf_counter()  # the first one starts the buffers
+            push(click)
+        else:
+            push(silence)
+        frame = pull()
+        if sent is not None and frame is not None and int(np.max(frame)) > 1000:
+            delays.append(time.perf_counter() - sent)
+            sent = None
+        k += 1
+        await asyncio.sleep(max(0.0, start + k * TICK_S - time.perf_counter()))
+    return delays
+
+
+def _figures(delays: list[float], clicks: float) -> dict[str, float]:
+    ms = sorted(d * 1000 for d in delays)
+    q = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else ms * 99
+    return {
+        "delay_mean_ms": statistics.fmean(ms),
+        "delay_p50_ms": q[49],
+        "delay_p99_ms": q[98],
+        "delay_max_ms": ms[-1],
+        "clicks_heard": len(ms) / clicks,
+    }
+
+
+async def _day_game(hub: ShardedHub) -> str:
+    options = get_ruleset("standard").decode_options({"players": 4, "world": "werwolf"})
+    game = (await hub.found(options, private=False, host_account_id=None)).game.id
+    for name in "ABCD":
+        await hub.join(game, account_id=None, name=name)
+    actor = hub.actors[game]
+    while actor.state is not None and actor.state.phase is not Phase.DAY:
+        await hub.submit(game, PhaseTimeout(actor.state.phase_seq))
+    return game
+
+
+async def _measure(connect: Connect, seconds: float, prefill: int, relayed: bool) -> dict[str, Any]:
+    clicks = seconds / (CLICK_EVERY * TICK_S) - (len(PHASES_MS) if relayed else 1)
+    with tempfile.TemporaryDirectory(prefix="vollmond-bench-relay-") as folder:
+        async with open_store(f"sqlite+aiosqlite:///{folder}/db") as store:
+            owner_bus = await connect()
+            hub = ShardedHub(store, node="w0", ownership=Owner(), transport=owner_bus)
+            await hub.serve_calls()
+            rooms = VoiceRooms(hub)
+            landing_bus = await connect()
+            try:
+                game = await _day_game(hub)
+                if not relayed:
+                    room = rooms.room_for(game)
+                    assert isinstance(room, Room)
+                    rooms.attach("listener", room)
+
+                    def push_local(frame: Int16Array) -> None:
+                        room.mixer.push(SPEAKER, frame)
+
+                    delays = await _clicks(
+                        push_local, lambda: room.mixer.pull(LISTENER, puller="listener"), seconds
+                    )
+                    return _figures(delays, clicks)
+                hosting = VoiceRelay("w0", owner_bus, rooms, Owner().owner_of, prefill=prefill)
+                await hosting.start()
+                landing = VoiceRelay(
+                    "w1", landing_bus, VoiceRooms(NoGames()), Owner().owner_of, prefill=prefill
+                )
+                await landing.start()
+                try:
+                    return await _phases(hosting, landing, game, seconds, clicks)
+                finally:
+                    await landing.close()
+                    await hosting.close()
+            finally:
+                rooms.close()
+                await hub.close()
+                await landing_bus.close()
+
+
+async def _phases(
+    hosting: VoiceRelay, landing: VoiceRelay, game: str, seconds: float, clicks: float
+) -> dict[str, Any]:
+    """The relayed lines' clicks, the landing's clock at each of PHASES_MS after the owner's."""
+    ticks: list[float] = []
+    hosting.on_tick = lambda: ticks.append(time.perf_counter())
+    delays, underruns, dropped = [], 0, 0
+    per_phase: dict[str, float] = {}
+    for phase_ms in PHASES_MS:  # the landing's clock at each phase to the owner's
+        speaker = landing.link(("speaker", phase_ms), game, SPEAKER)
+        listener = landing.link(("listener", phase_ms), game, LISTENER)
+        speaker.pull()  # the owner takes both lines up and starts its clock
+        listener.pull()
+        while len(ticks) < 3:
+            await asyncio.sleep(TICK_S / 4)
+        start = ticks[-1] + TICK_S + phase_ms / 1000
+
+        def push_relayed(frame: Int16Array, speaker: Any = speaker) -> None:
+            speaker.pull()  # the speaker's own line is pulled by the clock too
+            speaker.push(SPEAKER, frame)
+
+        got = await _clicks(push_relayed, listener.pull, seconds / len(PHASES_MS), start)
+        delays += got
+        per_phase[f"delay_mean_ms_at_phase_{phase_ms}"] = statistics.fmean(got) * 1000
+        underruns += listener.down.underruns
+        dropped += listener.down.dropped
+        landing.unlink(("speaker", phase_ms))
+        landing.unlink(("listener", phase_ms))
+        while hosting.hosted:
+            await asyncio.sleep(TICK_S)
+        ticks.clear()
+    figures = _figures(delays, clicks)
+    figures["landing_underruns"] = underruns
+    figures["landing_dropped"] = dropped
+    return {**figures, **per_phase}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--prefill", type=int, default=1)
+    parser.add_argument("--nats-url", default="nats://127.0.0.1:4222")
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="vollmond-bench-bus-") as folder:
+        path = str(Path(folder) / "bus.sock")
+        context = multiprocessing.get_context("spawn")
+        ready = context.Event()
+        broker = context.Process(target=_run_broker, args=(path, ready), daemon=True)
+        broker.start()
+        try:
+            if not ready.wait(30):
+                raise SystemExit("the local broker did not start")
+
+            def local() -> Awaitable[Transport]:
+                return LocalTransport.connect(path)
+
+            results["local_line"] = _on_uvloop(_measure(local, args.seconds, args.prefill, False))
+            results["local_bus"] = _on_uvloop(_measure(local, args.seconds, args.prefill, True))
+        finally:
+            broker.terminate()
+            broker.join()
+    namespace = f"bench{uuid.uuid4().hex}"
+
+    def nats() -> Awaitable[Transport]:
+        return NatsTransport.connect(args.nats_url, namespace=namespace)
+
+    results["nats"] = _on_uvloop(_measure(nats, args.seconds, args.prefill, True))
+    print(f"{'':30}{'local line':>12}{'local bus':>12}{'NATS':>12}")
+    for key in results["nats"]:
+        row = [results[name].get(key, float("nan")) for name in ("local_line", "local_bus", "nats")]
+        print(f"{key:30}" + "".join(f"{value:12.2f}" for value in row))
+    for name in ("local_bus", "nats"):
+        added = results[name]["delay_mean_ms"] - results["local_line"]["delay_mean_ms"]
+        print(f"added by the relay ({name}): {added:.1f} ms mean")
+    if args.json_out is not None:
+        append_json_line(
+            args.json_out,
+            "voice_relay",
+            figures={"local_bus": results["local_bus"], "nats": results["nats"]},
+            baseline=results["local_line"],
+            parameters={"seconds": args.seconds, "prefill": args.prefill},
+        )
+
+
+if __name__ == "__main__":
+    main()
