@@ -12,15 +12,15 @@ it (what the media clock would send next; the RTP legs are the same in both case
 out). Three runs, in one uvloop process, each for `--seconds`:
 
 - baseline: both lines local on the owner (a call on the worker that owns its game);
-- local bus: both lines on a landing process (another connection to the supervisor's broker,
-  which runs in a process of its own, as with ``--workers``): the uplink to the owner, its
-  mix, the downlink back — each way through a jitter buffer of `--prefill` frames;
+- local bus: the lines on landing processes (other connections to the supervisor's broker,
+  which runs in a process of its own, as with ``--workers``): each tick's record to the owner,
+  its mix back into the landing's jitter buffer of `--prefill` frames;
 - NATS: the same over the NATS server (nodes).
 
-The owner's relay clock and the landing's media clock run at the same rate with an unrelated
-phase, as two processes' clocks do: the delay includes waiting for the other clock's tick, so
-the relayed runs are split over five phases of the landing's clock after the owner's (1, 5,
-9, 13, 17 ms) and the figures are over all of them (the mean per phase is printed too).
+Each relayed run is split: both lines on one landing (one media clock), then the speaker and
+the listener on two landings whose clocks run 1, 5, 9, 13 and 17 ms apart — two processes'
+clocks have an unrelated phase, and the listener's line waits for its own clock's tick (the
+mean per phase is printed too).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.service.shards.transport import Transport
 from vollmond.store import open_store
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
-from vollmond.voice.relay import VoiceRelay
+from vollmond.voice.relay import RelayedLine, VoiceRelay
 from vollmond.voice.rooms import Room, VoiceRooms
 
 T = TypeVar("T")
@@ -142,7 +142,7 @@ async def _day_game(hub: ShardedHub) -> str:
 
 
 async def _measure(connect: Connect, seconds: float, prefill: int, relayed: bool) -> dict[str, Any]:
-    clicks = seconds / (CLICK_EVERY * TICK_S) - (len(PHASES_MS) if relayed else 1)
+    clicks = seconds / (CLICK_EVERY * TICK_S) - 1
     with tempfile.TemporaryDirectory(prefix="vollmond-bench-relay-") as folder:
         async with open_store(f"sqlite+aiosqlite:///{folder}/db") as store:
             owner_bus = await connect()
@@ -166,15 +166,22 @@ async def _measure(connect: Connect, seconds: float, prefill: int, relayed: bool
                     return _figures(delays, clicks)
                 hosting = VoiceRelay("w0", owner_bus, rooms, Owner().owner_of, prefill=prefill)
                 await hosting.start()
-                landing = VoiceRelay(
-                    "w1", landing_bus, VoiceRooms(NoGames()), Owner().owner_of, prefill=prefill
-                )
-                await landing.start()
+                other_bus = await connect()
+                landings = (
+                    VoiceRelay("w1", landing_bus, VoiceRooms(NoGames()), Owner().owner_of,
+                               prefill=prefill),
+                    VoiceRelay("w2", other_bus, VoiceRooms(NoGames()), Owner().owner_of,
+                               prefill=prefill),
+                )  # fmt: skip
+                for landing in landings:
+                    await landing.start()
                 try:
-                    return await _phases(hosting, landing, game, seconds, clicks)
+                    return await _phases(landings, game, seconds)
                 finally:
-                    await landing.close()
+                    for landing in landings:
+                        await landing.close()
                     await hosting.close()
+                    await other_bus.close()
             finally:
                 rooms.close()
                 await hub.close()
@@ -182,45 +189,83 @@ async def _measure(connect: Connect, seconds: float, prefill: int, relayed: bool
 
 
 async def _phases(
-    hosting: VoiceRelay, landing: VoiceRelay, game: str, seconds: float, clicks: float
+    landings: tuple[VoiceRelay, VoiceRelay], game: str, seconds: float
 ) -> dict[str, Any]:
-    """The relayed lines' clicks, the landing's clock at each of PHASES_MS after the owner's."""
-    ticks: list[float] = []
-    hosting.on_tick = lambda: ticks.append(time.perf_counter())
-    delays, underruns, dropped = [], 0, 0
-    per_phase: dict[str, float] = {}
-    for phase_ms in PHASES_MS:  # the landing's clock at each phase to the owner's
-        speaker = landing.link(("speaker", phase_ms), game, SPEAKER)
-        listener = landing.link(("listener", phase_ms), game, LISTENER)
-        speaker.pull()  # the owner takes both lines up and starts its clock
-        listener.pull()
-        while len(ticks) < 3:
-            await asyncio.sleep(TICK_S / 4)
-        start = ticks[-1] + TICK_S + phase_ms / 1000
+    """The relayed lines' clicks: both lines on one landing process (one clock), then on two
+    landing processes whose clocks run PHASES_MS apart."""
+    results: dict[str, Any] = {}
+    runs = [(0, 0.0), *((1, p / 1000) for p in PHASES_MS)]
+    share = seconds / len(runs)
+    for index, (listener_at, phase) in enumerate(runs):
+        speaker = landings[0].link(("speaker", index), game, SPEAKER)
+        listener = landings[listener_at].link(("listener", index), game, LISTENER)
+        delays = await _two_clocks(speaker, listener, share, phase)
+        name = "one_landing" if listener_at == 0 else "two_landings"
+        results.setdefault(name, []).extend(delays)
+        results.setdefault(f"{name}_underruns", 0)
+        results[f"{name}_underruns"] += listener.down.underruns
+        if listener_at:
+            results[f"two_landings_mean_ms_at_phase_{int(phase * 1000)}"] = (
+                statistics.fmean(delays) * 1000 if delays else float("nan")
+            )
+        landings[0].unlink(("speaker", index))
+        landings[listener_at].unlink(("listener", index))
+    clicks_one = share / (CLICK_EVERY * TICK_S) - 1
+    clicks_two = clicks_one * len(PHASES_MS)
+    one = _figures(results.pop("one_landing"), clicks_one)
+    two = _figures(results.pop("two_landings"), clicks_two)
+    figures = {f"one_landing_{k}": v for k, v in one.items()}
+    figures.update({f"two_landings_{k}": v for k, v in two.items()})
+    figures.update(results)
+    return figures
 
-        def push_relayed(frame: Int16Array, speaker: Any = speaker) -> None:
-            speaker.pull()  # the speaker's own line is pulled by the clock too
-            speaker.push(SPEAKER, frame)
 
-        got = await _clicks(push_relayed, listener.pull, seconds / len(PHASES_MS), start)
-        delays += got
-        per_phase[f"delay_mean_ms_at_phase_{phase_ms}"] = statistics.fmean(got) * 1000
-        underruns += listener.down.underruns
-        dropped += listener.down.dropped
-        landing.unlink(("speaker", phase_ms))
-        landing.unlink(("listener", phase_ms))
-        while hosting.hosted:
-            await asyncio.sleep(TICK_S)
-        ticks.clear()
-    figures = _figures(delays, clicks)
-    figures["landing_underruns"] = underruns
-    figures["landing_dropped"] = dropped
-    return {**figures, **per_phase}
+async def _two_clocks(
+    speaker: RelayedLine, listener: RelayedLine, seconds: float, phase: float
+) -> list[float]:
+    """The speaker's clock pushes a click every CLICK_EVERY ticks (silence otherwise) and
+    pulls its line; the listener's clock, `phase` seconds later (0: the same clock, the
+    listener pulled right after the speaker), pulls the listener's line."""
+    click = np.full(FRAME_SAMPLES, 4000, dtype=np.int16)
+    silence = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+    delays: list[float] = []
+    sent: list[float | None] = [None]
+    start = time.perf_counter() + TICK_S
+
+    def hear() -> None:
+        frame = listener.pull()
+        if sent[0] is not None and frame is not None and int(np.max(frame)) > 1000:
+            delays.append(time.perf_counter() - sent[0])
+            sent[0] = None
+
+    async def speak() -> None:
+        k = 0
+        while (now := time.perf_counter()) - start < seconds:
+            await asyncio.sleep(max(0.0, start + k * TICK_S - now))
+            if k % CLICK_EVERY == 0:
+                sent[0] = None if k == 0 else time.perf_counter()  # the first starts the lines
+                speaker.push(SPEAKER, click)
+            else:
+                speaker.push(SPEAKER, silence)
+            speaker.pull()
+            if not phase:
+                hear()
+            k += 1
+
+    async def listen() -> None:
+        k = 0
+        while (now := time.perf_counter()) - start < seconds:
+            await asyncio.sleep(max(0.0, start + phase + k * TICK_S - now))
+            hear()
+            k += 1
+
+    await asyncio.gather(speak(), *([listen()] if phase else []))
+    return delays
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--seconds", type=float, default=8.0)  # about 45 s in all
     parser.add_argument("--prefill", type=int, default=1)
     parser.add_argument("--nats-url", default="nats://127.0.0.1:4222")
     parser.add_argument("--json-out", type=Path)
@@ -251,13 +296,16 @@ def main() -> None:
         return NatsTransport.connect(args.nats_url, namespace=namespace)
 
     results["nats"] = _on_uvloop(_measure(nats, args.seconds, args.prefill, True))
-    print(f"{'':30}{'local line':>12}{'local bus':>12}{'NATS':>12}")
+    base = results["local_line"]
+    print("local line (baseline): " + ", ".join(f"{k} {v:.2f}" for k, v in base.items()))
+    print(f"{'relayed':44}{'local bus':>12}{'NATS':>12}")
     for key in results["nats"]:
-        row = [results[name].get(key, float("nan")) for name in ("local_line", "local_bus", "nats")]
-        print(f"{key:30}" + "".join(f"{value:12.2f}" for value in row))
+        row = [results[name].get(key, float("nan")) for name in ("local_bus", "nats")]
+        print(f"{key:44}" + "".join(f"{value:12.2f}" for value in row))
     for name in ("local_bus", "nats"):
-        added = results[name]["delay_mean_ms"] - results["local_line"]["delay_mean_ms"]
-        print(f"added by the relay ({name}): {added:.1f} ms mean")
+        for where in ("one_landing", "two_landings"):
+            added = results[name][f"{where}_delay_mean_ms"] - base["delay_mean_ms"]
+            print(f"added by the relay ({name}, {where}): {added:.1f} ms mean")
     if args.json_out is not None:
         append_json_line(
             args.json_out,

@@ -8,18 +8,25 @@ module carries the 20 ms frames between the two over the processes' bus (the ser
 `Transport`: the local bus of ``--workers`` or NATS between nodes; only ``publish`` and
 ``subscribe`` are used, so this package still knows nothing of the service):
 
-- the *landing* process publishes the caller's uplink frames (PCM, 160 samples of 16 bit) to
-  the owner, with the line's listener (its seat, or the spectators) and speaker (its seat when
-  its voice may enter the room: seated, not spectating, not muted);
+- at every tick of its media clock the *landing* process sends each relayed line's record to
+  the game's owner: the caller's uplink frame received in that tick (PCM, 160 samples of 16
+  bit; none while the caller is silent, muted or only listening), the line's listener (its
+  seat, or the spectators) and speaker (its seat when its voice may enter the room);
 - the *owner* keeps a :class:`HostedLine` per remote line, attached to the game's room like a
-  local line, pushes the caller's frames into the mixer as that seat's source and, on its own
-  20 ms clock, pulls the listener's mix exactly as a local line does — so the owner's routing
-  table alone decides what a remote caller hears, as for a local one — and publishes it back;
-- each direction passes through a :class:`JitterBuffer` (a fixed playout delay of
-  :data:`PREFILL` frames, at most :data:`DEPTH` waiting, the oldest dropped beyond).
+  local line; at each record it pushes the frame into the mixer as that seat's source and
+  pulls the listener's mix at once — the mixer's ticks are driven by its lines' pulls, so a
+  remote line is pulled on its landing's clock exactly as a local line is on the owner's, and
+  the owner's routing table alone decides what a remote caller hears — and sends it back;
+- the mix waits in the landing's :class:`JitterBuffer` (a playout delay of :data:`PREFILL`
+  frame) for the line's next tick. The uplink needs no buffer of its own: the mixer's queue
+  per source (``mixer.MAX_QUEUED``) is one.
 
-Every message is addressed to one process (``voice.<node>``) and carries a batch of records:
-the owner sends one message per landing process per tick, whatever the number of its lines.
+Why the owner has no clock of its own for remote lines: a first version mixed them on an owner
+clock of 20 ms; the two clocks' unrelated phases then cost a wait on each side, and the delay
+measured 50-65 ms mean; driven by the landing's clock the round trip fits between two of its
+ticks, one frame (benchmarks/voice_relay.py; docs/decisions.md).
+
+Every message is addressed to one process (``voice.<node>``) and carries a batch of records.
 
 A line follows its game's owner: the landing asks the owner again every
 :data:`OWNER_CHECK_S`, at once when the owner answers that the game does not run there (it
@@ -48,16 +55,14 @@ from vollmond.voice.rooms import Room, VoiceRooms
 
 log = structlog.get_logger(__name__)
 
-FRAME_S = 0.02
-#: Frames a buffer holds before it starts playing (after a start or an underrun): 20 ms of
-#: added delay that absorbs a frame arriving up to 20 ms late.
+#: Frames a buffer holds before it starts playing (after a start or an underrun). One: the
+#: mix of a tick comes back before the line's next tick, which plays it; a mix that misses it
+#: is played a tick later and the buffer sheds that delay again (CATCH_UP_TICKS).
 PREFILL = 1
 #: Frames a buffer holds at most; beyond, the oldest is dropped (the delay cannot grow).
 DEPTH = 3
 #: Pulls with more than the playout delay waiting before one frame is skipped (0.5 s).
 CATCH_UP_TICKS = 25
-#: A landing line with nothing to say still tells its owner it is there this often.
-KEEPALIVE_S = 0.5
 #: How often a landing line asks who owns its game (cheap: the ownership's own cache).
 OWNER_CHECK_S = 1.0
 #: An owner that sent nothing for this long while the line talked to it is looked up again.
@@ -65,9 +70,10 @@ OWNER_SILENT_S = 1.0
 #: The owner drops a remote line not heard from for this long.
 EXPIRE_S = 2.0
 
-UP, DOWN, GONE, NOT_OWNER = 1, 2, 3, 4
-"""Record kinds: a caller's frame (or keep-alive) to the owner; a mix to the landing; the line
-ended; the game does not run on this owner."""
+UP, DOWN, GONE, NOT_OWNER, TICK = 1, 2, 3, 4, 5
+"""Record kinds: a caller's frame to the owner (one that came between ticks); a mix to the
+landing; the line ended; the game does not run on this owner; a line's tick to the owner (with
+the tick's frame, if any: push it, pull the mix and send it back)."""
 
 _VERSION = 1
 _HEAD = struct.Struct("!BB")  # version, length of the sender's node name
@@ -244,17 +250,24 @@ class RelayedLine:
     seq: int = 0
     down: JitterBuffer = field(default_factory=JitterBuffer)
     next_check: float = 0.0
-    last_sent: float = 0.0
-    last_heard: float = 0.0
     #: When the line began talking to its current owner without an answer since.
     waiting_since: float | None = None
+    #: How often the line left an owner (moved, or looked for a silent or wrong one again).
     moves: int = 0
+    #: The caller's frames received since the last tick (sent with the next one), and as whom.
+    pending: list[bytes] = field(default_factory=list)
+    speaker: int = 0
 
     def push(self, seat: int, samples: Int16Array) -> None:
-        """One received 20 ms frame of the caller's voice as house `seat`'s source."""
+        """One received 20 ms frame of the caller's voice as house `seat`'s source; it goes
+        to the owner with the line's next tick (in the same tick: the media clock hands the
+        received audio on before it pulls the lines)."""
         if samples.shape != (FRAME_SAMPLES,):
             return
-        self.relay._send_up(self, seat, to_pcm(samples))
+        if len(self.pending) >= DEPTH:
+            self.pending.pop(0)
+        self.pending.append(to_pcm(samples))
+        self.speaker = seat
 
     def pull(self) -> Int16Array | None:
         """The caller's room audio for this tick (called by the line's media clock)."""
@@ -270,7 +283,6 @@ class HostedLine:
     game_id: str
     listener: Listener | None
     speaker: int = 0
-    up: JitterBuffer = field(default_factory=JitterBuffer)
     room: Room | None = None
     seq: int = 0
     last_heard: float = 0.0
@@ -305,11 +317,9 @@ class VoiceRelay:
         self._by_id: dict[int, RelayedLine] = {}
         self._next_id = 1
         self.hosted: dict[tuple[str, int], HostedLine] = {}
-        self._ticker: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.TimerHandle | None = None
         self._subscription: Any = None
         self.bad_messages = 0
-        #: Told after each owner tick with the records it sent (benchmarks).
-        self.on_tick: Callable[[], None] | None = None
 
     async def start(self) -> None:
         self._subscription = await self.bus.subscribe(voice_subject(self.node), self._on_message)
@@ -319,11 +329,9 @@ class VoiceRelay:
             self.unlink(key)
         for hosted in list(self.hosted.values()):
             self._drop(hosted)
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         if self._subscription is not None:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()
@@ -357,34 +365,29 @@ class VoiceRelay:
         if line.owner is not None and line.owner != self.node:
             self._publish(line.owner, [Record(GONE, line.id, line.game_id)])
 
-    def _send_up(self, line: RelayedLine, speaker: int, pcm: bytes) -> None:
-        owner = self._owner(line)
-        if owner is None:
-            return
-        line.seq += 1
-        record = Record(UP, line.id, line.game_id, line.listener, speaker, line.seq, pcm)
-        self._sent(line)
-        self._publish(owner, [record])
-
-    def _sent(self, line: RelayedLine) -> None:
-        now = self.clock()
-        line.last_sent = now
-        if line.waiting_since is None:
-            line.waiting_since = now
-
     def _pull(self, line: RelayedLine) -> Int16Array | None:
+        """The line's tick: its record (and frames) to the owner, the mix it sent back for
+        the previous tick out of the buffer."""
+        pending, line.pending = line.pending, []
         owner = self._owner(line)
         if owner is None:
             return None
         now = self.clock()
-        if line.waiting_since is not None and now - line.waiting_since > OWNER_SILENT_S:
+        if line.waiting_since is None:
+            line.waiting_since = now
+        elif now - line.waiting_since > OWNER_SILENT_S:
             log.info("voice_owner_silent", game=line.game_id, owner=owner, node=self.node)
             self._lost_owner(line)
             return None
-        if now - line.last_sent >= KEEPALIVE_S:
-            line.seq += 1
-            self._sent(line)
-            self._publish(owner, [Record(UP, line.id, line.game_id, line.listener, 0, line.seq)])
+        speaker = line.speaker if pending else 0
+        records = [
+            Record(UP, line.id, line.game_id, line.listener, speaker, 0, pcm)
+            for pcm in pending[:-1]
+        ]
+        line.seq += 1
+        last = pending[-1] if pending else b""
+        records.append(Record(TICK, line.id, line.game_id, line.listener, speaker, line.seq, last))
+        self._publish(owner, records)
         return line.down.get()
 
     def _owner(self, line: RelayedLine) -> str | None:
@@ -407,7 +410,6 @@ class VoiceRelay:
         line.owner = owner
         line.down.reset()
         line.waiting_since = None
-        line.last_sent = 0.0
 
     def _lost_owner(self, line: RelayedLine) -> None:
         self.forget(line.game_id)
@@ -418,7 +420,6 @@ class VoiceRelay:
         line = self._by_id.get(record.line)
         if line is None or line.owner != node or line.game_id != record.game_id:
             return
-        line.last_heard = self.clock()
         line.waiting_since = None
         if record.kind == NOT_OWNER:
             log.info("voice_owner_moved", game=line.game_id, was=node, node=self.node)
@@ -437,23 +438,32 @@ class VoiceRelay:
         if hosted is not None and hosted.game_id != record.game_id:
             self._drop(hosted)
             hosted = None
+        room = self.rooms.room_for(record.game_id)
+        if room is None:  # not (or no longer) run here: the landing looks for the owner again
+            if hosted is not None:
+                self._drop(hosted)
+            self._publish(node, [Record(NOT_OWNER, record.line, record.game_id)])
+            return
         if hosted is None:
-            room = self.rooms.room_for(record.game_id)
-            if room is None:
-                self._publish(node, [Record(NOT_OWNER, record.line, record.game_id)])
-                return
-            hosted = HostedLine(
-                node, record.line, record.game_id, record.listener,
-                up=JitterBuffer(self.prefill, self.depth),
-            )  # fmt: skip
-            self._attach(hosted, room)
+            hosted = HostedLine(node, record.line, record.game_id, record.listener)
             self.hosted[key] = hosted
-            self._run()
+            self._sweep_later()
+        if room is not hosted.room:
+            self._attach(hosted, room)
         hosted.last_heard = self.clock()
         hosted.listener = record.listener
         hosted.speaker = record.speaker
         if record.pcm and record.speaker:
-            hosted.up.put(record.seq, from_pcm(record.pcm))
+            room.mixer.push(record.speaker, from_pcm(record.pcm))
+        if record.kind != TICK:
+            return
+        mix = (
+            room.mixer.pull(record.listener, puller=hosted) if record.listener is not None else None
+        )
+        hosted.seq += 1
+        pcm = b"" if mix is None else to_pcm(mix)
+        down = Record(DOWN, hosted.line, hosted.game_id, hosted.listener, 0, hosted.seq, pcm)
+        self._publish(node, [down])
 
     def _attach(self, hosted: HostedLine, room: Room | None) -> None:
         hosted.room = room
@@ -464,74 +474,21 @@ class VoiceRelay:
             del self.hosted[(hosted.node, hosted.line)]
         self._attach(hosted, None)
 
-    def _run(self) -> None:
-        if self._ticker is None or self._ticker.done():
-            self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
+    def _sweep_later(self) -> None:
+        if self._sweeper is None:
+            loop = asyncio.get_running_loop()
+            self._sweeper = loop.call_later(EXPIRE_S / 2, self._sweep)
 
-    async def _tick_forever(self) -> None:
-        """The owner's 20 ms clock for its remote lines, on an absolute schedule (tick k is
-        due at start + k * 20 ms; a late tick does not push the later ones back)."""
-        start = self.clock()
-        k = 0
-        while self.hosted:
-            k += 1
-            due = start + k * FRAME_S
-            now = self.clock()
-            if now > due + FRAME_S:  # stalled: skip what is past, keep the phase
-                k += int((now - due) / FRAME_S)
-                due = start + k * FRAME_S
-            await asyncio.sleep(max(0.0, due - self.clock()))
-            try:
-                self.tick()
-            except Exception:  # one bad tick must not silence every remote line
-                log.exception("voice_relay_tick_failed", node=self.node)
-
-    def tick(self) -> None:
-        """One 20 ms frame for every remote line: their voices into their rooms, then each
-        listener's mix back to its process (one message per process)."""
+    def _sweep(self) -> None:
+        """Drop the remote lines not heard from for EXPIRE_S (their process died, or they
+        moved on without a word); look again while any are left."""
+        self._sweeper = None
         now = self.clock()
-        hosted_lines = list(self.hosted.values())
-        out: dict[str, list[Record]] = {}
-        live: list[HostedLine] = []
-        for hosted in hosted_lines:
+        for hosted in list(self.hosted.values()):
             if now - hosted.last_heard > EXPIRE_S:
                 self._drop(hosted)
-                continue
-            room = self.rooms.room_for(hosted.game_id)
-            if room is None:  # given up or ended: the landing looks for the owner again
-                self._drop(hosted)
-                out.setdefault(hosted.node, []).append(
-                    Record(NOT_OWNER, hosted.line, hosted.game_id)
-                )
-                continue
-            if room is not hosted.room:
-                self._attach(hosted, room)
-            frame = hosted.up.get()
-            if frame is not None and hosted.speaker:
-                room.mixer.push(hosted.speaker, frame)
-            live.append(hosted)
-        for hosted in live:
-            assert hosted.room is not None
-            mix = (
-                hosted.room.mixer.pull(hosted.listener, puller=hosted)
-                if hosted.listener is not None
-                else None
-            )
-            hosted.seq += 1
-            out.setdefault(hosted.node, []).append(
-                Record(
-                    DOWN,
-                    hosted.line,
-                    hosted.game_id,
-                    hosted.listener,
-                    seq=hosted.seq,
-                    pcm=b"" if mix is None else to_pcm(mix),
-                )
-            )
-        for node, records in out.items():
-            self._publish(node, records)
-        if self.on_tick is not None:
-            self.on_tick()
+        if self.hosted:
+            self._sweep_later()
 
     # -- the bus -------------------------------------------------------------------------------
     def _publish(self, node: str, records: list[Record]) -> None:
@@ -546,7 +503,7 @@ class VoiceRelay:
                 log.warning("voice_relay_bad_message", node=self.node, count=self.bad_messages)
             return
         for record in records:
-            if record.kind in (UP, GONE):
+            if record.kind in (UP, TICK, GONE):
                 self._heard_up(node, record)
             elif record.kind in (DOWN, NOT_OWNER):
                 self._heard_down(node, record)
