@@ -34,6 +34,8 @@ HEAVY_FILES: dict[str, int] = {
     "tests/browser/test_turn_and_keyboard.py": 109,
     "tests/service/test_restart.py": 106,
     "tests/phone/e2e/test_day_call.py": 75,
+    "tests/phone/e2e/test_workers_phone.py": 72,
+    "tests/service/test_voice_relay.py": 19,
     "tests/browser/test_standard_bots.py": 72,
     "tests/browser/test_accessibility.py": 64,
     "tests/phone/e2e/test_seconds_to_seat.py": 61,

@@ -1,0 +1,219 @@
+"""The telephone under `vollmond serve --workers 2` (issue 16; docs/scaling.md): two real
+baresip callers in one game, each call on another worker.
+
+Worker i answers SIP on --sip-port + i, so the test sends one caller to each: the game's owner
+(the hash of its id) runs the caller on its own worker as a local line, and the other worker
+keeps its caller's call, session and prompts and relays the voice to the owner's room
+(vollmond/voice/relay.py). Both callers join the browser's private round by keys (2 = guest,
+2 = join by code, the code and #), each playing its own tone all along. At night neither
+caller hears the other (villagers sleep; a wolf's room is closed to a villager); by day each
+hears the other's tone across the two workers — one of them a local line of the owner, the
+other relayed — at the level a local line hears it (the day's narration ducks both alike). The
+recordings are placed in time from their end (the moment each phone hung up): baresip records
+every frame the server sent, 20 ms each. The tones (2300 and 2900 Hz, measured against their
+neighbours 40 Hz away) stand apart from the narration's speech.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.needs import need
+from tests.phone.e2e.support import RATE, Phone, level_at, phones, tone
+from tests.service.process import Browser, Player, ServerProcess, WorkerPort
+from vollmond.phone.media import Int16Array
+from vollmond.phone.session.codes import phone_code
+from vollmond.service.shards.ownership import HashOwnership, worker_names
+
+WORKERS = 2
+NIGHT_S = 12.0
+TONES = {"anna": 2300.0, "bert": 2900.0}  # above most of the narration's voiced energy
+HEARD = 800.0  # the other's 6000-amplitude tone, even ducked under a prompt (0.3): ~1800
+QUIET = 300.0  # at night: what the narration's speech leaves at a tone's frequency (< 60 seen)
+
+
+def _free_ports(count: int, kind: int) -> int:
+    """A base port with `count` free ports of socket type `kind` from it."""
+    while True:
+        with socket.socket(socket.AF_INET, kind) as probe:
+            probe.bind(("127.0.0.1", 0))
+            base: int = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for port in range(base, base + count):
+                with socket.socket(socket.AF_INET, kind) as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+
+
+async def _join_by_keys(phone: Phone, sip_port: int, code: str) -> None:
+    """Dial and join by code without seeing the session (it runs in a worker): keys cut the
+    prompts short (barge-in), with a pause for each menu to come up."""
+    await phone.dial(sip_port)
+    await asyncio.sleep(3.0)
+    await phone.keys("2")
+    await asyncio.sleep(2.5)
+    await phone.keys("2")
+    await asyncio.sleep(2.5)
+    await phone.keys(code + "#", gap=0.15)
+
+
+async def _phone_seats(browser: Browser, game: str) -> list[str]:
+    """The names of the players at the table who joined by phone (no house yet: a lobby)."""
+    info = (await browser.http.get(f"/api/games/{game}")).json()["game"]
+    return [str(p["name"]) for p in info["players"] if p["channel"] == "phone"]
+
+
+async def _phase(player: Player, phase: str, timeout: float) -> float:
+    """Wait for the event that starts `phase`; the moment it arrived (time.time)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        frame = await player.recv(max(0.01, deadline - time.monotonic()))
+        if (
+            frame["type"] == "event"
+            and frame["code"] == "phase_started"
+            and frame["params"].get("phase") == phase
+        ):
+            return time.time()
+
+
+def _stretch(recording: Int16Array, ended: float, start: float, stop: float) -> Int16Array:
+    """The part of a recording heard between two moments (time.time), placed from its end."""
+    began = ended - len(recording) / RATE
+    a = max(0, int((start - began) * RATE))
+    b = max(a, int((stop - began) * RATE))
+    return recording[a:b]
+
+
+def _levels(samples: Int16Array, freq: float) -> list[float]:
+    """The tone's level in each half second, less the level 40 Hz beside it on either side:
+    a pure tone stands out of its neighbours, speech (the narration) lies across them."""
+    step = RATE // 2
+    out = []
+    for i in range(0, len(samples) - step + 1, step):
+        window = samples[i : i + step]
+        beside = max(level_at(window, freq - 40.0), level_at(window, freq + 40.0))
+        out.append(max(0.0, level_at(window, freq) - beside))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.rule("N1", "X6")
+async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
+    tmp_path: Path,
+) -> None:
+    need("baresip", "espeak-ng", "sox")
+    web = _free_ports(WORKERS, socket.SOCK_STREAM)
+    sip = _free_ports(WORKERS, socket.SOCK_DGRAM)
+    workers = [WorkerPort(web + i) for i in range(WORKERS)]
+    server = ServerProcess(
+        tmp_path / "data",
+        sip_port=sip,
+        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(web)],
+        start_timeout_s=120.0,
+    )
+    host, guest = Browser(workers[0]), Browser(workers[1])
+    players: list[Player] = []
+    try:
+        await server.start(ready=workers)
+        await host.signup("gastgeberin")
+        await guest.signup("gast")
+        options: dict[str, Any] = {
+            "size": 4,
+            "private": True,
+            "durations": {"night_s": NIGHT_S, "morning_s": 1.5, "day_s": 300.0},
+        }
+        founded = (await host.post("/api/games", options)).json()
+        game, code = str(founded["game"]), phone_code(str(founded["invitation_code"]))
+        owner = HashOwnership(worker_names(WORKERS)).owner_of(game)
+        sources = {name: tone(freq, 110) for name, freq in TONES.items()}
+        async with phones(tmp_path / "phones", dict(sources)) as lines:
+            for index, name in enumerate(TONES):  # anna on worker 0, bert on worker 1
+                await _join_by_keys(lines[name], sip + index, code)
+            await wait_until_seated(host, game, 2)
+            # The fourth seat, by the code: the game starts, at night.
+            joined = await guest.post("/api/join", {"code": str(founded["invitation_code"])})
+            assert joined.status_code == 201, joined.text
+            host_player = Player(game, str(founded["token"]))
+            players.append(host_player)
+            await host_player.connect(workers[0])
+            night_from = time.time() + 1.0
+            morning_from = await _phase(host_player, "morning", NIGHT_S + 60)
+            day_from = await _phase(host_player, "day", 30)
+            await asyncio.sleep(6.0)  # the day's first announcements; the tones go on below
+            for phone in lines.values():
+                await phone.hangup()
+            ended = time.time()
+            heard = {name: await lines[name].final_recording() for name in TONES}
+
+        relayed = [
+            entry
+            for entry in _json_lines(server.log_text())
+            if entry.get("event") == "voice_line_follows"
+        ]
+        assert relayed, "no line was relayed"
+        assert {(e["node"], e["owner"]) for e in relayed} == {(landing(owner), owner)}
+        _hear_each_other_by_day_only(heard, ended, night_from, morning_from, day_from)
+    finally:
+        for player in players:
+            await player.close()
+        await host.close()
+        await guest.close()
+        server.kill(signal.SIGTERM)
+
+
+def _hear_each_other_by_day_only(
+    heard: dict[str, Int16Array], ended: float, night_from: float, morning_from: float,
+    day_from: float,
+) -> None:  # fmt: skip
+    """Each caller's recording: the other's tone never at night, by day at the level the
+    other caller hears (one is the owner's local line, the other relayed)."""
+    medians: dict[str, float] = {}
+    for listener, other in (("anna", "bert"), ("bert", "anna")):
+        night = _stretch(heard[listener], ended, night_from, morning_from - 1.0)
+        day = _stretch(heard[listener], ended, day_from + 1.0, ended - 0.5)
+        assert len(night) > 4 * RATE and len(day) > 3 * RATE, (len(night), len(day))
+        night_levels = _levels(night, TONES[other])
+        day_levels = _levels(day, TONES[other])
+        print(listener, other, "night", [round(x) for x in night_levels])
+        print(listener, other, "day", [round(x) for x in day_levels])
+        # Heard, the tone would be in every half second at about 1800 (ducked under the
+        # narration) or 6000; the narration's speech leaves at most tens at these tones.
+        assert max(night_levels) < QUIET, (listener, night_levels)
+        medians[listener] = float(np.median(day_levels))
+        assert medians[listener] > HEARD, (listener, day_levels)
+    # The relayed caller hears as loud as the owner's local caller (within a quarter).
+    assert 0.75 < medians["anna"] / medians["bert"] < 1 / 0.75, medians
+
+
+def landing(owner: str) -> str:
+    return "w1" if owner == "w0" else "w0"
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            with contextlib.suppress(ValueError):
+                out.append(json.loads(line))
+    return out
+
+
+async def wait_until_seated(browser: Browser, game: str, callers: int) -> None:
+    deadline = time.monotonic() + 60.0
+    while len(await _phone_seats(browser, game)) < callers:
+        assert time.monotonic() < deadline, "the callers did not get their seats"
+        await asyncio.sleep(0.5)
