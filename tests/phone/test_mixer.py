@@ -11,11 +11,14 @@ import pytest
 
 from tests.phone.helpers import ToneSource
 from tests.scenario import Scenario
+from vollmond.engine.kit.routing import Route
 from vollmond.engine.standard import CallSettings
 from vollmond.engine.standard.routing import DUCKED, HALB_GAIN, SPECTATORS, Listener, routing
 from vollmond.engine.standard.types import DayCallModes
 from vollmond.phone.media import Int16Array
+from vollmond.voice.frames import FRAME_SAMPLES
 from vollmond.voice.mixer import (
+    CATCH_UP_TICKS,
     CEILING,
     MAX_QUEUED,
     ROOM_UNDER_PROMPT,
@@ -167,3 +170,21 @@ def test_prompts_are_mixed_on_top_of_a_ducked_room() -> None:
     assert int(mixed[0]) == 1000 + int(2000 * ROOM_UNDER_PROMPT)
     loud = overlay(np.full(160, 32000, dtype=np.int16), np.full(160, 32000, dtype=np.int16))
     assert loud is not None and int(loud.max()) == 32767
+
+
+def test_a_standing_backlog_is_shed_after_a_while() -> None:
+    """A burst leaves a frame waiting behind the next one at every tick (a standing delay of
+    one frame, the speaker's and the mixer's clocks keep their pace): after CATCH_UP_TICKS
+    ticks one frame is skipped and the delay is gone; a single late frame costs nothing."""
+    mixer = GameMixer(2)
+    mixer.set_routing({2: (Route(1, 1.0),)})
+    mixer.push(1, np.full(FRAME_SAMPLES, 1, dtype=np.int16))  # the burst: two at once
+    heard = []
+    for n in range(2, 2 + CATCH_UP_TICKS + 2):
+        mixer.push(1, np.full(FRAME_SAMPLES, n, dtype=np.int16))
+        frame = mixer.pull(2)
+        heard.append(int(frame[0]) if frame is not None else 0)
+    behind = CATCH_UP_TICKS - 1
+    assert heard[:behind] == list(range(1, behind + 1))  # one frame behind, every frame heard
+    assert mixer.skipped == 1  # frame CATCH_UP_TICKS was skipped
+    assert heard[behind:] == list(range(CATCH_UP_TICKS + 1, CATCH_UP_TICKS + 4))  # caught up

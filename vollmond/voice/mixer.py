@@ -12,7 +12,9 @@ secrecy of the rooms lives entirely in the routing table and is tested there wit
 A tick has no clock of its own: the media ticker pulls every call's next frame once per
 20 ms, so the first listener that pulls a *second* time starts the next mix. Received frames
 wait in a short per-source queue (a jitter buffer of at most :data:`MAX_QUEUED` frames) and
-each mix takes one frame per source; a source with nothing queued is silent.
+each mix takes one frame per source; a source with nothing queued is silent, and a source that
+keeps more than one frame waiting for :data:`CATCH_UP_TICKS` ticks loses one, so a burst does
+not leave a standing delay.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ Float32Array = npt.NDArray[np.float32]
 
 #: Frames a source may queue before the oldest is dropped (60 ms of extra delay at most).
 MAX_QUEUED = 3
+#: Ticks in a row a source may have more than one frame waiting before one is skipped (0.5 s):
+#: a burst (network jitter, a line whose clock has another phase than the mixer's ticks)
+#: would otherwise leave its extra frames as a delay for as long as the source speaks.
+CATCH_UP_TICKS = 25
 #: The limiter keeps every mix below this level (of int16 full scale).
 CEILING = 0.89 * 32767
 #: Per tick, the limiter gain recovers this fraction of the way back to 1 (about 0.2 s).
@@ -96,6 +102,9 @@ class GameMixer:
         self._unity = True  # every limiter gain is 1: the limiter has nothing to undo
         self._queues: list[deque[Int16Array]] = [deque() for _ in range(seats)]
         self._queued = 0
+        self._backlog = [0] * seats  # ticks in a row a source had more than one frame waiting
+        #: Frames skipped to shed a standing delay (CATCH_UP_TICKS).
+        self.skipped = 0
         self._frames = np.zeros((seats, FRAME_SAMPLES), dtype=np.float32)
         self._gains = np.ones(seats + 1, dtype=np.float32)
         self._out: Int16Array | None = None
@@ -197,8 +206,18 @@ class GameMixer:
         frames, active = self._frames, self._active
         speaking = 0
         if self._queued:
+            backlog = self._backlog
             for index, queue in enumerate(self._queues):
                 if queue:
+                    if len(queue) > 1:  # a frame waits behind this one: a standing delay?
+                        backlog[index] += 1
+                        if backlog[index] >= CATCH_UP_TICKS:
+                            backlog[index] = 0
+                            queue.popleft()
+                            self._queued -= 1
+                            self.skipped += 1
+                    else:
+                        backlog[index] = 0
                     frames[index] = queue.popleft()
                     active[index] = 1.0
                     speaking += 1

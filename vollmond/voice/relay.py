@@ -19,7 +19,7 @@ module carries the 20 ms frames between the two over the processes' bus (the ser
   the owner's routing table alone decides what a remote caller hears — and sends it back;
 - the mix waits in the landing's :class:`JitterBuffer` (a playout delay of :data:`PREFILL`
   frame) for the line's next tick. The uplink needs no buffer of its own: the mixer's queue
-  per source (``mixer.MAX_QUEUED``) is one.
+  per source (``mixer.MAX_QUEUED``, shedding a standing delay as this buffer does) is one.
 
 Why the owner has no clock of its own for remote lines: a first version mixed them on an owner
 clock of 20 ms; the two clocks' unrelated phases then cost a wait on each side, and the delay
@@ -51,6 +51,7 @@ import structlog
 
 from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
+from vollmond.voice.mixer import CATCH_UP_TICKS as MIXER_CATCH_UP_TICKS
 from vollmond.voice.rooms import Room, VoiceRooms
 
 log = structlog.get_logger(__name__)
@@ -61,8 +62,9 @@ log = structlog.get_logger(__name__)
 PREFILL = 1
 #: Frames a buffer holds at most; beyond, the oldest is dropped (the delay cannot grow).
 DEPTH = 3
-#: Pulls with more than the playout delay waiting before one frame is skipped (0.5 s).
-CATCH_UP_TICKS = 25
+#: Pulls with more than the playout delay waiting before one frame is skipped (0.5 s, as the
+#: mixer's queues do).
+CATCH_UP_TICKS = MIXER_CATCH_UP_TICKS
 #: How often a landing line asks who owns its game (cheap: the ownership's own cache).
 OWNER_CHECK_S = 1.0
 #: An owner that sent nothing for this long while the line talked to it is looked up again.
