@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 from vollmond.engine.ruleset import SPECTATORS, get_ruleset
+from vollmond.service.shards.lease_ownership import LeaseOwnership
+from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.store import Sessions, open_store
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
@@ -37,6 +39,8 @@ from vollmond.voice.relay import (
 )
 from vollmond.voice.rooms import VoiceRooms
 
+from .test_lease_ownership import TTL_S as LEASE_TTL_S
+from .test_lease_ownership import Clock as LeaseClock
 from .test_recording_notice import to_day
 from .test_shards import Connect, OneOwner, _evil_seat, open_bus
 
@@ -294,3 +298,70 @@ def test_the_jitter_buffer_delays_reorders_and_caps() -> None:
         buffer.put(n, voice(1))
     assert played[0] is frames[1] and played[1] is frames[2] and buffer.dropped == 0
     assert buffer.get() is not None and buffer.dropped == 1 and len(buffer) == 0
+
+
+async def test_relayed_lines_follow_their_game_to_the_node_that_took_it_over(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """Three sharded hubs with leases on the local bus: a owns the game, c has four relayed
+    lines in it; a goes away without giving its lease back; once the lease expired b takes the
+    game over (resumed from its log). c's lines hear nothing from a, look the owner up again,
+    find b, and b's room serves them as a's did (its routing, by day)."""
+    clock = LeaseClock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=LEASE_TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in "abc"
+    ]
+    a, b, c = hubs
+    rooms = [VoiceRooms(hub) for hub in hubs]
+    try:
+        for hub, hub_rooms in zip(hubs, rooms, strict=True):
+            await hub.serve_calls()
+            assert await hub.start_voice_relay(hub_rooms) is not None
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        game = (await a.found(options, private=False, host_account_id=None)).game.id
+        for name in "ABCD":
+            await a.join(game, account_id=None, name=name)
+        assert game in a.actors
+        relay = c.voice_relay
+        assert relay is not None
+        lines = {s: relay.link(("call", s), game, s) for s in range(1, 5)}
+        await _until_owner(lines, "a")
+        await _who_hears_whom(lines, rooms[0], game)  # the night, through a
+
+        await a.close()  # gone, its lease not given back
+        clock.advance(LEASE_TTL_S)
+        assert await b.running_actor(game) is not None and game in b.actors  # b took it over
+        started = time.monotonic()
+        await _until_owner(lines, "b")
+        moved_after = time.monotonic() - started
+        assert all(line.moves == 1 for line in lines.values())
+        await to_day(b, game)
+        day = await _who_hears_whom(lines, rooms[1], game)  # the day, through b
+        assert sum(day.values()) >= 6
+        # a went silent at its close; the lines looked again after OWNER_SILENT_S of silence, or
+        # at their next OWNER_CHECK_S (the takeover's notice made c forget the cached owner).
+        assert moved_after < 2.0, moved_after
+    finally:
+        for hub_rooms in rooms:
+            hub_rooms.close()
+        for hub in (b, c):
+            await hub.close()
+        await broker.close()
+
+
+async def _until_owner(lines: dict[int, RelayedLine], owner: str) -> None:
+    """Keep the lines' clock going until every line talks to `owner` and hears it."""
+    deadline = time.monotonic() + 5.0
+    while not all(line.owner == owner and line.waiting_since is None for line in lines.values()):
+        assert time.monotonic() < deadline, {s: line.owner for s, line in lines.items()}
+        for line in lines.values():
+            line.pull()
+        await asyncio.sleep(0.02)
