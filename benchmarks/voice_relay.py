@@ -116,11 +116,17 @@ async def _clicks(
         if sent is not None and frame is not None and int(np.max(frame)) > 1000:
             delays.append(time.perf_counter() - sent)
             sent = None
-        k += 1
+        k = _next_tick(start, k)
         await asyncio.sleep(max(0.0, start + k * TICK_S - time.perf_counter()))
     if sent is not None:
         delays.append(None)
     return delays
+
+
+def _next_tick(start: float, k: int) -> int:
+    """The tick after `k` — or, after a stall, the tick due now: the ticks missed are skipped,
+    as the media clock skips them (vollmond/phone/media.py), not made up in a burst."""
+    return max(k + 1, int((time.perf_counter() - start) / TICK_S))
 
 
 def _figures(delays: list[float | None]) -> dict[str, float]:
@@ -180,7 +186,7 @@ async def _measure(connect: Connect, seconds: float, prefill: int, relayed: bool
                 for landing in landings:
                     await landing.start()
                 try:
-                    return await _phases(landings, game, seconds)
+                    return await _phases(hosting, landings, game, seconds)
                 finally:
                     for landing in landings:
                         await landing.close()
@@ -193,7 +199,7 @@ async def _measure(connect: Connect, seconds: float, prefill: int, relayed: bool
 
 
 async def _phases(
-    landings: tuple[VoiceRelay, VoiceRelay], game: str, seconds: float
+    owner: VoiceRelay, landings: tuple[VoiceRelay, VoiceRelay], game: str, seconds: float
 ) -> dict[str, Any]:
     """The relayed lines' clicks: both lines on one landing process (one clock), then on two
     landing processes whose clocks run PHASES_MS apart."""
@@ -206,8 +212,12 @@ async def _phases(
         delays = await _two_clocks(speaker, listener, share, phase)
         name = "one_landing" if listener_at == 0 else "two_landings"
         results.setdefault(name, []).extend(delays)
-        results.setdefault(f"{name}_underruns", 0)
-        results[f"{name}_underruns"] += listener.down.underruns
+        for what, count in (
+            ("underruns", listener.down.underruns),
+            ("landing_dropped", listener.down.dropped),
+            ("landing_late", listener.down.late),
+        ):
+            results[f"{name}_{what}"] = results.get(f"{name}_{what}", 0) + count
         heard = [d for d in delays if d is not None]
         if listener_at:
             results[f"two_landings_mean_ms_at_phase_{int(phase * 1000)}"] = (
@@ -215,6 +225,10 @@ async def _phases(
             )
         landings[0].unlink(("speaker", index))
         landings[listener_at].unlink(("listener", index))
+    room = owner.rooms.room_for(game)
+    if room is not None:  # the owner's mixer: frames skipped (catch-up) or dropped (queue full)
+        results["owner_mixer_skipped"] = room.mixer.skipped
+        results["owner_mixer_overflowed"] = room.mixer.overflowed
     one = _figures(results.pop("one_landing"))
     two = _figures(results.pop("two_landings"))
     figures = {f"one_landing_{k}": v for k, v in one.items()}
@@ -245,6 +259,7 @@ async def _two_clocks(
         k = 0
         while (now := time.perf_counter()) - start < seconds:
             await asyncio.sleep(max(0.0, start + k * TICK_S - now))
+            k = _next_tick(start, k - 1)
             if k % CLICK_EVERY == 0 and k >= WARM_UP_TICKS:
                 if sent[0] is not None:
                     delays.append(None)
@@ -261,6 +276,7 @@ async def _two_clocks(
         k = 0
         while (now := time.perf_counter()) - start < seconds:
             await asyncio.sleep(max(0.0, start + phase + k * TICK_S - now))
+            k = _next_tick(start + phase, k - 1)
             hear()
             k += 1
 

@@ -103,8 +103,10 @@ class GameMixer:
         self._queues: list[deque[Int16Array]] = [deque() for _ in range(seats)]
         self._queued = 0
         self._backlog = [0] * seats  # ticks in a row a source had more than one frame waiting
-        #: Frames skipped to shed a standing delay (CATCH_UP_TICKS).
+        #: Frames skipped to shed a standing delay (CATCH_UP_TICKS), and dropped because a
+        #: source's queue was full (MAX_QUEUED).
         self.skipped = 0
+        self.overflowed = 0
         self._frames = np.zeros((seats, FRAME_SAMPLES), dtype=np.float32)
         self._gains = np.ones(seats + 1, dtype=np.float32)
         self._out: Int16Array | None = None
@@ -157,6 +159,7 @@ class GameMixer:
         queue = self._queues[seat - 1]
         if len(queue) >= MAX_QUEUED:
             queue.popleft()
+            self.overflowed += 1
         else:
             self._queued += 1
         queue.append(samples)
