@@ -312,6 +312,8 @@ class PhoneService:
         if conference is not None:
             if line.room is not None:
                 self._attach(line, None)
+            if self.voice_rooms.relay is not None:
+                self.voice_rooms.relay.unlink(line)  # left a game run elsewhere for the room
             return conference.voice.pull(conference.slot, puller=line)
         game_id = session.game_id
         listener: Listener | None = None
