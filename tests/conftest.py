@@ -35,6 +35,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/service/test_restart.py": 106,
     "tests/phone/e2e/test_day_call.py": 75,
     "tests/phone/e2e/test_workers_phone.py": 72,
+    "tests/service/test_nodes_phone.py": 72,
     "tests/service/test_voice_relay.py": 19,
     "tests/browser/test_standard_bots.py": 72,
     "tests/browser/test_accessibility.py": 64,

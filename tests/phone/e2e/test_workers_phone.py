@@ -22,6 +22,7 @@ import json
 import signal
 import socket
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ import pytest
 
 from tests.needs import need
 from tests.phone.e2e.support import RATE, Phone, level_at, phones, tone
-from tests.service.process import Browser, Player, ServerProcess, WorkerPort
+from tests.service.process import Browser, Endpoint, Player, ServerProcess, WorkerPort
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -125,10 +126,29 @@ async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
         extra_args=["--workers", str(WORKERS), "--worker-port-base", str(web)],
         start_timeout_s=120.0,
     )
-    host, guest = Browser(workers[0]), Browser(workers[1])
-    players: list[Player] = []
     try:
         await server.start(ready=workers)
+        sip_ports = [sip + i for i in range(WORKERS)]
+        names = tuple(worker_names(WORKERS))
+        await callers_on_two_processes(tmp_path, workers, sip_ports, names, server.log_text)
+    finally:
+        server.kill(signal.SIGTERM)
+
+
+async def callers_on_two_processes(
+    root: Path,
+    processes: Sequence[Endpoint],
+    sip_ports: Sequence[int],
+    names: tuple[str, ...],
+    log_text: Callable[[], str],
+) -> None:
+    """Two processes (`names`, ownership by the hash over them) sharing the games, each with
+    its web endpoint and SIP port: a browser on the first founds a private round of four, anna
+    calls the first process and bert the second and both join by keys, a browser on the second
+    takes the last seat; the callers' recordings and the log's relayed line are checked."""
+    host, guest = Browser(processes[0]), Browser(processes[1])
+    players: list[Player] = []
+    try:
         await host.signup("gastgeberin")
         await guest.signup("gast")
         options: dict[str, Any] = {
@@ -138,18 +158,18 @@ async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
         }
         founded = (await host.post("/api/games", options)).json()
         game, code = str(founded["game"]), phone_code(str(founded["invitation_code"]))
-        owner = HashOwnership(worker_names(WORKERS)).owner_of(game)
+        owner = HashOwnership(names).owner_of(game)
         sources = {name: tone(freq, 110) for name, freq in TONES.items()}
-        async with phones(tmp_path / "phones", dict(sources)) as lines:
-            for index, name in enumerate(TONES):  # anna on worker 0, bert on worker 1
-                await _join_by_keys(lines[name], sip + index, code)
+        async with phones(root / "phones", dict(sources)) as lines:
+            for index, name in enumerate(TONES):  # anna on the first process, bert on the other
+                await _join_by_keys(lines[name], sip_ports[index], code)
             await wait_until_seated(host, game, 2)
             # The fourth seat, by the code: the game starts, at night.
             joined = await guest.post("/api/join", {"code": str(founded["invitation_code"])})
             assert joined.status_code == 201, joined.text
             host_player = Player(game, str(founded["token"]))
             players.append(host_player)
-            await host_player.connect(workers[0])
+            await host_player.connect(processes[0])
             night_from = time.time() + 1.0
             morning_from = await _phase(host_player, "morning", NIGHT_S + 60)
             day_from = await _phase(host_player, "day", 30)
@@ -160,19 +180,17 @@ async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
             heard = {name: await lines[name].final_recording() for name in TONES}
 
         relayed = [
-            entry
-            for entry in _json_lines(server.log_text())
-            if entry.get("event") == "voice_line_follows"
+            entry for entry in _json_lines(log_text()) if entry.get("event") == "voice_line_follows"
         ]
         assert relayed, "no line was relayed"
-        assert {(e["node"], e["owner"]) for e in relayed} == {(landing(owner), owner)}
+        landing = next(name for name in names if name != owner)
+        assert {(e["node"], e["owner"]) for e in relayed} == {(landing, owner)}
         _hear_each_other_by_day_only(heard, ended, night_from, morning_from, day_from)
     finally:
         for player in players:
             await player.close()
         await host.close()
         await guest.close()
-        server.kill(signal.SIGTERM)
 
 
 def _hear_each_other_by_day_only(
@@ -197,10 +215,6 @@ def _hear_each_other_by_day_only(
         assert medians[listener] > HEARD, (listener, day_levels)
     # The relayed caller hears as loud as the owner's local caller (within a quarter).
     assert 0.75 < medians["anna"] / medians["bert"] < 1 / 0.75, medians
-
-
-def landing(owner: str) -> str:
-    return "w1" if owner == "w0" else "w0"
 
 
 def _json_lines(text: str) -> list[dict[str, Any]]:
