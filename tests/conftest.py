@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import resource
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.cheap_hashing import use_cheap_hashing
+from tests.store.templates import drop_lent_schemas
 
 use_cheap_hashing()
 
@@ -134,3 +136,8 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each test process drops the PostgreSQL schemas it kept for reuse (tests/store/templates)."""
+    asyncio.run(drop_lent_schemas())
