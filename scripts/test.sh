@@ -41,6 +41,7 @@ chromium=${BROWSER_WORKERS:-3}
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
 tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
+export VOLLMOND_PROMPT_CACHE="$tmp/prompts"  # one for both runs (tests/prompt_cache.py)
 rc=0
 echo "-- everything but the browser table, on $core workers"
 run_pytest -n "$core" --dist loadfile --durations=25 --ignore=tests/browser --basetemp="$tmp/core" || rc=$?

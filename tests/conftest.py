@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import tests.prompt_cache  # noqa: F401 - sets VOLLMOND_PROMPT_CACHE for every service started
 from tests.cheap_hashing import use_cheap_hashing
 from tests.store.templates import drop_lent_schemas
 
 use_cheap_hashing()
+
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

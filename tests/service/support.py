@@ -214,8 +214,10 @@ class WsClient:
 
 
 async def open_ws(service: Service) -> WsClient:
-    """A socket the caller closes (`WsClient.close`)."""
-    return WsClient(await connect(service.ws_url, max_size=2**20))
+    """A socket the caller closes (`WsClient.close`). Its reader never pauses (`max_queue`
+    unbounded): a socket left unread while the game went on stopped reading at sixteen frames,
+    never saw the server's close at shutdown, and the shutdown waited ten seconds for it."""
+    return WsClient(await connect(service.ws_url, max_size=2**20, max_queue=None))
 
 
 @contextlib.asynccontextmanager
