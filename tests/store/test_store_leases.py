@@ -11,18 +11,28 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store import (
     GameNotFoundError,
+    LeaseLostError,
+    NewEvent,
+    SeqConflictError,
     Sessions,
+    append_commands,
+    append_events,
     create_engine,
     create_game,
     make_sessionmaker,
+    read_commands,
+    read_events,
 )
 from vollmond.store.leases import (
+    Fence,
     Lease,
     acquire_lease,
+    check_fences,
     get_lease,
     node_leases,
     release_lease,
@@ -30,6 +40,7 @@ from vollmond.store.leases import (
     renew_node_leases,
     take_over_expired_leases,
 )
+from vollmond.store.models import GameCommandRow
 
 from .support import Target
 
@@ -248,3 +259,106 @@ async def test_concurrent_takers_never_take_the_same_lease(
     for lease in taken:
         assert lease.epoch == 2
         assert await get_lease(sessions, lease.game_id) == lease
+
+
+# -- fencing: an append carries the lease it was made under ----------------------------------------
+def command(n: int) -> dict[str, Any]:
+    return {"command": {"type": "Say", "n": n}, "timers": []}
+
+
+async def test_an_append_under_a_lease_taken_over_is_refused_and_writes_nothing(
+    sessions: Sessions,
+) -> None:
+    """Node a was paused past its ttl and node b took the game over: a's next append, under
+    a's epoch, is refused (nothing of it written), while b appends at that very seq."""
+    game = await new_game(sessions)
+    held = await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    assert held is not None
+    mine = Fence("node-a", held.epoch)
+    await append_commands(sessions, game, 1, [command(1)], fence=mine)
+    await append_events(sessions, game, 1, [NewEvent("x", {}, "public")], fence=mine)
+
+    [taken] = await take_over_expired_leases(sessions, "node-b", now=at(11), ttl=TTL)
+    with pytest.raises(LeaseLostError) as refused:
+        await append_commands(sessions, game, 2, [command(2)], fence=mine)
+    assert (refused.value.game_id, refused.value.owner, refused.value.epoch) == (game, "node-a", 1)
+    with pytest.raises(LeaseLostError):
+        await append_events(sessions, game, 2, [NewEvent("y", {}, "public")], fence=mine)
+    assert [c.seq for c in await read_commands(sessions, game)] == [1]
+    assert [e.seq for e in await read_events(sessions, game)] == [1]
+
+    theirs = Fence("node-b", taken.epoch)
+    await append_commands(sessions, game, 2, [command(20)], fence=theirs)
+    await append_events(sessions, game, 2, [NewEvent("z", {}, "public")], fence=theirs)
+    assert [c.command for c in await read_commands(sessions, game)] == [command(1), command(20)]
+    # An append without a fence (a game not run under leases) is not checked.
+    await append_commands(sessions, game, 3, [command(3)])
+
+
+async def test_a_stale_append_that_collides_with_the_new_owners_entry_is_told_it_is_stale(
+    sessions: Sessions,
+) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    await append_commands(sessions, game, 1, [command(1)], fence=Fence("node-a", 1))
+    await take_over_expired_leases(sessions, "node-b", now=at(11), ttl=TTL)
+    await append_commands(sessions, game, 2, [command(20)], fence=Fence("node-b", 2))
+    with pytest.raises(LeaseLostError):  # not SeqConflictError: the writer must stop, not retry
+        await append_commands(sessions, game, 2, [command(2)], fence=Fence("node-a", 1))
+    with pytest.raises(SeqConflictError):  # the current owner that lost track: a seq conflict
+        await append_commands(sessions, game, 2, [command(2)], fence=Fence("node-b", 2))
+
+
+async def test_an_append_after_the_lease_was_released_or_reacquired_is_refused(
+    sessions: Sessions,
+) -> None:
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    await release_lease(sessions, game, "node-a")
+    with pytest.raises(LeaseLostError):
+        await append_commands(sessions, game, 1, [command(1)], fence=Fence("node-a", 1))
+    # Acquired again by the same node: a new epoch, and the old one stays refused.
+    again = await acquire_lease(sessions, game, "node-a", now=at(1), ttl=TTL)
+    assert again is not None and again.epoch == 2
+    with pytest.raises(LeaseLostError):
+        await append_commands(sessions, game, 1, [command(1)], fence=Fence("node-a", 1))
+    with pytest.raises(LeaseLostError):  # never leased at all
+        await append_commands(
+            sessions, await new_game(sessions), 1, [command(1)], fence=Fence("node-a", 2)
+        )
+    await append_commands(sessions, game, 1, [command(1)], fence=Fence("node-a", 2))
+
+
+async def test_a_takeover_waits_for_an_append_in_flight_so_the_new_owner_reads_it(
+    target: Target, sessions: Sessions
+) -> None:
+    """The check and the append are one transaction: a node that comes for the expired lease
+    while a fenced append is between its check and its commit gets it only after the commit
+    (PostgreSQL: the lease row is locked for share, an acquirer waits and a taker skips the row
+    until the next round; SQLite: the append holds the write lock), so the new owner's read of
+    the log includes the entry and its own next append does not collide with it."""
+    game = await new_game(sessions)
+    await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    other = create_engine(target.url, schema=target.schema)  # connections of its own
+    try:
+        rival = make_sessionmaker(other)
+        async with sessions.begin() as session:
+            row = {"game_id": game, "seq": 1, "command": command(1), "created_at": T0, "cid": None}
+            await session.execute(insert(GameCommandRow), [row])
+            await check_fences(session, [(game, Fence("node-a", 1))])
+            taker = asyncio.create_task(
+                take_over_expired_leases(rival, "node-c", now=at(11), ttl=TTL)
+            )
+            acquirer = asyncio.create_task(
+                acquire_lease(rival, game, "node-b", now=at(11), ttl=TTL)
+            )
+            await asyncio.sleep(0.5)
+            assert not acquirer.done()  # it waits for this transaction
+            assert not taker.done() or taker.result() == []  # waits, or leaves the row be
+        results = [await acquirer, *await taker]
+        [taken] = [lease for lease in results if lease is not None]
+        assert taken.epoch == 2
+        assert [c.seq for c in await read_commands(rival, game)] == [1]
+        await append_commands(rival, game, 2, [command(2)], fence=Fence(taken.owner or "", 2))
+    finally:
+        await other.dispose()

@@ -43,6 +43,7 @@ from vollmond.store import (
     GameNotFoundError,
     InsufficientCreditError,
     KarmaEntry,
+    LeaseLostError,
     Sessions,
     active_grants,
     create_game,
@@ -198,6 +199,10 @@ class Hub:
         except (ReplayDivergedError, CommandDecodeError, OptionsDecodeError):
             # One unreadable log must not keep every other table from coming back.
             log.exception("game_resume_failed", game=game.id)
+            await actor.stop()
+            return False
+        except LeaseLostError:  # nodes: another node took the game over meanwhile
+            log.warning("game_resume_moved_away", game=game.id)
             await actor.stop()
             return False
         self._adopt(actor)

@@ -25,6 +25,7 @@ import structlog
 
 from vollmond.store import Sessions
 from vollmond.store.leases import (
+    Fence,
     Lease,
     acquire_lease,
     get_lease,
@@ -134,6 +135,22 @@ class LeaseOwnership:
         log.info("lease_acquired", game=lease.game_id, node=self.node, epoch=lease.epoch)
         if self.on_acquired is not None:
             await self.on_acquired(lease.game_id)
+
+    def fence(self, game_id: str) -> Fence | None:
+        """The lease this node runs the game under (its appends carry it); None if the node
+        does not hold the game's lease."""
+        known = self.known.get(game_id)
+        if game_id not in self.held or known is None:
+            return None
+        return Fence(self.node, known.epoch)
+
+    def moved_away(self, game_id: str) -> None:
+        """The store refused an append under this node's lease: another node holds it now.
+        Nothing to give back; the next `resolve` reads the row."""
+        if game_id in self.held:
+            self.held.discard(game_id)
+            self.known.pop(game_id, None)
+            log.warning("lease_fenced", game=game_id, node=self.node)
 
     async def release(self, game_id: str) -> None:
         """The game ended or was stopped here: its lease is free (nobody takes it over)."""

@@ -30,6 +30,7 @@ from vollmond.service.actor import (
     Command,
     GameActor,
     GameClosedError,
+    GameMovedError,
     SpectatorLine,
 )
 from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
@@ -140,8 +141,14 @@ class ShardedHub(Hub):
         # Not the hub's lobby lock: a join holding it may resolve (and acquire) a lease. A
         # game this node starts is not taken up: the node held its lease before the start.
         async with self._taking_up:
-            if game_id in self.actors:
-                return
+            running = self.actors.get(game_id)
+            if running is not None:
+                fence = self.leases.fence(game_id)
+                if running.fence is None or running.fence == fence:
+                    return
+                # Ours again in a new epoch (lost and taken back): that actor's appends would
+                # be refused, and the log may have grown elsewhere. Start again from the log.
+                await self._give_up(game_id)
             try:
                 game = await get_game(self.sessions, game_id)
             except GameNotFoundError:
@@ -170,13 +177,24 @@ class ShardedHub(Hub):
             notice = owner_calls.request("followers", game_id, seat=seat, change=count)
             self.transport.publish(node_calls_subject(owner), notice)
 
-    async def _give_up(self, game_id: str) -> None:
-        """The game's lease is no longer this node's (it missed renewing): stop running it."""
+    async def _give_up(self, game_id: str, actor: GameActor | None = None) -> None:
+        """The game's lease is no longer this node's (it missed renewing, or the store refused
+        an append under it): stop running it. `actor`: only if that is still the game's."""
+        if actor is not None and self.actors.get(game_id) is not actor:
+            return
         actor = self.actors.pop(game_id, None)
         if actor is not None:
             await self.presence.forget(game_id)
             await actor.stop()
             log.warning("game_given_up", game=game_id, node=self.node)
+
+    def _moved_away(self, actor: GameActor) -> None:
+        """The store refused the actor's append: the game's lease is another node's now."""
+        assert self.leases is not None
+        self.leases.moved_away(actor.game_id)
+        task = asyncio.create_task(self._give_up(actor.game_id, actor))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
 
     async def release(self, actor: GameActor) -> None:
         await super().release(actor)
@@ -212,6 +230,9 @@ class ShardedHub(Hub):
     # -- the owner: publish what it commits, answer what it is asked -------------------------
     def _new_actor(self, game: Game, players: int) -> GameActor:
         actor = super()._new_actor(game, players)
+        if self.leases is not None:  # what it writes carries the lease it runs the game under
+            actor.fence = self.leases.fence(game.id)
+            actor.on_moved = lambda: self._moved_away(actor)
         actor.on_committed = lambda seq, entry, first: self._publish(game.id, seq, entry, first)
         actor.on_spectator_line = lambda line: self._tell_spectators(game.id, line)
         return actor
@@ -277,7 +298,10 @@ class ShardedHub(Hub):
             if actor is None:
                 raise GameClosedError(game_id)
             command = actor.ruleset.decode_command(args["command"])
-            outcome = await actor.submit(command, cid=args["cid"])
+            try:
+                outcome = await actor.submit(command, cid=args["cid"])
+            except GameMovedError as exc:  # the asker looks the owner up again
+                raise owner_calls.NotOwnerError(f"{self.node} lost {game_id}") from exc
             if isinstance(outcome, Rejection):
                 return owner_calls.outcome_json(outcome)
             next_seq = outcome.first_seq + len(outcome.events)
@@ -348,7 +372,10 @@ class ShardedHub(Hub):
 
     async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
         if await self._owns(game_id):
-            return await super().submit(game_id, command)
+            try:
+                return await super().submit(game_id, command)
+            except GameMovedError:  # refused by the store: the game runs elsewhere now
+                pass
         ruleset = get_ruleset((await get_game(self.sessions, game_id)).ruleset)
         return await self._submit_to_owner(game_id, ruleset.encode_command(command), None)
 
