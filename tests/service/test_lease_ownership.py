@@ -179,7 +179,7 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
         first = await get_lease(store, game)
         assert first is not None and first.owner == "a"
 
-        await a.close()  # gone, its lease not given back
+        await a.close()  # gone (cleanly: its lease expired at once, test_a_clean_stop_...)
         clock.advance(TTL_S)
         outcome = await mirror.submit(Say(evil, "noch da"))
         assert isinstance(outcome, Accepted)
@@ -270,3 +270,54 @@ def _said(entry: Any) -> str | None:
     if isinstance(command, dict) and command.get("type") == "Say":
         return str(command["text"])
     return None
+
+
+async def test_a_clean_stop_hands_the_games_on_without_waiting_for_the_ttl(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """Node a owns a running game and stops cleanly (close: actors stopped, log writer closed):
+    it expires its lease and says so on the bus, and node b takes the game over and resumes it
+    at once — the clock has not moved, so no time-to-live passed. A crash would leave the
+    lease to expire after the ttl (test_a_mirror_s_command_...)."""
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
+        game = founded.game.id
+        for name in "BCD":
+            await b.join(game, account_id=None, name=name)
+        evil = _evil_seat(a.actors[game])
+        assert isinstance(await a.submit(game, Say(evil, "bis gleich")), Accepted)
+        first = await get_lease(store, game)
+        assert first is not None and first.owner == "a"
+
+        await a.close()
+        for _ in range(100):
+            if game in b.actors:
+                break
+            await asyncio.sleep(0.02)
+        assert game in b.actors and b.owns(game)
+        taken = await get_lease(store, game)
+        assert taken is not None and (taken.owner, taken.epoch) == ("b", first.epoch + 1)
+        assert taken.acquired_at == clock.now  # no time-to-live waited for
+        after = await b.submit(game, Say(evil, "wieder da"))
+        assert isinstance(after, Accepted)
+        texts = [_said(c.command) for c in await read_commands(store, game)]
+        assert [t for t in texts if t] == ["bis gleich", "wieder da"]
+    finally:
+        await b.close()
+        await broker.close()

@@ -33,6 +33,7 @@ from vollmond.store.leases import (
     Lease,
     acquire_lease,
     check_fences,
+    expire_leases,
     get_lease,
     node_leases,
     release_lease,
@@ -362,3 +363,23 @@ async def test_a_takeover_waits_for_an_append_in_flight_so_the_new_owner_reads_i
         await append_commands(rival, game, 2, [command(2)], fence=Fence(taken.owner or "", 2))
     finally:
         await other.dispose()
+
+
+async def test_a_clean_stop_expires_its_leases_for_another_node_to_take_at_once(
+    sessions: Sessions,
+) -> None:
+    mine, kept, other = [await new_game(sessions) for _ in range(3)]
+    for game in (mine, kept):
+        await acquire_lease(sessions, game, "node-a", now=T0, ttl=TTL)
+    await acquire_lease(sessions, other, "node-c", now=T0, ttl=TTL)
+    expired = await expire_leases(sessions, "node-a", [mine, other, "no-such-game"], now=at(1))
+    assert expired == [Lease(mine, "node-a", 1, T0, T0, at(1))]
+    assert await expire_leases(sessions, "node-a", [], now=at(1)) == []
+    # Taken over at once, not a time-to-live later; the others stay where they were.
+    taken = await take_over_expired_leases(sessions, "node-b", now=at(1), ttl=TTL)
+    assert taken == [Lease(mine, "node-b", 2, at(1), at(1), at(11))]
+    assert [lease.game_id for lease in await node_leases(sessions, "node-a")] == [kept]
+    held = await get_lease(sessions, other)
+    assert held is not None and held.owner == "node-c" and held.live(at(1))
+    # Expired twice (a second stop) changes nothing; an expired lease is not the node's to end.
+    assert await expire_leases(sessions, "node-a", [mine], now=at(2)) == []

@@ -214,6 +214,33 @@ async def release_lease(sessions: Sessions, game_id: str, node_id: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
+async def expire_leases(
+    sessions: Sessions, node_id: str, game_ids: Iterable[str], *, now: datetime
+) -> list[Lease]:
+    """A node that stops cleanly hands its games on: their leases expire at `now` (still naming
+    it, so `take_over_expired_leases` on another node takes them at once, where a released
+    lease would wait for someone to ask). Only the node's live leases among `game_ids`; the
+    leases expired, by game id. Call it after the node's actors stopped writing."""
+    check_aware(now, "now")
+    games = sorted(set(game_ids))
+    if not games:
+        return []
+    async with sessions.begin() as session:
+        rows = (
+            await session.execute(
+                update(GameLeaseRow)
+                .where(
+                    GameLeaseRow.game_id.in_(games),
+                    GameLeaseRow.owner == node_id,
+                    GameLeaseRow.expires_at > now,
+                )
+                .values(expires_at=now)
+                .returning(*_COLUMNS)
+            )
+        ).all()
+    return sorted((_lease(row) for row in rows), key=lambda lease: lease.game_id)
+
+
 async def take_over_expired_leases(
     sessions: Sessions, node_id: str, *, now: datetime, ttl: timedelta, limit: int = 100
 ) -> list[Lease]:

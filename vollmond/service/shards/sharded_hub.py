@@ -58,6 +58,7 @@ log = structlog.get_logger(__name__)
 CALL_TIMEOUT_S = 30.0  # a join that starts the game deals and writes it before answering
 SPECTATORS = "spectators"  # subject prefix of the spectators' room lines, per game
 MOVED = "moved"  # subject prefix: a game's new owner (leases) resumed it
+HANDED_ON = "handed_on"  # subject prefix: a node that stops cleanly expired its leases
 MIRROR_LINGER_S = 30.0  # a mirror nobody watches is kept this long (reloads, reconnects)
 KNOWN_ERRORS = (
     LobbyError,
@@ -212,9 +213,13 @@ class ShardedHub(Hub):
         await self.transport.subscribe(f"{SPECTATORS}.>", self._on_spectator_line)
         if self.leases is not None:
             await self.transport.subscribe(f"{MOVED}.>", self._on_moved)
+            await self.transport.subscribe(f"{HANDED_ON}.>", self._on_handed_on)
         self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
 
     async def close(self) -> None:
+        """Stop; with leases, hand the games on once the actors have stopped and the log
+        writer is closed (nothing more is written here): their leases expire now and the other
+        nodes are told, so they take them over at once instead of a time-to-live later."""
         if self.leases is not None:
             await self.leases.stop()
         if self._calls is not None:
@@ -225,7 +230,30 @@ class ShardedHub(Hub):
             await mirror.stop()
         self.mirrors.clear()
         await super().close()
+        if self.leases is not None:
+            try:
+                handed_on = await self.leases.hand_on()
+            except Exception:  # the store is away: the leases expire by themselves
+                log.exception("leases_not_handed_on", node=self.node)
+            else:
+                if handed_on:
+                    self.transport.publish(f"{HANDED_ON}.{self.node}", b"")
         await self.transport.close()
+
+    def _on_handed_on(self, message: Message) -> None:
+        """Another node stopped cleanly and expired its leases: take its games over now."""
+        if self.leases is None or message.subject.split(".", 1)[1] == self.node:
+            return
+        task = asyncio.create_task(self._take_over_now())
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _take_over_now(self) -> None:
+        assert self.leases is not None
+        try:
+            await self.leases.take_over()
+        except Exception:  # the loop's next round tries again
+            log.exception("lease_take_over_failed", node=self.node)
 
     # -- the owner: publish what it commits, answer what it is asked -------------------------
     def _new_actor(self, game: Game, players: int) -> GameActor:
