@@ -247,6 +247,7 @@ async def test_a_paused_owner_is_refused_by_the_store_and_the_new_owner_goes_on(
         assert isinstance(outcome, Accepted)  # answered by b, the owner now
         await asyncio.sleep(0)  # a's hub stops the refused actor
         assert game not in a.actors and not a.owns(game)
+        assert a.leases is not None and a.leases.counters.fenced == 1  # in a's /metrics
         with pytest.raises(GameClosedError):
             await stale.submit(Say(evil, "noch einmal"))
 
@@ -306,6 +307,7 @@ async def test_a_clean_stop_hands_the_games_on_without_waiting_for_the_ttl(
         assert first is not None and first.owner == "a"
 
         await a.close()
+        assert a.leases is not None and a.leases.counters.handed_on == 1
         for _ in range(100):
             if game in b.actors:
                 break

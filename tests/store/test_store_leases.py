@@ -31,10 +31,12 @@ from vollmond.store import (
 from vollmond.store.leases import (
     Fence,
     Lease,
+    NodeLeases,
     acquire_lease,
     check_fences,
     expire_leases,
     get_lease,
+    lease_overview,
     node_leases,
     release_lease,
     renew_lease,
@@ -383,3 +385,27 @@ async def test_a_clean_stop_expires_its_leases_for_another_node_to_take_at_once(
     assert held is not None and held.owner == "node-c" and held.live(at(1))
     # Expired twice (a second stop) changes nothing; an expired lease is not the node's to end.
     assert await expire_leases(sessions, "node-a", [mine], now=at(2)) == []
+
+
+async def test_the_overview_counts_each_nodes_live_and_expired_leases(sessions: Sessions) -> None:
+    games = sorted([await new_game(sessions) for _ in range(5)])
+    await acquire_lease(sessions, games[0], "node-a", now=T0, ttl=TTL)
+    await acquire_lease(sessions, games[1], "node-a", now=at(4), ttl=TTL)
+    await renew_lease(sessions, games[1], "node-a", now=at(8), ttl=TTL)
+    await acquire_lease(sessions, games[2], "node-b", now=at(6), ttl=TTL)
+    await acquire_lease(sessions, games[3], "node-c", now=at(1), ttl=TTL)
+    await acquire_lease(sessions, games[4], "node-c", now=at(1), ttl=TTL)
+    await release_lease(sessions, games[4], "node-c")  # free: nobody's
+    nodes, leases = await lease_overview(sessions, now=at(12))
+    assert nodes == [
+        NodeLeases("node-a", live=1, expired=1, next_expiry=at(10), last_renewal=at(8)),
+        NodeLeases("node-b", live=1, expired=0, next_expiry=at(16), last_renewal=at(6)),
+        NodeLeases("node-c", live=0, expired=1, next_expiry=at(11), last_renewal=at(1)),
+    ]
+    assert [(lease.game_id, lease.owner) for lease in leases] == [
+        (games[0], "node-a"),
+        (games[3], "node-c"),
+        (games[2], "node-b"),
+        (games[1], "node-a"),
+    ]
+    assert len((await lease_overview(sessions, now=at(12), limit=2))[1]) == 2

@@ -37,6 +37,7 @@ from vollmond.service.policy import (
 )
 from vollmond.service.presence import Presence
 from vollmond.service.seat_codes import SeatCodes
+from vollmond.service.shards.stats import NodeStats
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Game,
@@ -293,6 +294,11 @@ class Hub:
             for actor in self.actors.values()
             if actor.state is not None and not actor.ruleset.is_over(actor.state)
         )
+
+    def node_stats(self) -> NodeStats | None:
+        """This process as one node among several (`/metrics`, the console); None for the one
+        process that runs every game."""
+        return None
 
     async def running_actor(self, game_id: str) -> GameActor | None:
         """The live actor of a game that runs (or lingers after its end) for a channel that

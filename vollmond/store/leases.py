@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, or_, select, update
+from sqlalchemy import and_, bindparam, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -354,3 +354,67 @@ async def check_fences(session: AsyncSession, fences: Sequence[tuple[str, Fence]
     if stale:
         game_id, fence = stale[0]
         raise LeaseLostError(game_id, fence.owner, fence.epoch)
+
+
+# -- what operators see ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NodeLeases:
+    """One node's leases as the store holds them (the moderators' console, "Nodes")."""
+
+    node: str
+    live: int  # leases it holds and renews
+    expired: int  # leases it stopped renewing that nobody took over yet (a dead node's games)
+    next_expiry: datetime  # the soonest expiry among them
+    last_renewal: datetime  # its latest renewal: a node that is alive renews every ttl/3
+
+
+async def lease_overview(
+    sessions: Sessions, *, now: datetime, limit: int = 200
+) -> tuple[list[NodeLeases], list[Lease]]:
+    """Every node that holds a lease (live or expired, not released), by node id, and up to
+    `limit` of those leases, soonest expiry first: one grouped read and one indexed list."""
+    check_aware(now, "now")
+    held = GameLeaseRow.owner.is_not(None)
+    is_live = case((GameLeaseRow.expires_at > now, 1), else_=0)
+    async with sessions() as session:
+        groups = (
+            await session.execute(
+                select(
+                    GameLeaseRow.owner,
+                    func.sum(is_live),
+                    func.count(),
+                    func.min(GameLeaseRow.expires_at),
+                    func.max(GameLeaseRow.renewed_at),
+                )
+                .where(held)
+                .group_by(GameLeaseRow.owner)
+                .order_by(GameLeaseRow.owner)
+            )
+        ).all()
+        rows = (
+            await session.execute(
+                select(*_COLUMNS)
+                .where(held)
+                .order_by(GameLeaseRow.expires_at, GameLeaseRow.game_id)
+                .limit(limit)
+            )
+        ).all()
+    nodes = [
+        NodeLeases(
+            node=owner,
+            live=int(live or 0),
+            expired=int(count) - int(live or 0),
+            next_expiry=_aware(soonest),
+            last_renewal=_aware(latest),
+        )
+        for owner, live, count, soonest, latest in groups
+    ]
+    return nodes, [_lease(row) for row in rows]
+
+
+def _aware(moment: datetime | str) -> datetime:
+    """An aggregate of a UTC column may come back without the column type's conversion on
+    SQLite (a naive datetime, or text): read it as UTC like the column does."""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    return moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

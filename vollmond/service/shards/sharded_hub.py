@@ -40,6 +40,7 @@ from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.mirror import MirrorActor, OwnerAccepted
 from vollmond.service.shards.notices import SharedNotices
 from vollmond.service.shards.ownership import Ownership
+from vollmond.service.shards.stats import NodeStats
 from vollmond.service.shards.transport import (
     Message,
     NoRespondersError,
@@ -473,6 +474,19 @@ class ShardedHub(Hub):
 
     def followed_games(self) -> dict[str, GameActor]:
         return {**self.actors, **self.mirrors}
+
+    def node_stats(self) -> NodeStats:
+        if self.leases is None:
+            return NodeStats(self.node, "hash", self.running_games(), len(self.mirrors))
+        return NodeStats(
+            self.node,
+            "leases",
+            self.running_games(),
+            len(self.mirrors),
+            leases_held=len(self.leases.held),
+            next_expiry_s=self.leases.next_expiry_s(),
+            leases=dataclasses.replace(self.leases.counters),
+        )
 
     def running_phase(self, game_id: str) -> str | None:
         mirror = self.mirrors.get(game_id)
