@@ -73,6 +73,18 @@ class ReadsSpectatorRoom(Protocol):
         """Called with each line of the spectators' room this viewer may read."""
 
 
+@runtime_checkable
+class FollowsTheGameElsewhere(Protocol):
+    """A subscriber that can follow the game on another node (the browser socket): told when
+    this node stops running the game because another node took it over, it reconnects, and
+    its reconnect finds a mirror of the game (service/shards)."""
+
+    viewer: Viewer
+
+    def game_moved(self) -> None:
+        """The actor it follows stopped for good here; must not block."""
+
+
 @dataclass(frozen=True, slots=True)
 class SpectatorLine:
     """A line of the spectators' room (issue 12): who wrote it (an account's name) and what.

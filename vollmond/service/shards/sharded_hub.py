@@ -28,6 +28,7 @@ from vollmond.service.actor import (
     Accepted,
     ClientIdReusedError,
     Command,
+    FollowsTheGameElsewhere,
     GameActor,
     GameClosedError,
     GameMovedError,
@@ -188,6 +189,9 @@ class ShardedHub(Hub):
         if actor is not None:
             await self.presence.forget(game_id)
             await actor.stop()
+            for subscriber in list(actor.subscribers):  # sockets: reconnect, to a mirror
+                if isinstance(subscriber, FollowsTheGameElsewhere):
+                    subscriber.game_moved()
             log.warning("game_given_up", game=game_id, node=self.node)
 
     def _moved_away(self, actor: GameActor) -> None:
