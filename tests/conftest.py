@@ -45,7 +45,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/browser/test_rulesets.py": 61,
     "tests/service/test_workers.py": 76,
     "tests/service/test_nodes.py": 45,
-    "tests/service/test_failover.py": 40,
+    "tests/service/test_failover.py": 85,
     "tests/deploy/test_kamailio.py": 66,
     "tests/store/test_store_leases.py": 60,
     "tests/service/test_presence.py": 60,

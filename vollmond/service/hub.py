@@ -37,12 +37,14 @@ from vollmond.service.policy import (
 )
 from vollmond.service.presence import Presence
 from vollmond.service.seat_codes import SeatCodes
+from vollmond.service.shards.stats import NodeStats
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Game,
     GameNotFoundError,
     InsufficientCreditError,
     KarmaEntry,
+    LeaseLostError,
     Sessions,
     active_grants,
     create_game,
@@ -200,6 +202,10 @@ class Hub:
             log.exception("game_resume_failed", game=game.id)
             await actor.stop()
             return False
+        except LeaseLostError:  # nodes: another node took the game over meanwhile
+            log.warning("game_resume_moved_away", game=game.id)
+            await actor.stop()
+            return False
         self._adopt(actor)
         log.info("game_resumed", game=game.id, phase=self._phase(actor))
         return True
@@ -288,6 +294,11 @@ class Hub:
             for actor in self.actors.values()
             if actor.state is not None and not actor.ruleset.is_over(actor.state)
         )
+
+    def node_stats(self) -> NodeStats | None:
+        """This process as one node among several (`/metrics`, the console); None for the one
+        process that runs every game."""
+        return None
 
     async def running_actor(self, game_id: str) -> GameActor | None:
         """The live actor of a game that runs (or lingers after its end) for a channel that

@@ -492,7 +492,9 @@ def _mount_apis(
     settings: Settings,
     limits: WebLimits,
 ) -> tuple[Api, ClientApi]:
-    """The JSON API and the client API, in front of the static files."""
+    """The JSON API and the client API, in front of the static files; `/metrics` reads the
+    hub's node figures from now on."""
+    metrics.watch_node(hub.node_stats)
     api = Api(hub, cookie_sessions, metrics, settings)
     for route in api.routes():
         app.router.routes.insert(0, route)
