@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from tests.store.support import POSTGRES_URL
 from vollmond.engine.ruleset import get_ruleset
@@ -200,3 +201,34 @@ async def test_one_unreadable_log_does_not_keep_other_games_down(store: Sessions
         assert set(restarted.actors) == {whole}
     finally:
         await restarted.close()
+
+
+async def _rename_commands_table(store: Sessions, old: str, new: str) -> None:
+    """A real store failure on both backends: the command log's table is gone for a while."""
+    async with store() as session, session.begin():
+        await session.execute(text(f"ALTER TABLE {old} RENAME TO {new}"))
+
+
+async def test_a_phase_timer_that_fails_to_write_is_tried_again(store: Sessions) -> None:
+    """The night ends while the database cannot take the write: the timer's command fails,
+    and the actor tries it again (backing off) instead of leaving the game in that night
+    until a restart; once the database answers again, the morning comes."""
+    options = GameOptions(players=6, durations=Durations(night_s=0.5))
+    game_id = await _game(store, options)
+    actor = GameActor(game_id, STANDARD, options, SEED, store)
+    await actor.start()
+    loop = asyncio.get_running_loop()
+    try:
+        await _rename_commands_table(store, "game_commands", "game_commands_away")
+        failing_since = loop.time()
+        await asyncio.sleep(1.5)  # the night's timer has fired and failed by now
+        assert _phase(actor) is Phase.NIGHT
+        await _rename_commands_table(store, "game_commands_away", "game_commands")
+        back = loop.time()
+        while _phase(actor) is Phase.NIGHT:
+            assert loop.time() - back < 10.0, "the failed night timer was not tried again"
+            await asyncio.sleep(0.05)
+        assert _phase(actor) is Phase.MORNING
+        assert loop.time() - failing_since >= 1.5
+    finally:
+        await actor.stop()

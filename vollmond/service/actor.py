@@ -98,6 +98,10 @@ class SpectatorLine:
 
 
 SPECTATOR_LINES = 200
+TIMER_RETRY_FIRST_S = 0.5
+"""A timer whose command the store refused is tried again after this, then twice as long..."""
+TIMER_RETRY_MAX_S = 10.0
+"""...up to this, for as long as the game runs in this process."""
 CHAT_CODE = "chat"
 """The code of every rule set's chat event (engine/kit/chat.py): revealed after the end."""
 
@@ -313,6 +317,8 @@ class GameActor:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        for firing in list(self._firing):  # a timer waiting to try its command again
+            firing.cancel()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -472,8 +478,22 @@ class GameActor:
         task.add_done_callback(self._firing.discard)
 
     async def _fire_async(self, command: Any) -> None:
-        with contextlib.suppress(GameClosedError):
-            await self.submit(command)
+        """A timer's command that the store could not take (the database away for a moment)
+        is tried again, backing off, for as long as the game runs here: otherwise the phase
+        would wait for a restart. A rejection (a player's command ended the phase meanwhile)
+        or the game leaving this process ends the tries."""
+        pause = TIMER_RETRY_FIRST_S
+        while not self._closed:
+            try:
+                await self.submit(command)
+            except GameClosedError:  # also GameMovedError: it runs elsewhere now
+                return
+            except Exception as exc:  # the store's failure, logged by the command loop
+                log.warning("timer_retry", game=self.game_id, error=repr(exc), in_s=pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, TIMER_RETRY_MAX_S)
+                continue
+            return
 
     # -- fan-out ---------------------------------------------------------------------------
     def _fan_out(self, first_seq: int, events: Sequence[Event], *, phase_changed: bool) -> None:
