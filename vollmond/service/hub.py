@@ -14,6 +14,7 @@ from typing import Any
 
 import structlog
 
+from vollmond.bots.table import BOT_CHANNEL, PATIENCE, bot_name, seat_bots
 from vollmond.engine.core import Rejection
 from vollmond.engine.ruleset import (
     AnyRuleSet,
@@ -184,6 +185,9 @@ class Hub:
         self.notices = RecordingNotices()
         # Karma for finished games and the unlock above the threshold (P3-P5).
         self.karma = KarmaBooks(sessions, karma or KarmaSettings(), self.policy)
+        # When bots first act in a phase, as fractions of its length (vollmond/bots/table.py):
+        # a person's pace; tests that must not wait a phase's minutes make them quick.
+        self.bot_patience: tuple[float, float] = PATIENCE
 
     # -- start and stop --------------------------------------------------------------------
     async def boot(self) -> None:
@@ -534,8 +538,6 @@ class Hub:
         named "Bot N" on the channel "bot", without an account (so no karma). The full table
         starts, and each bot plays its seat from its own view at a person's pace. Returns how
         many bots sat down."""
-        from vollmond.bots.table import BOT_CHANNEL, bot_name, seat_bots  # noqa: PLC0415
-
         table = await self.table(game_id)
         if table.game.status is not GameStatus.LOBBY:
             raise LobbyError("already_started")
@@ -551,7 +553,8 @@ class Hub:
         if actor is None or not tokens:
             return len(tokens)
         houses = [await self.seat_for(game_id, token) for token in tokens]
-        seat_bots(self, actor, [s.house for s in houses if s is not None and s.house is not None])
+        taken = [s.house for s in houses if s is not None and s.house is not None]
+        seat_bots(self, actor, taken, patience=self.bot_patience)
         return len(tokens)
 
     async def leave_lobby(self, game_id: str, token: str) -> None:
