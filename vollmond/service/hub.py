@@ -211,6 +211,7 @@ class Hub:
             await actor.stop()
             return False
         self._adopt(actor)
+        await self._seat_bots(actor)
         log.info("game_resumed", game=game.id, phase=self._phase(actor))
         return True
 
@@ -550,12 +551,22 @@ class Hub:
             )
             tokens.append(joined.token)
         actor = self.actors.get(game_id)
-        if actor is None or not tokens:
-            return len(tokens)
-        houses = [await self.seat_for(game_id, token) for token in tokens]
-        taken = [s.house for s in houses if s is not None and s.house is not None]
-        seat_bots(self, actor, taken, patience=self.bot_patience)
+        if actor is not None and tokens:
+            await self._seat_bots(actor)
         return len(tokens)
+
+    async def _seat_bots(self, actor: GameActor) -> None:
+        """A bot on every bot seat of a running game: the lobby's seats on the channel "bot"
+        are the record, read again whenever the game starts running on this hub — at the
+        fill, and at every resume (a restart, a worker's or a node's takeover), where the
+        bots are gone with the process that ran them. Each decides from its seat's view of
+        the replayed state, so what it did before is done (a cast vote is no legal move
+        again) and a move lost with the crash is simply chosen anew: nothing is sent twice."""
+        if actor.is_over:
+            return
+        seats = await list_seats(self.sessions, actor.game_id)
+        houses = [s.house for s in seats if s.channel == BOT_CHANNEL and s.house is not None]
+        seat_bots(self, actor, houses, patience=self.bot_patience)
 
     async def leave_lobby(self, game_id: str, token: str) -> None:
         seat = await seat_by_token(self.sessions, game_id, token)
