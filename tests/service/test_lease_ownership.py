@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 
 from tests.store.support import POSTGRES_URL
+from vollmond.bots.table import BotSeat
 from vollmond.engine.core import Viewer
 from vollmond.engine.kit.commands import Say
+from vollmond.engine.standard import GameOptions
+from vollmond.engine.standard.types import DeckId, Phase, RoleId
 from vollmond.service.actor import Accepted, GameClosedError
 from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.localbus import Broker, LocalTransport
@@ -322,4 +325,64 @@ async def test_a_clean_stop_hands_the_games_on_without_waiting_for_the_ttl(
         assert [t for t in texts if t] == ["bis gleich", "wieder da"]
     finally:
         await b.close()
+        await broker.close()
+
+
+async def test_a_bot_table_taken_over_is_played_on_by_the_new_owner_s_bots_only(
+    shared_store: Sessions, tmp_path: Path
+) -> None:
+    """Node a runs a table of six bots and is paused past its lease's ttl right after the
+    deal; node b takes the game over, resumes it and seats its own bots, which play the night:
+    the night room's votes fix the victim long before the 120-s night is up. a's bots, woken
+    by their timers before b's (a: 0.6-1.2 s into the night, b: 2.4-3.6 s), try their seats on
+    a's actor, which the store refuses: they stop there instead of being sent on to b, so no
+    seat is played by two bots."""
+    store = shared_store
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    a.bot_patience, b.bot_patience = (0.005, 0.01), (0.02, 0.03)
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        deck = ((RoleId.EVIL, 2), (RoleId.SEER, 1), (RoleId.FILLER, 3))
+        options = GameOptions(players=6, deck=DeckId.CUSTOM, custom_roles=deck)
+        founded = await a.found(options, private=False, host_account_id=None)
+        game = founded.game.id
+        assert await a.fill_with_bots(game, by_account_id=None) == 6
+        stale = a.actors[game]
+        a_bots = [s for s in stale.subscribers if isinstance(s, BotSeat)]
+        assert len(a_bots) == 6
+
+        clock.advance(TTL_S)  # a, paused, renewed nothing
+        assert b.leases is not None
+        await b.leases.take_over()
+        moved = b.actors[game]
+        b_bots = [s for s in moved.subscribers if isinstance(s, BotSeat)]
+        assert sorted(bot.seat for bot in b_bots) == [1, 2, 3, 4, 5, 6]
+        before = [len(bot.commands) for bot in a_bots]  # none, unless a's bots were quicker
+
+        async with asyncio.timeout(30):
+            while moved.state is None or not (
+                moved.state.night and moved.state.night.victim_locked
+            ):
+                await asyncio.sleep(0.05)
+        assert moved.state.phase is Phase.NIGHT
+        assert any(bot.commands for bot in b_bots)
+        assert [len(bot.commands) for bot in a_bots] == before
+        assert not any(isinstance(s, BotSeat) for s in stale.subscribers)
+        assert game not in a.actors
+    finally:
+        for hub in hubs:
+            await hub.close()
         await broker.close()

@@ -100,6 +100,11 @@ class BotSeat:
         if rules.phase_seq(state) != self._phase_seq:
             self._new_phase(state)
 
+    def game_moved(self) -> None:
+        """The game runs on another node now (service/shards, `FollowsTheGameElsewhere`): the
+        bot its new owner seated plays this seat; this one stops rather than follow it."""
+        self.stop()
+
     # -- pacing ----------------------------------------------------------------------------
     def start(self) -> None:
         self.actor.subscribe(self)
