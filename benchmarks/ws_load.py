@@ -4,6 +4,8 @@
     .venv/bin/python -m benchmarks.ws_load --steps 500,1000,2000,5000 --duration 60
     .venv/bin/python -m benchmarks.ws_load --players 1000 --database-url postgresql://...
     .venv/bin/python -m benchmarks.ws_load --players 500 --open-loop [--rate 0.15] --json-out F
+    .venv/bin/python -m benchmarks.ws_load --open-loop --nodes 3 --nodes-baseline \
+        --database-url postgresql://postgres@127.0.0.1:5432/test [--nats-url nats://...]
 
 For each step it starts `vollmond serve` on a free port with a fresh data directory (SQLite
 by default; `--database-url` must name a scratch PostgreSQL database: games left running when
@@ -32,6 +34,20 @@ message of a client to the clients of its group, driven by the same client proce
 same number of clients, the same groups, the same command rate and messages padded to the mean
 size the real server sent; both servers run on uvloop. Ratios are real / bare, including the
 server CPU per command. `--json-out FILE` appends one JSON line per step (benchmarks/jsonline.py).
+
+`--nodes N` (issue 15) runs N `vollmond serve --nats-url ... --ownership leases` node processes
+instead of one server, on the scratch PostgreSQL database of `--database-url` in a schema made
+for the step and dropped after it, and on the NATS server of `--nats-url` under a namespace of
+the step's own, so that steps and runs never meet. Game k is founded on node k mod N (its lease,
+read from the database, names the owner), its seat i joins and opens its socket on node
+(k + i) mod N, so about (N-1)/N of the sockets (6 of 10 seats with 3 nodes) sit on a node that
+does not own their game, and their commands and events cross NATS. Each step then reports,
+beside the figures above (the server's CPU and memory summed over the nodes), the latency of
+the commands sent from sockets on the owner and from the others — the difference is the cost
+per command of crossing nodes — and the CPU per command of the machine's NATS and PostgreSQL
+processes (whoever else uses them). `--nodes-baseline` runs the same step on one such node
+(every socket on the owner) in the same run; the bare baseline is run as well unless
+`--no-baseline`.
 """
 
 from __future__ import annotations
