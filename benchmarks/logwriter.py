@@ -13,7 +13,10 @@ command) committed through `LogWriter` in one transaction, in three variants tak
 - new: the writer as it is, in its steady state (it committed each game's predecessor itself,
   so it reads nothing back);
 - new, cold: the writer as it is with nothing remembered (its first batch after a start): one
-  primary-key read per game and log.
+  primary-key read per game and log;
+- new, fenced: the steady state with every append carrying its game's lease (node, epoch), as
+  on a node with `--ownership leases`: one more query per batch reading (PostgreSQL: locking
+  for share) the batch's lease rows.
 
 SQLite uses a file in a temporary directory; PostgreSQL a fresh schema that is dropped at the
 end. Figures are medians over `--repeats` batches per variant and size.
@@ -31,6 +34,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +50,9 @@ from vollmond.service.logwriter import (
     _statements,
     predecessor_reads,
 )
-from vollmond.store import NewEvent, Sessions, create_game, open_store
+from vollmond.store import Fence, NewEvent, Sessions, create_game, open_store
 from vollmond.store.db import create_engine
+from vollmond.store.leases import acquire_lease
 from vollmond.store.models import GameStatus
 from vollmond.store.types import utcnow
 
@@ -55,6 +60,7 @@ POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 FILL_GAMES = 1000
 EVENTS_PER_COMMAND = 4  # the fill's ratio of event rows to command rows
 BATCH_EVENTS = 3
+LEASE_NODE = "bench"
 
 
 def old_checks(items: list[LogAppend]) -> list[tuple[Select[Any], int]]:
@@ -168,12 +174,13 @@ class Games:
         self.next_command = dict.fromkeys(ids, 1)
         self.next_event = dict.fromkeys(ids, 1)
 
-    def batch(self) -> list[LogAppend]:
+    def batch(self, fence: Fence | None = None) -> list[LogAppend]:
         items = []
         for game in self.ids:
             command, event = self.next_command[game], self.next_event[game]
             events = [NewEvent("bench", {"i": i}, {"kind": "all"}) for i in range(BATCH_EVENTS)]
-            items.append(LogAppend(game, command, {"n": command}, event, events, cid=None))
+            item = LogAppend(game, command, {"n": command}, event, events, cid=None, fence=fence)
+            items.append(item)
             self.next_command[game] = command + 1
             self.next_event[game] = event + BATCH_EVENTS
         return items
@@ -237,6 +244,10 @@ async def measure_backend(
                 game_id=game_id,
                 status=GameStatus.RUNNING,
             )
+        day = timedelta(days=1)
+        for game_id in [f"fill{index:05d}" for index in range(FILL_GAMES)] + batch_games.ids:
+            await acquire_lease(sessions, game_id, LEASE_NODE, now=utcnow(), ttl=day)
+        fence = Fence(LEASE_NODE, 1)
         new, old = LogWriter(sessions), OldCheckWriter(sessions)
         try:
             await timed_batch(new, batch_games.batch())  # each log's first entry; warms up
@@ -249,13 +260,19 @@ async def measure_backend(
                 seconds = time.perf_counter() - started
                 _log(f"{backend}: filled to {size:,} event rows in {seconds:.1f} s")
                 await timed_batch(old, batch_games.batch())  # warm the old writer's connection
-                times: dict[str, list[float]] = {"old": [], "new": [], "new_cold": []}
+                times: dict[str, list[float]] = {
+                    "old": [],
+                    "new": [],
+                    "new_fenced": [],
+                    "new_cold": [],
+                }
                 for _ in range(repeats):
                     items = batch_games.batch()
                     times["old"].append(await timed_batch(old, items))
                     # Steady state: the new writer is the only writer, so it knows these ends.
                     new.known.committed(items)
                     times["new"].append(await timed_batch(new, batch_games.batch()))
+                    times["new_fenced"].append(await timed_batch(new, batch_games.batch(fence)))
                     new.known = KnownEnds()  # forget: every predecessor is read back
                     times["new_cold"].append(await timed_batch(new, batch_games.batch()))
                 checks = await time_checks(sessions, batch_games, repeats)
@@ -268,6 +285,7 @@ async def measure_backend(
                     "old_ms": round(median["old"], 3),
                     "new_ms": round(median["new"], 3),
                     "new_cold_ms": round(median["new_cold"], 3),
+                    "new_fenced_ms": round(median["new_fenced"], 3),
                     "old_over_new": round(median["old"] / median["new"], 2),
                     "check_old_ms": round(median["check_old"], 3),
                     "check_cold_ms": round(median["check_cold"], 3),
@@ -303,16 +321,18 @@ def main() -> None:
     print(
         f"one batch of {args.games} appends (1 command + {BATCH_EVENTS} events each), median of "
         f"{args.repeats}; baseline = the old (game_id, seq) IN (...) check; cold = the new writer "
-        "with nothing remembered; check = the predecessor check alone"
+        "with nothing remembered; fenced = the new writer with every append under its lease; "
+        "check = the predecessor check alone"
     )
     print(
-        f"{'backend':<11}{'event rows':>12}{'old ms':>10}{'new ms':>10}{'cold ms':>10}"
-        f"{'old/new':>9}  {'check old':>10}{'check cold':>11}"
+        f"{'backend':<11}{'event rows':>12}{'old ms':>10}{'new ms':>10}{'fenced ms':>10}"
+        f"{'cold ms':>10}{'old/new':>9}  {'check old':>10}{'check cold':>11}"
     )
     for row in rows:
         print(
             f"{row['backend']:<11}{row['event_rows']:>12,}{row['old_ms']:>10.2f}"
-            f"{row['new_ms']:>10.2f}{row['new_cold_ms']:>10.2f}{row['old_over_new']:>8.1f}×"
+            f"{row['new_ms']:>10.2f}{row['new_fenced_ms']:>10.2f}{row['new_cold_ms']:>10.2f}"
+            f"{row['old_over_new']:>8.1f}×"
             f"  {row['check_old_ms']:>10.2f}{row['check_cold_ms']:>11.2f}"
         )
     if args.json_out is not None:
@@ -322,6 +342,7 @@ def main() -> None:
             figures={
                 f"{r['backend']}_{r['event_rows']}": {
                     "new_ms": r["new_ms"],
+                    "new_fenced_ms": r["new_fenced_ms"],
                     "new_cold_ms": r["new_cold_ms"],
                     "check_cold_ms": r["check_cold_ms"],
                 }

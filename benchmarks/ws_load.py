@@ -4,6 +4,8 @@
     .venv/bin/python -m benchmarks.ws_load --steps 500,1000,2000,5000 --duration 60
     .venv/bin/python -m benchmarks.ws_load --players 1000 --database-url postgresql://...
     .venv/bin/python -m benchmarks.ws_load --players 500 --open-loop [--rate 0.15] --json-out F
+    .venv/bin/python -m benchmarks.ws_load --open-loop --nodes 3 --nodes-baseline \
+        --database-url postgresql://postgres@127.0.0.1:5432/test [--nats-url nats://...]
 
 For each step it starts `vollmond serve` on a free port with a fresh data directory (SQLite
 by default; `--database-url` must name a scratch PostgreSQL database: games left running when
@@ -32,6 +34,20 @@ message of a client to the clients of its group, driven by the same client proce
 same number of clients, the same groups, the same command rate and messages padded to the mean
 size the real server sent; both servers run on uvloop. Ratios are real / bare, including the
 server CPU per command. `--json-out FILE` appends one JSON line per step (benchmarks/jsonline.py).
+
+`--nodes N` (issue 15) runs N `vollmond serve --nats-url ... --ownership leases` node processes
+instead of one server, on the scratch PostgreSQL database of `--database-url` in a schema made
+for the step and dropped after it, and on the NATS server of `--nats-url` under a namespace of
+the step's own, so that steps and runs never meet. Game k is founded on node k mod N (its lease,
+read from the database, names the owner), its seat i joins and opens its socket on node
+(k + i) mod N, so about (N-1)/N of the sockets (6 of 10 seats with 3 nodes) sit on a node that
+does not own their game, and their commands and events cross NATS. Each step then reports,
+beside the figures above (the server's CPU and memory summed over the nodes), the latency of
+the commands sent from sockets on the owner and from the others — the difference is the cost
+per command of crossing nodes — and the CPU per command of the machine's NATS and PostgreSQL
+processes (whoever else uses them). `--nodes-baseline` runs the same step on one such node
+(every socket on the owner) in the same run; the bare baseline is run as well unless
+`--no-baseline`.
 """
 
 from __future__ import annotations
@@ -51,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +83,7 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from benchmarks.jsonline import append_json_line
 
 HOST = "127.0.0.1"
+NATS_URL = "nats://127.0.0.1:4222"  # --nodes: the machine's NATS server
 PASSWORD = "benchmark-password-42"  # a throw-away account on a throw-away server
 SETUP_CONCURRENCY = 16
 CONNECT_CONCURRENCY = 100
@@ -155,6 +173,21 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def named_cpu_seconds(name: str) -> float:
+    """CPU seconds of the living processes called `name` (nats-server, postgres): the shared
+    engines the nodes lean on, counted whoever else uses them. A PostgreSQL backend that ends
+    inside the window takes its seconds with it; the nodes' pooled connections stay."""
+    total = 0.0
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError, ValueError):
+            if comm.read_text().strip() == name:
+                total += cpu_seconds(int(comm.parent.name))
+    return total
+
+
+ENGINES = ("nats-server", "postgres")
+
+
 def memory_mb(pid: int) -> tuple[float, float]:
     """Resident and peak resident memory of a process and its descendants, in MB."""
     values: dict[str, float] = {}
@@ -196,6 +229,9 @@ class Totals:
     """What one client process measured inside the window."""
 
     latencies_ms: list[float] = field(default_factory=list)
+    # With --nodes: the same latencies by where the socket sits, "owner" (on the node that
+    # owns the game) or "cross" (on another node: commands and events cross NATS).
+    side_latencies_ms: dict[str, list[float]] = field(default_factory=dict)
     sent: int = 0
     acked: int = 0
     rejected: int = 0
@@ -214,6 +250,7 @@ class Totals:
     def to_json(self) -> dict[str, Any]:
         return {
             "latencies_ms": self.latencies_ms,
+            "side_latencies_ms": self.side_latencies_ms,
             "sent": self.sent,
             "acked": self.acked,
             "rejected": self.rejected,
@@ -253,8 +290,12 @@ class Player:
         totals: Totals,
         rate: float = 0.0,
         late_ms: float = LATE_MS,
+        ws_url: str = "",
+        side: str | None = None,
     ) -> None:
         self.game = game
+        self.ws_url = ws_url
+        self.side = side
         self.rate = rate
         self.late_ms = late_ms
         self.token = token
@@ -275,9 +316,14 @@ class Player:
         if not window.inside(sent_at):
             return
         latency_ms = (answered_at - sent_at) * 1000
-        self.totals.latencies_ms.append(latency_ms)
+        self._record(latency_ms)
         if latency_ms > self.late_ms:
             self.totals.late += 1
+
+    def _record(self, latency_ms: float) -> None:
+        self.totals.latencies_ms.append(latency_ms)
+        if self.side is not None:
+            self.totals.side_latencies_ms.setdefault(self.side, []).append(latency_ms)
 
     def choose(self) -> dict[str, Any] | None:
         me = (self.view or {}).get("me") or {}
@@ -327,7 +373,7 @@ class Player:
                 answered_at = self.first_event_at.get(int(message["seq"]), now)
                 if window.inside(sent_at):
                     totals.acked += 1
-                    totals.latencies_ms.append((answered_at - sent_at) * 1000)
+                    self._record((answered_at - sent_at) * 1000)
                 self._answer()
             elif kind == "error":
                 code = str(message.get("code"))
@@ -496,13 +542,15 @@ async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Client
             totals,
             rate=job["rate"],
             late_ms=job["late_ms"],
+            ws_url=ws_url,
+            side=side,
         )
         for g in job["games"]
-        for token in g["tokens"]
+        for token, ws_url, side in zip(g["tokens"], g["ws_urls"], g["sides"], strict=True)
     ]
     clients.players = players
     opened = await asyncio.gather(
-        *(_open(job["ws_url"], limit) for _ in players), return_exceptions=True
+        *(_open(p.ws_url, limit) for p in players), return_exceptions=True
     )
     for player, ws in zip(players, opened, strict=True):
         if isinstance(ws, ClientConnection):
@@ -594,19 +642,22 @@ async def worker() -> None:
 
 
 async def _start_games(job: dict[str, Any], players: list[Player]) -> None:
-    """Start this process's games one by one, each followed at once by its players' hellos."""
+    """Start this process's games one by one, each followed at once by its players' hellos
+    (each game on the node that owns it, with --nodes)."""
     by_game: dict[str, list[Player]] = {}
     for p in players:
         by_game.setdefault(p.game, []).append(p)
+    start_at = {str(g["id"]): str(g["http_url"]) for g in job["games"]}
     limit = asyncio.Semaphore(START_CONCURRENCY)
     no_reuse = httpx.Limits(max_keepalive_connections=0)
-    async with httpx.AsyncClient(base_url=job["http_url"], timeout=60, limits=no_reuse) as http:
+    async with httpx.AsyncClient(timeout=60, limits=no_reuse) as http:
         http.cookies.update(job["host_cookies"])
         headers = {"X-CSRF-Token": job["host_cookies"]["vollmond_csrf"]}
 
         async def start(game: str, seated: list[Player]) -> None:
             async with limit:
-                response = await http.post(f"/api/games/{game}/start", headers=headers)
+                url = f"{start_at[game]}/api/games/{game}/start"
+                response = await http.post(url, headers=headers)
                 if response.status_code != 200:
                     # Counted, not fatal: its players stay silent and are not "playing".
                     sys.stderr.write(f"start {game}: {response.status_code} {response.text}\n")
@@ -654,6 +705,19 @@ class Step:
     received_by_type: dict[str, int] = field(default_factory=dict)
     healthz_p50_ms: float = float("nan")
     healthz_max_ms: float = float("nan")
+    # With --nodes: how many node processes, the share of sockets on their game's owner, and
+    # the latencies of the commands sent from owner sockets and from the others ("cross").
+    nodes: int = 0
+    owner_share: float = float("nan")
+    owner_answers: int = 0
+    cross_answers: int = 0
+    owner_p50_ms: float = float("nan")
+    owner_p99_ms: float = float("nan")
+    cross_p50_ms: float = float("nan")
+    cross_p99_ms: float = float("nan")
+    # CPU of the machine's NATS server and PostgreSQL processes per command (with --nodes).
+    nats_ms_per_command: float = float("nan")
+    postgres_ms_per_command: float = float("nan")
 
 
 class Workers:
@@ -722,6 +786,16 @@ async def _probe(url: str, until: float, lags_ms: list[float]) -> None:
             await asyncio.sleep(0.5)
 
 
+def _sides(step: Step, results: list[dict[str, Any]]) -> None:
+    """Owner sockets against sockets on other nodes: the gap is what crossing costs."""
+    for side in ("owner", "cross"):
+        values = [x for r in results for x in r["side_latencies_ms"].get(side, [])]
+        setattr(step, f"{side}_answers", len(values))
+        if values:
+            setattr(step, f"{side}_p50_ms", statistics.median(values))
+            setattr(step, f"{side}_p99_ms", percentile(values, 0.99))
+
+
 def _count(step: Step, results: list[dict[str, Any]]) -> None:
     """The fates of the commands sent in the window, summed over the client processes."""
     step.commands = sum(r["sent"] for r in results)
@@ -732,14 +806,56 @@ def _count(step: Step, results: list[dict[str, Any]]) -> None:
     step.skipped = sum(r["skipped"] for r in results)
 
 
+@dataclass(frozen=True)
+class Meter:
+    """CPU seconds at one moment: the server's processes, the clients, the whole machine, and
+    (with --nodes) the NATS and PostgreSQL processes."""
+
+    server: float
+    clients: float
+    machine: float
+    engines: dict[str, float]
+
+    @classmethod
+    def read(cls, server_pids: Sequence[int], workers: Workers, engines: bool) -> Meter:
+        return cls(
+            sum(tree_cpu_seconds(pid) for pid in server_pids),
+            workers.cpu(),
+            machine_busy_s(),
+            {name: named_cpu_seconds(name) for name in ENGINES} if engines else {},
+        )
+
+
+def _cpu(step: Step, before: Meter, after: Meter, server_pids: Sequence[int]) -> None:
+    """CPU shares over the window, server CPU per command, and the server's memory."""
+    server_s = after.server - before.server
+    clients_s = after.clients - before.clients
+    step.server_cpu = server_s / step.window_s
+    step.client_cpu = clients_s / step.window_s
+    others = (after.machine - before.machine) - server_s - clients_s
+    step.others_cpu = max(0.0, others) / step.window_s
+    commands = max(1, step.commands)
+    step.server_ms_per_command = 1000 * server_s / commands
+    if after.engines:
+        nats_s = after.engines["nats-server"] - before.engines["nats-server"]
+        step.nats_ms_per_command = 1000 * nats_s / commands
+        postgres_s = after.engines["postgres"] - before.engines["postgres"]
+        step.postgres_ms_per_command = 1000 * postgres_s / commands
+    memories = [memory_mb(pid) for pid in server_pids]
+    step.server_rss_mb = sum(rss for rss, _ in memories)
+    step.server_peak_mb = sum(peak for _, peak in memories)
+
+
 async def _drive(
     workers: Workers,
     step: Step,
-    server_pid: int,
+    server_pids: Sequence[int],
     duration_s: float,
     jobs: list[dict[str, Any]],
     probe_url: str | None = None,
 ) -> None:
+    """Run one step's window; the server is every process in `server_pids` (with --nodes,
+    each node's), its CPU and memory summed."""
     for i, job in enumerate(jobs):
         workers.send(i, job)
     ready = await workers.read_all(SETUP_TIMEOUT_S)
@@ -747,16 +863,12 @@ async def _drive(
     workers.send_all({"go": True})
     playing = await workers.read_all(SETUP_TIMEOUT_S)
     step.connected = sum(r["playing"] for r in playing)
-    _log(f"{step.mode}: {step.connected} clients playing (server pid {server_pid})")
+    _log(f"{step.mode}: {step.connected} clients playing (server pids {list(server_pids)})")
     t0 = time.time() + 0.5
     t1 = t0 + duration_s
     workers.send_all({"t0": t0, "t1": t1})
     await asyncio.sleep(max(0.0, t0 - time.time()))
-    server_cpu0, client_cpu0, machine0 = (
-        tree_cpu_seconds(server_pid),
-        workers.cpu(),
-        machine_busy_s(),
-    )
+    before = Meter.read(server_pids, workers, engines=bool(step.nodes))
     lags: list[float] = []
     probe = asyncio.create_task(_probe(probe_url, t1, lags)) if probe_url else None
     results = await workers.read_all(duration_s + 120)
@@ -767,26 +879,17 @@ async def _drive(
         step.healthz_p50_ms = statistics.median(lags) if lags else float("nan")
         step.healthz_max_ms = max(lags, default=float("nan"))
     finished = max(r["finished"] for r in results)
-    server_cpu1, client_cpu1, machine1 = (
-        tree_cpu_seconds(server_pid),
-        workers.cpu(),
-        machine_busy_s(),
-    )
+    after = Meter.read(server_pids, workers, engines=bool(step.nodes))
     step.load_average = load_average()
     step.window_s = max(0.001, min(finished, t1) - t0)
-    server_cpu_s = server_cpu1 - server_cpu0
-    step.server_cpu = server_cpu_s / step.window_s
-    step.client_cpu = (client_cpu1 - client_cpu0) / step.window_s
-    others = (machine1 - machine0) - server_cpu_s - (client_cpu1 - client_cpu0)
-    step.others_cpu = max(0.0, others) / step.window_s
-    step.server_rss_mb, step.server_peak_mb = memory_mb(server_pid)
     latencies = [x for r in results for x in r["latencies_ms"]]
     _count(step, results)
+    _cpu(step, before, after, server_pids)
+    _sides(step, results)
     step.dropped = sum(r["dropped"] for r in results)
     step.connected = min(step.connected, sum(r["connected"] for r in results))
     step.games_completed = len({g for r in results for g in r["games_over"]})
     step.commands_per_s = step.commands / step.window_s
-    step.server_ms_per_command = 1000 * server_cpu_s / max(1, step.commands)
     received = sum(r["received"] for r in results)
     step.received_per_s = received / step.window_s
     step.mean_message_bytes = sum(r["received_bytes"] for r in results) / max(1, received)
@@ -814,8 +917,15 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+    _stop_all([proc])
+
+
+def _stop_all(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    """SIGINT to all first (they stop side by side), then wait for each; SIGKILL if it hangs."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
         try:
             proc.wait(20)
         except subprocess.TimeoutExpired:
@@ -835,14 +945,19 @@ def durations(phase_s: float) -> dict[str, float]:
 
 
 async def _setup_games(
-    http_url: str, games: int, group: int, phase_s: float
+    http_urls: Sequence[str], games: int, group: int, phase_s: float
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Sign up one account per seat, found `games` public games and seat everyone."""
+    """Sign up one account per seat, found `games` public games and seat everyone.
+
+    With several nodes (`http_urls`, one per node) game k is founded on node k and its seat i
+    joined on node k + i (round robin); each game's "nodes" lists its seats' nodes, where
+    their sockets will be opened too."""
+    n = len(http_urls)
     # No keep-alive: under load an idle pooled connection can be closed by the server just as
     # it is reused, which loses a (non-idempotent) join.
     no_reuse = httpx.Limits(max_keepalive_connections=0)
     clients = [
-        httpx.AsyncClient(base_url=http_url, timeout=120, limits=no_reuse) for _ in range(group)
+        httpx.AsyncClient(base_url=http_urls[0], timeout=120, limits=no_reuse) for _ in range(group)
     ]
     try:
         headers: list[dict[str, str]] = []
@@ -860,25 +975,70 @@ async def _setup_games(
             "durations": durations(phase_s),
         }
 
-        async def found() -> dict[str, Any]:
+        async def found(k: int) -> dict[str, Any]:
+            nodes = [(k + i) % n for i in range(group)]
             async with limit:
-                response = await clients[0].post("/api/games", json=founding, headers=headers[0])
+                response = await clients[0].post(
+                    f"{http_urls[nodes[0]]}/api/games", json=founding, headers=headers[0]
+                )
                 if not response.is_success:  # say why: the server's options may have moved
                     raise RuntimeError(f"founding: {response.status_code} {response.text}")
                 game = str(response.json()["game"])
                 tokens = [str(response.json()["token"])]
                 for i in range(1, group):
-                    r = await clients[i].post(f"/api/games/{game}/join", headers=headers[i])
+                    url = f"{http_urls[nodes[i]]}/api/games/{game}/join"
+                    r = await clients[i].post(url, headers=headers[i])
                     r.raise_for_status()
                     tokens.append(str(r.json()["token"]))
-                return {"id": game, "tokens": tokens}
+                return {"id": game, "tokens": tokens, "nodes": nodes}
 
-        created = list(await asyncio.gather(*(found() for _ in range(games))))
+        created = list(await asyncio.gather(*(found(k) for k in range(games))))
         host_cookies = {name: str(value) for name, value in clients[0].cookies.items()}
         return created, host_cookies
     finally:
         for client in clients:
             await client.aclose()
+
+
+def _place(
+    created: list[dict[str, Any]],
+    http_urls: Sequence[str],
+    ws_urls: Sequence[str],
+    owners: Sequence[int | None] | None = None,
+) -> float:
+    """Give every seat its socket's URL (on the node it joined on) and, when the games' owners
+    are known (`owners`: each game's owner node, by index), its side: "owner" or "cross".
+    A game is started on its owner. Returns the share of seats on their game's owner."""
+    on_owner = seats = 0
+    for k, game in enumerate(created):
+        owner = None if owners is None else owners[k]
+        game["ws_urls"] = [ws_urls[node] for node in game["nodes"]]
+        game["sides"] = [
+            None if owner is None else "owner" if node == owner else "cross"
+            for node in game["nodes"]
+        ]
+        game["http_url"] = http_urls[game["nodes"][0] if owner is None else owner]
+        on_owner += game["sides"].count("owner")
+        seats += len(game["nodes"])
+    return on_owner / max(1, seats)
+
+
+def _real_jobs(
+    args: argparse.Namespace, created: list[dict[str, Any]], host_cookies: dict[str, str]
+) -> list[dict[str, Any]]:
+    """One job per client process: its share of the games, placed (`_place`) beforehand."""
+    return [
+        {
+            "mode": "real",
+            "seed": args.seed + i,
+            "host_cookies": host_cookies,
+            "games": part,
+            "think_s": args.think_s,
+            "rate": args.rate if args.open_loop else 0.0,
+            "late_ms": args.late_ms,
+        }
+        for i, part in enumerate(_split(created, args.client_procs))
+    ]
 
 
 async def _retire_games(database_url: str, game_ids: list[str]) -> None:
@@ -933,30 +1093,183 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         http_url = f"http://{HOST}:{port}"
         _wait_healthy(http_url + "/healthz", server)
         started = time.monotonic()
-        created, host_cookies = await _setup_games(http_url, games, args.group, args.phase_s)
-        jobs = [
-            {
-                "mode": "real",
-                "seed": args.seed + i,
-                "ws_url": f"ws://{HOST}:{port}/ws",
-                "http_url": http_url,
-                "host_cookies": host_cookies,
-                "games": part,
-                "think_s": args.think_s,
-                "rate": args.rate if args.open_loop else 0.0,
-                "late_ms": args.late_ms,
-            }
-            for i, part in enumerate(_split(created, args.client_procs))
-        ]
+        created, host_cookies = await _setup_games([http_url], games, args.group, args.phase_s)
+        _place(created, [http_url], [f"ws://{HOST}:{port}/ws"])
+        jobs = _real_jobs(args, created, host_cookies)
         step.setup_s = time.monotonic() - started
         _log(f"real: {games} games founded and seated in {step.setup_s:.0f} s")
-        await _drive(workers, step, server.pid, args.duration, jobs, http_url + "/healthz")
+        await _drive(workers, step, [server.pid], args.duration, jobs, http_url + "/healthz")
     finally:
         workers.stop()
         _stop(server)
         shutil.rmtree(data_dir, ignore_errors=True)
         if args.database_url and created:
             await _retire_games(args.database_url, [g["id"] for g in created])
+    return step
+
+
+# -- several nodes over NATS (--nodes) ------------------------------------------------------
+NODE_START_TIMEOUT_S = 120.0
+
+
+@dataclass
+class Cluster:
+    """`vollmond serve` nodes on one PostgreSQL schema and one NATS namespace, both fresh per
+    step (a step's games and subjects must not meet another step's or another run's)."""
+
+    count: int
+    home: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="vollmond-nodes-")))
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    ports: list[int] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ports = [free_port() for _ in range(self.count)]
+
+    @property
+    def names(self) -> list[str]:
+        return [f"n{i + 1}" for i in range(self.count)]
+
+    @property
+    def schema(self) -> str:
+        return f"ws_load_{self.tag}"
+
+    @property
+    def namespace(self) -> str:
+        return f"wsload{self.tag}"
+
+    @property
+    def http_urls(self) -> list[str]:
+        return [f"http://{HOST}:{port}" for port in self.ports]
+
+    @property
+    def ws_urls(self) -> list[str]:
+        return [f"ws://{HOST}:{port}/ws" for port in self.ports]
+
+    def data_dir(self, index: int) -> Path:
+        return self.home / self.names[index] / "data"
+
+
+async def _execute(database_url: str, statement: str) -> None:
+    """One DDL statement on the scratch database (the step's schema is made and dropped)."""
+    from sqlalchemy import text  # noqa: PLC0415 - the client processes need no SQLAlchemy
+
+    from vollmond.store import create_engine  # noqa: PLC0415
+
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+def _node_command(args: argparse.Namespace, cluster: Cluster, index: int) -> list[str]:
+    """The node's `vollmond serve`: leases decide who owns a game (the founding node)."""
+    return [
+        str(Path(sys.executable).parent / "vollmond"),
+        "serve",
+        "--host", HOST,
+        "--port", str(cluster.ports[index]),
+        "--data-dir", str(cluster.data_dir(index)),
+        "--sip-port", "0",  # no callers here (benchmarks.voice_relay measures their relay)
+        "--nats-url", args.nats_url,
+        "--nats-namespace", cluster.namespace,
+        "--node-id", cluster.names[index],
+        "--nodes", ",".join(cluster.names),
+        "--ownership", "leases",
+    ]  # fmt: skip
+
+
+def _start_node(
+    args: argparse.Namespace, cluster: Cluster, index: int, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        _node_command(args, cluster, index),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=None if args.server_log else subprocess.DEVNULL,
+    )
+    cluster.procs.append(proc)
+    return proc
+
+
+async def _start_cluster(args: argparse.Namespace, cluster: Cluster, players: int) -> None:
+    """Make the schema, start the first node (it migrates the schema and makes the keys), give
+    the others its keys (nodes share them: sessions, seat tokens), start them, wait for all."""
+    await _execute(args.database_url, f'CREATE SCHEMA "{cluster.schema}"')
+    config = cluster.home / "vollmond.toml"  # one client address for all: see run_real
+    config.write_text(f"[web]\nws_connections_per_address = {players + 64}\n")
+    env = dict(os.environ)
+    env |= {
+        "DATABASE_URL": args.database_url,
+        "VOLLMOND_DATABASE_SCHEMA": cluster.schema,
+        "VOLLMOND_CONFIG": str(config),
+    }
+    first = _start_node(args, cluster, 0, env)
+    _wait_healthy(cluster.http_urls[0] + "/healthz", first, NODE_START_TIMEOUT_S)
+    for index in range(1, cluster.count):
+        cluster.data_dir(index).mkdir(mode=0o700, parents=True)
+        for key in cluster.data_dir(0).glob("*.key"):
+            shutil.copy2(key, cluster.data_dir(index) / key.name)
+        _start_node(args, cluster, index, env)
+    for index in range(1, cluster.count):
+        url = cluster.http_urls[index] + "/healthz"
+        _wait_healthy(url, cluster.procs[index], NODE_START_TIMEOUT_S)
+
+
+async def _remove_cluster(args: argparse.Namespace, cluster: Cluster) -> None:
+    """Stop every node, then drop the step's schema and the data directories."""
+    _stop_all(cluster.procs)
+    with contextlib.suppress(Exception):  # the schema may never have been made
+        await _execute(args.database_url, f'DROP SCHEMA IF EXISTS "{cluster.schema}" CASCADE')
+    shutil.rmtree(cluster.home, ignore_errors=True)
+
+
+async def _owners(
+    database_url: str, cluster: Cluster, created: list[dict[str, Any]]
+) -> list[int | None]:
+    """Each game's owner node (by index) from its lease row, as the nodes themselves decide."""
+    from vollmond.store import open_store  # noqa: PLC0415
+    from vollmond.store.leases import get_lease  # noqa: PLC0415
+
+    owners: list[int | None] = []
+    async with open_store(database_url, schema=cluster.schema, migrate_to_head=False) as db:
+        for game in created:
+            lease = await get_lease(db, game["id"])
+            owner = None if lease is None else lease.owner
+            owners.append(cluster.names.index(owner) if owner in cluster.names else None)
+    if None in owners:
+        _log(f"nodes: {owners.count(None)} games without a lease (their sockets: no side)")
+    return owners
+
+
+async def run_nodes(args: argparse.Namespace, players: int, count: int) -> Step:
+    """The step on `count` nodes: games founded round robin over the nodes, seats joined and
+    sockets opened round robin too, so about (count-1)/count of them are not on the owner."""
+    step = Step(players, "real", nodes=count)
+    step.games = max(1, players // args.group)
+    cluster = Cluster(count)
+    workers = Workers(args.client_procs)
+    try:
+        await _start_cluster(args, cluster, players)
+        started = time.monotonic()
+        created, host_cookies = await _setup_games(
+            cluster.http_urls, step.games, args.group, args.phase_s
+        )
+        owners = await _owners(args.database_url, cluster, created)
+        step.owner_share = _place(created, cluster.http_urls, cluster.ws_urls, owners)
+        jobs = _real_jobs(args, created, host_cookies)
+        step.setup_s = time.monotonic() - started
+        _log(
+            f"{count} node{'s' if count > 1 else ''}: {step.games} games founded and seated "
+            f"in {step.setup_s:.0f} s, {step.owner_share:.0%} of the seats on their game's owner"
+        )
+        pids = [proc.pid for proc in cluster.procs]
+        await _drive(workers, step, pids, args.duration, jobs, cluster.http_urls[0] + "/healthz")
+    finally:
+        workers.stop()
+        await _remove_cluster(args, cluster)
     return step
 
 
@@ -1000,7 +1313,7 @@ async def run_bare(args: argparse.Namespace, players: int, real: Step) -> Step:
             }
             for i, part in enumerate(_split(range(groups), args.client_procs))
         ]
-        await _drive(workers, step, server.pid, real.window_s, jobs)
+        await _drive(workers, step, [server.pid], real.window_s, jobs)
     finally:
         workers.stop()
         if server.poll() is None:
@@ -1013,24 +1326,66 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.1f}×" if b else "–"
 
 
-def report(pairs: list[tuple[Step, Step | None]], args_late_ms: float = LATE_MS) -> None:
+@dataclass
+class Runs:
+    """One step: the run under test and the baselines measured beside it in the same run."""
+
+    real: Step
+    bare: Step | None = None
+    one_node: Step | None = None  # --nodes-baseline: the same step on one node
+
+
+def _row(s: Step) -> str:
+    games = f"{s.games_completed}/{s.games}" if s.mode == "real" else f"{s.games} grp"
+    # (an open-loop p99 includes rejected, late and unanswered commands)
+    return (
+        f"{s.players:>7} {s.mode:>4} {s.nodes or '–':>5} {s.connected:>5} {games:>9} "
+        f"{s.commands_per_s:>6.0f} {s.p50_ms:>7.1f} {s.p99_ms:>7.1f} {s.max_ms:>6.0f} "
+        f"{s.received_per_s:>6.0f} {s.mean_message_bytes:>5.0f} {s.server_cpu:>7.0%} "
+        f"{s.server_ms_per_command:>6.2f} {s.server_rss_mb:>6.0f} {s.client_cpu:>7.0%} "
+        f"{s.others_cpu:>6.0%} {s.load_average:>5.1f}"
+    )
+
+
+def _node_line(s: Step) -> str:
+    """Owner sockets against the others: the difference is what crossing nodes costs."""
+    line = (
+        f"{'':>7} {s.nodes} node{'s' if s.nodes > 1 else ''}: {s.owner_share:.0%} of the "
+        f"sockets on their game's owner; owner sockets {s.owner_answers} answers p50 "
+        f"{s.owner_p50_ms:.1f} p99 {s.owner_p99_ms:.1f} ms"
+    )
+    if s.cross_answers:
+        line += (
+            f", other nodes {s.cross_answers} answers p50 {s.cross_p50_ms:.1f} p99 "
+            f"{s.cross_p99_ms:.1f} ms: crossing {s.cross_p50_ms - s.owner_p50_ms:+.1f} ms p50, "
+            f"{s.cross_p99_ms - s.owner_p99_ms:+.1f} ms p99"
+        )
+    return (
+        f"{line}; CPU per command of the machine's NATS {s.nats_ms_per_command:.2f} ms, "
+        f"PostgreSQL {s.postgres_ms_per_command:.2f} ms"
+    )
+
+
+def report(runs: list[Runs], args_late_ms: float = LATE_MS) -> None:
     print(
-        f"{'players':>7} {'mode':>4} {'held':>5} {'games':>9} {'cmd/s':>6} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'max ms':>6} {'msg/s':>6} {'B/msg':>5} {'srv CPU':>7} "
+        f"{'players':>7} {'mode':>4} {'nodes':>5} {'held':>5} {'games':>9} {'cmd/s':>6} "
+        f"{'p50 ms':>7} {'p99 ms':>7} {'max ms':>6} {'msg/s':>6} {'B/msg':>5} {'srv CPU':>7} "
         f"{'ms/cmd':>6} {'srv MB':>6} {'cli CPU':>7} {'others':>6} {'load':>5}"
     )
-    for real, bare in pairs:
-        for s in (real, bare):
-            if s is None:
-                continue
-            games = f"{s.games_completed}/{s.games}" if s.mode == "real" else f"{s.games} grp"
-            # (an open-loop p99 includes rejected, late and unanswered commands)
+    for run in runs:
+        real, bare, one = run.real, run.bare, run.one_node
+        for s in (real, one, bare):
+            if s is not None:
+                print(_row(s))
+        for s in (real, one):
+            if s is not None and s.nodes:
+                print(_node_line(s))
+        if one is not None:
             print(
-                f"{s.players:>7} {s.mode:>4} {s.connected:>5} {games:>9} "
-                f"{s.commands_per_s:>6.0f} {s.p50_ms:>7.1f} {s.p99_ms:>7.1f} {s.max_ms:>6.0f} "
-                f"{s.received_per_s:>6.0f} {s.mean_message_bytes:>5.0f} {s.server_cpu:>7.0%} "
-                f"{s.server_ms_per_command:>6.2f} {s.server_rss_mb:>6.0f} {s.client_cpu:>7.0%} "
-                f"{s.others_cpu:>6.0%} {s.load_average:>5.1f}"
+                f"{'':>7} {real.nodes} nodes / 1 node: p50 {_ratio(real.p50_ms, one.p50_ms)}, "
+                f"p99 {_ratio(real.p99_ms, one.p99_ms)}, server CPU per command "
+                f"{real.server_ms_per_command:.2f} ms vs {one.server_ms_per_command:.2f} ms "
+                f"({real.server_ms_per_command - one.server_ms_per_command:+.2f} ms)"
             )
         if bare is not None:
             print(
@@ -1054,40 +1409,55 @@ def report(pairs: list[tuple[Step, Step | None]], args_late_ms: float = LATE_MS)
         )
 
 
-async def coordinate(args: argparse.Namespace) -> list[tuple[Step, Step | None]]:
+async def coordinate(args: argparse.Namespace) -> list[Runs]:
     steps = [int(x) for x in args.steps.split(",")] if args.steps else [args.players]
-    pairs: list[tuple[Step, Step | None]] = []
+    out: list[Runs] = []
     for players in steps:
-        real = await run_real(args, players)
-        bare = None if args.no_baseline else await run_bare(args, players, real)
-        pairs.append((real, bare))
+        if args.nodes:
+            run = Runs(await run_nodes(args, players, args.nodes))
+            if args.nodes_baseline:
+                run.one_node = await run_nodes(args, players, 1)
+        else:
+            run = Runs(await run_real(args, players))
+        if not args.no_baseline:
+            run.bare = await run_bare(args, players, run.real)
+        out.append(run)
         if not args.json:
-            report([(real, bare)], args.late_ms)
+            report([run], args.late_ms)
         if args.json_out is not None:
-            write_json_line(args, real, bare)
-    return pairs
+            write_json_line(args, run)
+    return out
 
 
-def write_json_line(args: argparse.Namespace, real: Step, bare: Step | None) -> None:
+def write_json_line(args: argparse.Namespace, run: Runs) -> None:
     keys = (
         "players", "connected", "games", "games_completed", "window_s", "commands", "acked",
         "rejected", "unanswered", "late", "skipped", "commands_per_s", "p50_ms", "p99_ms",
         "max_ms", "server_cpu", "server_ms_per_command", "server_rss_mb", "client_cpu",
+    )  # fmt: skip
+    node_keys = (
+        "nodes", "owner_share", "owner_answers", "cross_answers", "owner_p50_ms",
+        "owner_p99_ms", "cross_p50_ms", "cross_p99_ms", "nats_ms_per_command",
+        "postgres_ms_per_command",
     )  # fmt: skip
 
     def pick(step: Step | None) -> dict[str, Any]:
         if step is None:
             return {}
         values = vars(step)
-        return {k: values[k] if values[k] == values[k] else None for k in keys}  # NaN: null
+        wanted = keys + node_keys if step.nodes else keys
+        return {k: values[k] if values[k] == values[k] else None for k in wanted}  # NaN: null
 
+    figures = pick(run.real)
+    if run.one_node is not None:  # the single-node baseline, beside the nodes' own figures
+        figures["one_node"] = pick(run.one_node)
     append_json_line(
         args.json_out,
         "ws_load",
-        figures=pick(real),
-        baseline=pick(bare),
+        figures=figures,
+        baseline=pick(run.bare),
         parameters={
-            "players": real.players,
+            "players": run.real.players,
             "open_loop": args.open_loop,
             "rate": args.rate if args.open_loop else None,
             "think_s": None if args.open_loop else args.think_s,
@@ -1097,8 +1467,21 @@ def write_json_line(args: argparse.Namespace, real: Step, bare: Step | None) -> 
             "database": "postgresql" if args.database_url else "sqlite",
             "late_ms": args.late_ms,
             "workers": args.workers,
+            "nodes": args.nodes or None,
         },
     )
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Options that do not fit together stop the run before anything starts."""
+    if not 4 <= args.group <= 10:
+        parser.error("--group must be 4..10 (one signup per seat; signups are rate-limited)")
+    if args.nodes and not args.database_url:
+        parser.error("--nodes needs --database-url (the nodes share one PostgreSQL database)")
+    if args.nodes and args.workers != 1:
+        parser.error("--nodes runs one process per node: leave out --workers")
+    if args.nodes_baseline and args.nodes < 2:
+        parser.error("--nodes-baseline compares --nodes N (2 or more) with one node")
 
 
 def main() -> None:
@@ -1122,6 +1505,13 @@ def main() -> None:
         "--workers", type=int, default=1, help="`vollmond serve --workers` (the server's processes)"
     )
     parser.add_argument("--database-url", help="a scratch PostgreSQL database instead of SQLite")
+    parser.add_argument(
+        "--nodes", type=int, default=0, help="N node processes over NATS (needs --database-url)"
+    )
+    parser.add_argument(
+        "--nodes-baseline", action="store_true", help="with --nodes: the same step on one node"
+    )
+    parser.add_argument("--nats-url", default=NATS_URL, help="with --nodes: the NATS server")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--server-log", action="store_true", help="show the server's stderr")
     parser.add_argument("--seed", type=int, default=1)
@@ -1138,13 +1528,16 @@ def main() -> None:
     if args.bare_server:  # uvloop, as `vollmond serve` runs: the baseline is not handicapped
         uvloop.run(bare_server(args.bare_server, args.duration))
         return
-    if not 4 <= args.group <= 10:
-        parser.error("--group must be 4..10 (one signup per seat; signups are rate-limited)")
-    pairs = asyncio.run(coordinate(args))
+    _check(parser, args)
+    runs = asyncio.run(coordinate(args))
     if args.json:
         out = [
-            {"real": vars(real), "bare": vars(bare) if bare is not None else None}
-            for real, bare in pairs
+            {
+                "real": vars(run.real),
+                "bare": vars(run.bare) if run.bare is not None else None,
+                "one_node": vars(run.one_node) if run.one_node is not None else None,
+            }
+            for run in runs
         ]
         print(json.dumps(out, sort_keys=True))
 

@@ -5,10 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # espeak-ng: German prompts; sox: audio checks; sip-tester (sipp), baresip: real SIP peers in
-# the tests; chromium: the real browser for the browser tests; postgresql-client: psql checks;
+# the tests; chromium-headless-shell (and chromium, for its notifications): the real browser for
+# the browser tests; postgresql-client: psql checks;
 # kamailio: the SIP proxy in front of several nodes (deploy/kamailio, tests/deploy); nats-server:
 # the messaging between nodes (vollmond/service/shards/natsbus.py, started by services.sh).
-APT_PACKAGES=(python3-venv python3-dev espeak-ng sox sip-tester baresip chromium fonts-dejavu-core
+APT_PACKAGES=(python3-venv python3-dev espeak-ng sox sip-tester baresip chromium chromium-headless-shell fonts-dejavu-core
     kamailio nats-server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -12,11 +12,13 @@ unset PYTHONDONTWRITEBYTECODE
 
 echo "== ruff"; ruff check .
 echo "== ruff format"; ruff format --check .
-echo "== mypy --strict"; mypy
+if [ "$#" -gt 0 ]; then
+    echo "== mypy --strict"; mypy
+fi
 echo "== pytest"
 # Most tests wait on sockets, subprocesses and timers, so they run in parallel: first everything
-# but the Chromium table tests on six workers, then those on three (each Chromium page is
-# heavy). One after the other, not side by side: on two cores, Chromium beside the rest loaded
+# but the Chromium table tests on six workers, then those on four (each Chromium page is heavy;
+# the headless shell less so than the full browser). One after the other, not side by side: on two cores, Chromium beside the rest loaded
 # the machine to 25 runnable processes, every short service test took ten times as long and
 # timers ran late (measured: 14 min side by side). loadfile keeps a module's fixtures (a
 # browser, a server process) on one worker. Both runs always run; the suite fails if either
@@ -37,14 +39,24 @@ if [ "$#" -gt 0 ]; then
     exit $?
 fi
 core=${PYTEST_WORKERS:-6}
-chromium=${BROWSER_WORKERS:-3}
+chromium=${BROWSER_WORKERS:-4}
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
 tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
+export VOLLMOND_PROMPT_CACHE="$tmp/prompts"  # one for both runs (tests/prompt_cache.py)
 rc=0
+# mypy (half a minute of one core from a cold cache) checks beside the first run's start; its
+# verdict counts as much as the tests'.
+mypy > "$tmp/mypy.log" 2>&1 &
+mypy_pid=$!
 echo "-- everything but the browser table, on $core workers"
 run_pytest -n "$core" --dist loadfile --durations=25 --ignore=tests/browser --basetemp="$tmp/core" || rc=$?
 echo "-- the browser table in Chromium, on $chromium workers"
 run_pytest -n "$chromium" --dist loadfile --durations=15 tests/browser --basetemp="$tmp/browser" || rc=$?
+echo "== mypy --strict (run beside the tests)"
+mypy_rc=0
+wait "$mypy_pid" || mypy_rc=$?
+cat "$tmp/mypy.log"
+[ "$mypy_rc" -eq 0 ] || rc=$mypy_rc
 [ "$rc" -ne 0 ] || rm -rf "$tmp"  # kept after a failure: the servers' logs are in it
 exit "$rc"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import resource
@@ -12,9 +13,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import tests.prompt_cache  # noqa: F401 - sets VOLLMOND_PROMPT_CACHE for every service started
 from tests.cheap_hashing import use_cheap_hashing
+from tests.store.templates import drop_lent_schemas
 
 use_cheap_hashing()
+
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -44,7 +48,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/browser/test_rulesets.py": 61,
     "tests/service/test_workers.py": 76,
     "tests/service/test_nodes.py": 45,
-    "tests/service/test_failover.py": 40,
+    "tests/service/test_failover.py": 85,
     "tests/deploy/test_kamailio.py": 66,
     "tests/store/test_store_leases.py": 60,
     "tests/service/test_presence.py": 60,
@@ -137,3 +141,8 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each test process drops the PostgreSQL schemas it kept for reuse (tests/store/templates)."""
+    asyncio.run(drop_lent_schemas())

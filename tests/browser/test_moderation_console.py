@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +34,8 @@ from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
 from vollmond.service.web.app import create_app
 from vollmond.store import Role, find_account, set_role
+from vollmond.store.leases import acquire_lease
+from vollmond.store.types import utcnow
 
 from .conftest import _free_port
 from .players import Player
@@ -286,6 +289,59 @@ def test_admin_plays_a_recording_in_the_page_and_the_audit_log_shows_it(
         expect(log).to_contain_text(f"#{mod_id}")
         expect(log).to_contain_text("recording.list.refused")
         admin.page.screenshot(path=str(artifacts / "mod-audit.png"), full_page=True)
+        for player in (admin, mod):
+            player.assert_no_script_errors()
+    finally:
+        admin.close()
+        mod.close()
+
+
+def test_an_admin_sees_the_nodes_and_their_leases(
+    browser: Browser, service: InProcessService, artifacts: Path
+) -> None:
+    """The "Nodes" tab (admins only): this single process says it is alone, and the nodes
+    holding game leases in the store are listed with their live and expired leases — node b
+    renews one, node c stopped renewing one a minute ago — in German, then in English."""
+    game_id, other_id = _running_game(service), _running_game(service)
+
+    async def lease() -> None:
+        now = utcnow()
+        await acquire_lease(
+            service.hub.sessions, game_id, "node-b", now=now, ttl=timedelta(seconds=60)
+        )
+        await acquire_lease(
+            service.hub.sessions,
+            other_id,
+            "node-c",
+            now=now - timedelta(seconds=60),
+            ttl=timedelta(seconds=6),
+        )
+
+    service.run(lease())
+    admin = Player.open(browser, service.base, "Betreiberin")
+    mod = Player.open(browser, service.base, "Wächter")
+    try:
+        admin.signup()
+        mod.signup()
+        service.make_role("Betreiberin", Role.ADMIN)
+        service.make_role("Wächter", Role.MODERATOR)
+        mod.page.goto("/mod.html")
+        expect(mod.page.locator("#tab-queue")).to_be_visible()
+        expect(mod.page.locator("#tab-nodes")).to_have_count(0)
+
+        admin.page.goto("/mod.html")
+        admin.page.click("#tab-nodes")
+        expect(admin.page.locator("#node-here")).to_contain_text("Ein einzelner Prozess")
+        nodes = admin.page.locator("#node-list")
+        expect(nodes.locator("tr", has_text="node-b")).to_contain_text("1")
+        expect(nodes.locator("tr", has_text="node-c")).to_be_visible()
+        leases = admin.page.locator("#lease-list")
+        expect(leases.locator("tr", has_text="node-c")).to_contain_text("abgelaufen")
+        expect(leases.locator("tr", has_text="node-b")).to_contain_text("in ")
+        admin.page.screenshot(path=str(artifacts / "mod-nodes.png"), full_page=True)
+        admin.page.click("#mod-lang")
+        expect(admin.page.locator("#mod-main h1")).to_have_text("Nodes and game leases")
+        expect(admin.page.locator("#lease-list")).to_contain_text("ago")
         for player in (admin, mod):
             player.assert_no_script_errors()
     finally:

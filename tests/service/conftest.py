@@ -1,25 +1,23 @@
 """A running service per test, on SQLite (file in tmp_path) and on the real PostgreSQL.
 
-PostgreSQL tests get a fresh schema (dropped afterwards), as the store tests do; if the server
+PostgreSQL tests get a schema of their own (a migrated one, emptied after the test before the next
+test of the process takes it: tests/store/templates.py); if the server
 is unreachable the tests fail loudly rather than skip, so a PostgreSQL-only bug cannot hide.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from tests.store.support import BACKENDS, POSTGRES_URL
-from tests.store.templates import seed_postgres
+from tests.store.templates import give_back_postgres, lend_postgres
 from vollmond.service.config import Settings
 from vollmond.service.policy import Policy
-from vollmond.store import create_engine
 
 from .support import ApiClient, Service, ServiceFactory, running_service
 from .wsplay import FAST_POLICY
@@ -32,19 +30,14 @@ async def database(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, s
     if backend == "sqlite":
         yield backend, None
         return
-    schema = f"vollmond_svc_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(POSTGRES_URL)
     try:
-        await seed_postgres(schema)  # migrated to the head: a copy of one migrated schema
+        schema = await lend_postgres("vollmond_svc")  # migrated to the head, and empty
     except (OSError, TimeoutError, SQLAlchemyError) as exc:
-        await admin.dispose()
         pytest.fail(f"PostgreSQL is required but {POSTGRES_URL} failed: {exc!r}", pytrace=False)
     try:
         yield backend, schema
     finally:
-        async with admin.begin() as connection:
-            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await admin.dispose()
+        await give_back_postgres(schema)
 
 
 @pytest.fixture

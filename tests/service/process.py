@@ -214,7 +214,7 @@ class Player:
 
     async def connect(self, server: Endpoint) -> dict[str, Any]:
         """Open a socket, say hello with the last seq seen, and return the welcome frame."""
-        self.ws = await connect(server.ws_url, max_size=2**20)
+        self.ws = await connect(server.ws_url, max_size=2**20, max_queue=None)
         await self.send(
             {"type": "hello", "game": self.game, "token": self.token, "after": self.last_seq}
         )

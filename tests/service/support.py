@@ -29,6 +29,7 @@ from vollmond.service.config import DATABASE_FILE, Settings
 from vollmond.service.enforce import Enforcer
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
+from vollmond.service.web.app import HubMaker, create_app
 from vollmond.service.web.auth import CSRF_COOKIE
 
 PASSWORD = "correct horse battery staple"
@@ -81,13 +82,18 @@ ServiceFactory = Callable[[Policy], contextlib.AbstractAsyncContextManager["Serv
 
 @contextlib.asynccontextmanager
 async def running_service(
-    backend: str, settings: Settings, *, extra_routes: Sequence[BaseRoute] = ()
+    backend: str,
+    settings: Settings,
+    *,
+    extra_routes: Sequence[BaseRoute] = (),
+    make_hub: HubMaker | None = None,
 ) -> AsyncIterator[Service]:
     """Start uvicorn on a free port; wait for /healthz; stop it cleanly afterwards.
-    `extra_routes` go first (tests that need a handler which fails on purpose)."""
+    `extra_routes` go first (tests that need a handler which fails on purpose); `make_hub`:
+    the web service alone around that hub (a node's), without the telephone."""
     if backend == "sqlite" and settings.database_url is None:
         await seed_sqlite(settings.data_dir / DATABASE_FILE)
-    app = build_app(settings)
+    app = build_app(settings) if make_hub is None else create_app(settings, make_hub=make_hub)
     for route in extra_routes:
         app.router.routes.insert(0, route)
     # The socket is bound here and handed to uvicorn: a port picked free and bound later may
@@ -214,8 +220,10 @@ class WsClient:
 
 
 async def open_ws(service: Service) -> WsClient:
-    """A socket the caller closes (`WsClient.close`)."""
-    return WsClient(await connect(service.ws_url, max_size=2**20))
+    """A socket the caller closes (`WsClient.close`). Its reader never pauses (`max_queue`
+    unbounded): a socket left unread while the game went on stopped reading at sixteen frames,
+    never saw the server's close at shutdown, and the shutdown waited ten seconds for it."""
+    return WsClient(await connect(service.ws_url, max_size=2**20, max_queue=None))
 
 
 @contextlib.asynccontextmanager

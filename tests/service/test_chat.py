@@ -42,7 +42,7 @@ async def made() -> AsyncIterator[list[ApiClient | WsClient]]:
 
 async def _open_ws(service: Service) -> WsClient:
     """A socket the test closes (through its list of things to close)."""
-    return WsClient(await connect(service.ws_url, max_size=2**20))
+    return WsClient(await connect(service.ws_url, max_size=2**20, max_queue=None))
 
 
 async def _until(ws: WsClient, kind: str, code: str | None = None) -> dict[str, Any]:

@@ -43,7 +43,9 @@ def _options() -> dict[str, Any]:
     }
 
 
-def _node(tmp_path: Path, node: str, schema: str | None, namespace: str) -> ServerProcess:
+def _node(
+    tmp_path: Path, node: str, schema: str | None, namespace: str, ttl_s: float = LEASE_TTL_S
+) -> ServerProcess:
     server = ServerProcess(
         tmp_path / node / "data",
         database_url=POSTGRES_URL,
@@ -51,7 +53,7 @@ def _node(tmp_path: Path, node: str, schema: str | None, namespace: str) -> Serv
         extra_args=[
             *("--nats-url", NATS_URL, "--node-id", node, "--nodes", ",".join(NODES)),
             *("--nats-namespace", namespace, "--ownership", "leases"),
-            *("--lease-ttl", str(LEASE_TTL_S)),
+            *("--lease-ttl", str(ttl_s)),
         ],
         start_timeout_s=120.0,
     )
@@ -139,6 +141,78 @@ async def test_a_dead_nodes_game_goes_on_on_the_other_node(
             await player.expect("event", timeout=NIGHT_S + 60, code="morning_report")
         await assert_each_seat_saw_its_log(b, players, lambda _: "")
         assert "lease_acquired" in b.log_text() or "lease_taken_over" in b.log_text()
+    finally:
+        for player in players:
+            await player.close()
+        for browser in browsers:
+            await browser.close()
+        for server in servers:
+            server.kill(signal.SIGTERM)
+
+
+CLEAN_TTL_S = 10.0  # long, so a takeover that waited for the expiry would show
+
+
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
+async def test_a_node_stopped_cleanly_hands_its_game_on_at_once(
+    tmp_path: Path, database: tuple[str, str | None]
+) -> None:
+    """SIGTERM instead of SIGKILL: node a stops its actors, closes its log writer, then expires
+    its leases and tells node b, which takes the game over at once — well within the lease's
+    time-to-live (10 s here), where a killed node's game waits for the expiry. The player on b
+    sends a command at the signal; it is answered by b. Every seat then sees its log once."""
+    _, schema = database
+    namespace = f"test{uuid.uuid4().hex}"
+    a, b = servers = [_node(tmp_path, node, schema, namespace, CLEAN_TTL_S) for node in NODES]
+    browsers: list[Browser] = []
+    players: list[Player] = []
+    try:
+        await a.start()
+        b.data_dir.mkdir(mode=0o700)
+        for key in a.data_dir.glob("*.key"):
+            shutil.copy2(key, b.data_dir / key.name)
+        await b.start()
+        browsers = [Browser(servers[i % 2]) for i in range(4)]
+        for i, browser in enumerate(browsers):
+            await browser.signup(f"handon{i + 1}")
+        game, token = await browsers[0].found(**_options())
+        tokens = [token] + [await browser.join(game) for browser in browsers[1:]]
+        players = [Player(game, t) for t in tokens]
+        for i, player in enumerate(players):
+            await player.connect(servers[i % 2])
+        on_b = [p for i, p in enumerate(players) if i % 2 == 1]
+        on_a = [p for p in players if p not in on_b]
+        before = await _lease(schema, game)
+        assert before is not None and before.owner == "a"
+        members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
+        evil = [p for p in players if p.seat in members]
+        village = [p for p in players if p not in evil]
+
+        assert a.process is not None
+        stopped = time.monotonic()
+        a.process.send_signal(signal.SIGTERM)  # not waited for: the loop goes on meanwhile
+        while a.process.poll() is None:
+            await asyncio.sleep(0.02)
+        exited_s = time.monotonic() - stopped
+        acked = await _play_on(on_b[0], evil, village)  # a is gone: b answers it
+        answered_s = time.monotonic() - stopped
+        after = await _owned_by(schema, game, "b", CLEAN_TTL_S)
+        taken_s = time.monotonic() - stopped
+        a.kill(signal.SIGTERM)  # reaped
+        print(
+            f"\nclean stop (lease ttl {CLEAN_TTL_S} s): node a exited {exited_s:.2f} s after "
+            f"SIGTERM; a command sent then was answered by b after {answered_s:.2f} s; the "
+            f"lease on b seen after {taken_s:.2f} s"
+        )
+        assert acked["type"] == "ack" and acked["seq"] > 0
+        assert after.epoch == before.epoch + 1
+        assert answered_s < CLEAN_TTL_S / 2 and taken_s < CLEAN_TTL_S / 2
+        assert "leases_handed_on" in a.log_text()
+
+        for player in on_a:
+            await player.close()
+            await player.connect(b)
+        await assert_each_seat_saw_its_log(b, players, lambda _: "")
     finally:
         for player in players:
             await player.close()

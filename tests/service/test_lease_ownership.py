@@ -5,20 +5,33 @@ on the local bus hand a game over."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.store.support import POSTGRES_URL
+from vollmond.bots.table import BotSeat
 from vollmond.engine.core import Viewer
 from vollmond.engine.kit.commands import Say
-from vollmond.service.actor import Accepted
+from vollmond.engine.standard import GameOptions
+from vollmond.engine.standard.types import DeckId, Phase, RoleId
+from vollmond.service.actor import Accepted, GameClosedError
 from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.mirror import MirrorActor
 from vollmond.service.shards.sharded_hub import ShardedHub
-from vollmond.store import Sessions, create_game, open_store
+from vollmond.store import (
+    Fence,
+    Sessions,
+    create_game,
+    open_store,
+    read_commands,
+    read_events,
+)
 from vollmond.store.leases import get_lease
 
 from .test_shards import STANDARD, Seat, _evil_seat
@@ -169,7 +182,7 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
         first = await get_lease(store, game)
         assert first is not None and first.owner == "a"
 
-        await a.close()  # gone, its lease not given back
+        await a.close()  # gone (cleanly: its lease expired at once, test_a_clean_stop_...)
         clock.advance(TTL_S)
         outcome = await mirror.submit(Say(evil, "noch da"))
         assert isinstance(outcome, Accepted)
@@ -179,4 +192,197 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
         assert seat.got[-1][0] == outcome.first_seq and seat.got[-1][1] == "chat"
     finally:
         await b.close()
+        await broker.close()
+
+
+@pytest.fixture
+async def shared_store(database: tuple[str, str | None], tmp_path: Path) -> AsyncIterator[Sessions]:
+    """One store for two hubs: SQLite, and the real PostgreSQL (the nodes' database)."""
+    backend, schema = database
+    url = POSTGRES_URL if backend == "postgresql" else f"sqlite+aiosqlite:///{tmp_path / 'db'}"
+    async with open_store(url, schema=schema) as sessions:
+        yield sessions
+
+
+async def test_a_paused_owner_is_refused_by_the_store_and_the_new_owner_goes_on(
+    shared_store: Sessions, tmp_path: Path
+) -> None:
+    """Node a owns a game and is paused (not dead) past its lease's ttl; node b takes the lease
+    over and resumes the game from the log. Then a wakes up with its actor still running and a
+    command to apply: the store refuses a's append under its old epoch, a's actor stops, and the
+    command goes to b. Nothing b wrote is lost: b's next command continues the log, whose every
+    entry was written under b's lease after the takeover."""
+    store = shared_store
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
+        game = founded.game.id
+        for name in "BCD":
+            await b.join(game, account_id=None, name=name)
+        stale = a.actors[game]
+        evil = _evil_seat(stale)
+        assert stale.fence == Fence("a", 1)
+        assert isinstance(await a.submit(game, Say(evil, "vor der Pause")), Accepted)
+
+        clock.advance(TTL_S)  # a, paused, renewed nothing
+        assert b.leases is not None
+        await b.leases.take_over()
+        assert game in b.actors and b.actors[game].fence == Fence("b", 2)
+        entries = len(await read_commands(store, game))
+
+        # a wakes up: its actor still runs the game and applies a command.
+        outcome = await a.submit(game, Say(evil, "nach der Pause"))
+        assert isinstance(outcome, Accepted)  # answered by b, the owner now
+        await asyncio.sleep(0)  # a's hub stops the refused actor
+        assert game not in a.actors and not a.owns(game)
+        assert a.leases is not None and a.leases.counters.fenced == 1  # in a's /metrics
+        with pytest.raises(GameClosedError):
+            await stale.submit(Say(evil, "noch einmal"))
+
+        after = await b.submit(game, Say(evil, "weiter"))
+        assert isinstance(after, Accepted)
+        commands = await read_commands(store, game)
+        assert len(commands) == entries + 2
+        texts = [_said(c.command) for c in commands if _said(c.command)]
+        assert texts == ["vor der Pause", "nach der Pause", "weiter"]
+        events = await read_events(store, game)
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    finally:
+        for hub in hubs:
+            await hub.close()
+        await broker.close()
+
+
+def _said(entry: Any) -> str | None:
+    """The text of a logged Say command, None for any other entry."""
+    command = entry.get("command")
+    if isinstance(command, dict) and command.get("type") == "Say":
+        return str(command["text"])
+    return None
+
+
+async def test_a_clean_stop_hands_the_games_on_without_waiting_for_the_ttl(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """Node a owns a running game and stops cleanly (close: actors stopped, log writer closed):
+    it expires its lease and says so on the bus, and node b takes the game over and resumes it
+    at once — the clock has not moved, so no time-to-live passed. A crash would leave the
+    lease to expire after the ttl (test_a_mirror_s_command_...)."""
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
+        game = founded.game.id
+        for name in "BCD":
+            await b.join(game, account_id=None, name=name)
+        evil = _evil_seat(a.actors[game])
+        assert isinstance(await a.submit(game, Say(evil, "bis gleich")), Accepted)
+        first = await get_lease(store, game)
+        assert first is not None and first.owner == "a"
+
+        await a.close()
+        assert a.leases is not None and a.leases.counters.handed_on == 1
+        for _ in range(100):
+            if game in b.actors:
+                break
+            await asyncio.sleep(0.02)
+        assert game in b.actors and b.owns(game)
+        taken = await get_lease(store, game)
+        assert taken is not None and (taken.owner, taken.epoch) == ("b", first.epoch + 1)
+        assert taken.acquired_at == clock.now  # no time-to-live waited for
+        after = await b.submit(game, Say(evil, "wieder da"))
+        assert isinstance(after, Accepted)
+        texts = [_said(c.command) for c in await read_commands(store, game)]
+        assert [t for t in texts if t] == ["bis gleich", "wieder da"]
+    finally:
+        await b.close()
+        await broker.close()
+
+
+async def test_a_bot_table_taken_over_is_played_on_by_the_new_owner_s_bots_only(
+    shared_store: Sessions, tmp_path: Path
+) -> None:
+    """Node a runs a table of six bots and is paused past its lease's ttl right after the
+    deal; node b takes the game over, resumes it and seats its own bots, which play the night:
+    the night room's votes fix the victim long before the 120-s night is up. a's bots, woken
+    by their timers before b's (a: 0.6-1.2 s into the night, b: 2.4-3.6 s), try their seats on
+    a's actor, which the store refuses: they stop there instead of being sent on to b, so no
+    seat is played by two bots."""
+    store = shared_store
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in NODES
+    ]
+    a, b = hubs
+    a.bot_patience, b.bot_patience = (0.005, 0.01), (0.02, 0.03)
+    for hub in hubs:
+        await hub.serve_calls()
+    try:
+        deck = ((RoleId.EVIL, 2), (RoleId.SEER, 1), (RoleId.FILLER, 3))
+        options = GameOptions(players=6, deck=DeckId.CUSTOM, custom_roles=deck)
+        founded = await a.found(options, private=False, host_account_id=None)
+        game = founded.game.id
+        assert await a.fill_with_bots(game, by_account_id=None) == 6
+        stale = a.actors[game]
+        a_bots = [s for s in stale.subscribers if isinstance(s, BotSeat)]
+        assert len(a_bots) == 6
+
+        clock.advance(TTL_S)  # a, paused, renewed nothing
+        assert b.leases is not None
+        await b.leases.take_over()
+        moved = b.actors[game]
+        b_bots = [s for s in moved.subscribers if isinstance(s, BotSeat)]
+        assert sorted(bot.seat for bot in b_bots) == [1, 2, 3, 4, 5, 6]
+        before = [len(bot.commands) for bot in a_bots]  # none, unless a's bots were quicker
+
+        async with asyncio.timeout(30):
+            while moved.state is None or not (
+                moved.state.night and moved.state.night.victim_locked
+            ):
+                await asyncio.sleep(0.05)
+        assert moved.state.phase is Phase.NIGHT
+        assert any(bot.commands for bot in b_bots)
+        assert [len(bot.commands) for bot in a_bots] == before
+        assert not any(isinstance(s, BotSeat) for s in stale.subscribers)
+        assert game not in a.actors
+    finally:
+        for hub in hubs:
+            await hub.close()
         await broker.close()

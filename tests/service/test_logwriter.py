@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from tests.store.support import POSTGRES_URL
 from vollmond.service.logwriter import KnownEnds, LogAppend, LogWriter
 from vollmond.store import (
+    Fence,
+    LeaseLostError,
     NewEvent,
     SeqConflictError,
     Sessions,
@@ -22,6 +25,7 @@ from vollmond.store import (
     read_commands,
     read_events,
 )
+from vollmond.store.leases import acquire_lease, take_over_expired_leases
 from vollmond.store.models import GameStatus
 
 
@@ -38,13 +42,16 @@ async def _game(store: Sessions) -> str:
     return game.id
 
 
-def _append(game: str, command_seq: int, event_seq: int, events: int) -> LogAppend:
+def _append(
+    game: str, command_seq: int, event_seq: int, events: int, fence: Fence | None = None
+) -> LogAppend:
     return LogAppend(
         game,
         command_seq,
         {"n": command_seq},
         event_seq,
         [NewEvent(f"e{event_seq + i}", {"i": i}, {"kind": "all"}) for i in range(events)],
+        fence=fence,
     )
 
 
@@ -174,3 +181,48 @@ async def test_a_forgotten_game_is_read_back_and_still_checked(store: Sessions) 
         await writer.close()
     assert [c.seq for c in await read_commands(store, first)] == [1, 2, 3]
     assert [c.seq for c in await read_commands(store, second)] == [1]
+
+
+async def test_a_batch_refuses_the_appends_of_a_lease_taken_over_and_writes_the_rest(
+    store: Sessions,
+) -> None:
+    """Node a's writer batches the appends of its games, each under a's lease; the lease of one
+    was taken over by node b (a was paused past the ttl). That append is refused with
+    LeaseLostError and nothing of it is written; the others of the batch are; b continues the
+    game at that very seq. The lease rows are read once per batch (a flat cost)."""
+    t0 = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
+    ttl = timedelta(seconds=3)
+    games = [await _game(store) for _ in range(4)]
+    fences = {}
+    for game in games:
+        lease = await acquire_lease(store, game, "a", now=t0, ttl=ttl)
+        assert lease is not None
+        fences[game] = Fence("a", lease.epoch)
+    writer = LogWriter(store)
+    try:
+        await asyncio.gather(*(writer.append(_append(g, 1, 1, 2, fences[g])) for g in games))
+        assert (writer.appends, writer.batches, writer.fence_reads) == (4, 1, 1)
+        # a is paused past the ttl; b takes one of its games over (a new epoch).
+        [taken] = await take_over_expired_leases(store, "b", now=t0 + ttl, ttl=ttl, limit=1)
+        lost = taken.game_id
+        results = await asyncio.gather(
+            *(writer.append(_append(g, 2, 3, 2, fences[g])) for g in games),
+            return_exceptions=True,
+        )
+        assert writer.fence_reads == 2  # the batch read the four leases at once, and failed
+    finally:
+        await writer.close()
+    for game, result in zip(games, results, strict=True):
+        if game == lost:
+            assert isinstance(result, LeaseLostError)
+            assert [c.seq for c in await read_commands(store, game)] == [1]
+            assert [e.seq for e in await read_events(store, game)] == [1, 2]
+        else:
+            assert result is None
+            assert [c.seq for c in await read_commands(store, game)] == [1, 2]
+    other = LogWriter(store)  # node b's
+    try:
+        await other.append(_append(lost, 2, 3, 1, Fence("b", taken.epoch)))
+    finally:
+        await other.close()
+    assert [e.seq for e in await read_events(store, lost)] == [1, 2, 3]

@@ -53,7 +53,7 @@ async def clients() -> AsyncIterator[list[ApiClient | WsClient]]:
 
 async def _open_ws(service: Service) -> WsClient:
     """A socket the test closes (through its list of things to close)."""
-    return WsClient(await connect(service.ws_url, max_size=2**20))
+    return WsClient(await connect(service.ws_url, max_size=2**20, max_queue=None))
 
 
 async def _table(

@@ -5,7 +5,9 @@ while clients reconnect with their seat token and lose or repeat no event.
 Game A is killed with a night and a ringing call still running: after the restart every seat's
 view is identical, the ringing call and the night end on their original deadlines (not
 restarted from zero). Game B's night deadline passes while the server is down: its timer fires
-right after the start. Both run on SQLite and on the real PostgreSQL (a fresh schema).
+right after the start. Game C, a host and five bots, is killed before any bot moved: after the
+restart its bots play their seats again (their moves reach its log; the host makes none). All
+run on SQLite and on the real PostgreSQL (a fresh schema).
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from tests.store.support import POSTGRES_URL
+from vollmond.bots.table import BOT_CHANNEL
+from vollmond.store import open_store, read_commands
+from vollmond.store.seats import list_seats
 
 from .process import Browser, Player, ServerProcess, serving
 
 A_NIGHT_S = 45.0
 A_RING_S = 30.0
 B_NIGHT_S = 8.0
+C_NIGHT_S = 40.0  # its bots first act 6-24 s into the night: none before the kill
+C_DECK = {"deck": "custom", "custom_roles": [["evil", 2], ["seer", 1], ["filler", 3]]}
 LATE_S = 3.0  # a timer fires at most this late (scheduling on a busy test machine)
 
 
@@ -78,6 +85,8 @@ class Scene:
     b_victim: int
     night_room: set[int]
     in_call: set[int]
+    c: str = ""  # game C: its host's and five bots' seats
+    c_from: float = 0.0
     a_views: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -121,7 +130,23 @@ async def _play_into_the_night(server: ServerProcess, browsers: list[Browser]) -
     votes = scene.a_views[evil[0].seat - 1]["night_room"]["votes"]
     assert votes == {str(evil[0].seat): village[0].seat}
     await _views(b)
+
+    # Game C: the host and five bots (the host's "fill with bots"); nobody moves before the
+    # kill, the bots not until 15 % of the night.
+    scene.c, _ = await browsers[4].found(**{**_options(6, C_NIGHT_S, 20.0), **C_DECK})
+    scene.c_from = time.time()
+    response = await browsers[4].post(f"/api/games/{scene.c}/bots")
+    assert response.status_code == 200 and response.json()["bots"] == 5, response.text
     return scene
+
+
+async def _bot_moves(server: ServerProcess, game_id: str) -> list[Any]:
+    """The moves in the game's log made by its bot seats."""
+    async with open_store(server.store_url, schema=server.schema, migrate_to_head=False) as db:
+        bots = {s.house for s in await list_seats(db, game_id) if s.channel == BOT_CHANNEL}
+        logged = await read_commands(db, game_id)
+    moves = [c.command.get("command") for c in logged if isinstance(c.command, dict)]
+    return [m for m in moves if isinstance(m, dict) and m.get("actor") in bots]
 
 
 async def _check_resumed(server: ServerProcess, scene: Scene, ready: float) -> None:
@@ -154,6 +179,12 @@ async def _check_resumed(server: ServerProcess, scene: Scene, ready: float) -> N
     assert scene.a_from + A_NIGHT_S - 0.3 <= fired <= scene.a_to + A_NIGHT_S + LATE_S
     assert fired < ready + A_NIGHT_S - 5, "the night timer started again from zero"
 
+    # C: the bots were seated again and play their seats (only they can move there).
+    deadline = scene.c_from + C_NIGHT_S
+    while not await _bot_moves(server, scene.c):
+        assert time.time() < deadline, "game C's bots did not move after the restart"
+        await asyncio.sleep(0.5)
+
 
 async def _check_no_event_lost_or_doubled(server: ServerProcess, scene: Scene) -> None:
     for player in scene.a + scene.b:
@@ -180,7 +211,9 @@ async def _run_crash_and_resume(server: ServerProcess) -> None:
         scene = await _play_into_the_night(server, browsers)
         players = scene.a + scene.b
         assert time.time() < scene.b_from + B_NIGHT_S - 1, "set-up too slow: B's night is over"
+        assert time.time() < scene.c_from + 0.15 * C_NIGHT_S - 1, "set-up too slow: C's bots"
         server.kill()
+        assert await _bot_moves(server, scene.c) == [], "C's bots moved before the kill"
         for player in players:
             await player.close()
 

@@ -4,7 +4,8 @@ A crash after a command was logged but before its events were (the actor writes 
 log first) must leave a log that `resume` repairs: the missing events are appended once, at the
 right seqs, and a second restart finds nothing to repair. Timers resume on their absolute
 deadlines: one still ahead fires then, one that passed while the server was down fires at once.
-Run on SQLite and on the real PostgreSQL.
+A table of bots goes on being played by its bots after the restart, seated again on the same
+houses. Run on SQLite and on the real PostgreSQL.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from tests.store.support import POSTGRES_URL
+from vollmond.bots.table import BOT_CHANNEL, BotSeat
 from vollmond.engine.ruleset import get_ruleset
 from vollmond.engine.standard import GameOptions, Say, UseAbility
 from vollmond.engine.standard.options import Durations
 from vollmond.engine.standard.queries import night_room
-from vollmond.engine.standard.types import ActionKind, Phase
+from vollmond.engine.standard.smart_bot import SmartBot
+from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
 from vollmond.service import actor as actor_module
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.hub import Hub
@@ -32,6 +36,7 @@ from vollmond.store import (
     create_game,
     next_command_seq,
     open_store,
+    read_commands,
     read_events,
 )
 from vollmond.store.models import GameStatus
@@ -198,5 +203,84 @@ async def test_one_unreadable_log_does_not_keep_other_games_down(store: Sessions
     await restarted.boot()
     try:
         assert set(restarted.actors) == {whole}
+    finally:
+        await restarted.close()
+
+
+async def _rename_commands_table(store: Sessions, old: str, new: str) -> None:
+    """A real store failure on both backends: the command log's table is gone for a while."""
+    async with store() as session, session.begin():
+        await session.execute(text(f"ALTER TABLE {old} RENAME TO {new}"))
+
+
+async def test_a_phase_timer_that_fails_to_write_is_tried_again(store: Sessions) -> None:
+    """The night ends while the database cannot take the write: the timer's command fails,
+    and the actor tries it again (backing off) instead of leaving the game in that night
+    until a restart; once the database answers again, the morning comes."""
+    options = GameOptions(players=6, durations=Durations(night_s=0.5))
+    game_id = await _game(store, options)
+    actor = GameActor(game_id, STANDARD, options, SEED, store)
+    await actor.start()
+    loop = asyncio.get_running_loop()
+    try:
+        await _rename_commands_table(store, "game_commands", "game_commands_away")
+        failing_since = loop.time()
+        await asyncio.sleep(1.5)  # the night's timer has fired and failed by now
+        assert _phase(actor) is Phase.NIGHT
+        await _rename_commands_table(store, "game_commands_away", "game_commands")
+        back = loop.time()
+        while _phase(actor) is Phase.NIGHT:
+            assert loop.time() - back < 10.0, "the failed night timer was not tried again"
+            await asyncio.sleep(0.05)
+        assert _phase(actor) is Phase.MORNING
+        assert loop.time() - failing_since >= 1.5
+    finally:
+        await actor.stop()
+
+
+QUICK_BOTS = (0.002, 0.01)
+"""Bots that act within the first 1 % of a phase: 0.24-1.2 s into a 120-s night."""
+
+
+async def test_bots_play_on_after_a_restart(store: Sessions) -> None:
+    """A table of six bots, stopped before any bot moved (the first acts 18 s into the night
+    at their pace): the restarted hub seats a bot again on every bot seat, the rule set's
+    table bot as at the lobby, and they play — the night room's votes fix the victim (N7)
+    long before the night's 120 s are up, so no timer did it."""
+    hub = Hub(store)
+    deck = ((RoleId.EVIL, 2), (RoleId.SEER, 1), (RoleId.FILLER, 3))
+    options = GameOptions(players=6, deck=DeckId.CUSTOM, custom_roles=deck)
+    founded = await hub.found(options, private=False, host_account_id=None)
+    game_id = founded.game.id
+    assert await hub.fill_with_bots(game_id, by_account_id=None) == 6
+    await hub.close()
+    (dealt,) = await read_commands(store, game_id)  # the deal, and no bot's move yet
+    assert isinstance(dealt.command, dict) and dealt.command["command"] is None
+
+    restarted = Hub(store)
+    restarted.bot_patience = QUICK_BOTS
+    await restarted.boot()
+    try:
+        actor = restarted.actors[game_id]
+        async with asyncio.timeout(30):
+            while actor.state is None or not (
+                actor.state.night and actor.state.night.victim_locked
+            ):
+                await asyncio.sleep(0.05)
+        assert _phase(actor) is Phase.NIGHT and actor.state.round == 1
+        room = night_room(actor.state)
+        voters = set()
+        for logged in await read_commands(store, game_id, 1):  # every move after the deal
+            assert isinstance(logged.command, dict)
+            move = STANDARD.decode_command(logged.command["command"])
+            if isinstance(move, UseAbility) and move.kind is ActionKind.EVIL_VOTE:
+                voters.add(move.actor)
+        assert voters == set(room)
+        bots = [s for s in actor.subscribers if isinstance(s, BotSeat)]
+        seats = await restarted.seats(game_id)
+        assert sorted(b.seat for b in bots) == sorted(
+            s.house for s in seats if s.channel == BOT_CHANNEL and s.house is not None
+        )
+        assert all(isinstance(b.bot, SmartBot) for b in bots)
     finally:
         await restarted.close()

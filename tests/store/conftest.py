@@ -1,7 +1,8 @@
 """Fixtures running every store test against SQLite and the real PostgreSQL.
 
-PostgreSQL tests are isolated by a fresh schema per test (dropped afterwards) instead of a
-fresh database, so they need no CREATEDB right and cannot disturb other users of `test`.
+PostgreSQL tests are isolated by a schema per test (a new one, or one emptied after an earlier
+test of the same process) instead of a fresh database, so they need no CREATEDB right and
+cannot disturb other users of `test`.
 If PostgreSQL is unreachable the tests fail loudly: a silently skipped backend would let
 PostgreSQL-only bugs (locking, JSON, timestamps) slip through.
 """
@@ -20,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from vollmond.store import Sessions, create_engine, make_sessionmaker, migrate
 
 from .support import BACKENDS, POSTGRES_URL, Target
-from .templates import seed_postgres, seed_sqlite, sqlite_path
+from .templates import give_back_postgres, lend_postgres, seed_sqlite, sqlite_path
 
 
 @pytest.fixture(params=BACKENDS)
@@ -29,11 +30,17 @@ async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if backend == "sqlite":
         yield Target(backend, f"sqlite+aiosqlite:///{tmp_path / 'data' / 'vollmond.sqlite3'}", None)
         return
-    schema = f"vollmond_test_{uuid.uuid4().hex[:16]}"
+    # A test that asks for `sessions` wants a migrated schema: one lent and emptied afterwards
+    # (tests/store/templates.py); the others (migrations) get an empty one, dropped afterwards.
+    migrated = "sessions" in request.fixturenames
     admin = create_engine(POSTGRES_URL)
     try:
-        async with admin.begin() as connection:
-            await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        if migrated:
+            schema = await lend_postgres("vollmond_test")
+        else:
+            schema = f"vollmond_test_{uuid.uuid4().hex[:16]}"
+            async with admin.begin() as connection:
+                await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
     except (OSError, TimeoutError, SQLAlchemyError) as exc:
         await admin.dispose()
         pytest.fail(
@@ -45,8 +52,11 @@ async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     try:
         yield Target(backend, POSTGRES_URL, schema)
     finally:
-        async with admin.begin() as connection:
-            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        if migrated:
+            await give_back_postgres(schema)
+        else:
+            async with admin.begin() as connection:
+                await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         await admin.dispose()
 
 
@@ -66,7 +76,5 @@ async def sessions(target: Target, engine: AsyncEngine) -> Sessions:
     file, tests/store/templates.py)."""
     if target.backend == "sqlite":
         await seed_sqlite(sqlite_path(target.url))
-    elif target.schema is not None:
-        await seed_postgres(target.schema)
-    await migrate(engine)
+    await migrate(engine)  # PostgreSQL: the lent schema is migrated already (`target`)
     return make_sessionmaker(engine)

@@ -141,7 +141,7 @@ async def open_voice(
     ``operator``: the moderators' console listening in (with the staff account's ``cookie``),
     receive-only as the console's page offers it."""
     headers = {"Cookie": cookie} if cookie else None
-    ws = await connect(ws_url, max_size=2**20, additional_headers=headers)
+    ws = await connect(ws_url, max_size=2**20, max_queue=None, additional_headers=headers)
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     mic = ToneTrack(tone)
     client = VoiceClient(ws, pc, mic)

@@ -63,7 +63,9 @@ def tone_wav(path: Path, freq: float, seconds: float) -> Path:
 @pytest.fixture
 async def chromium(tmp_path: Path) -> AsyncIterator[Browser]:
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium", pytrace=False)
+        pytest.fail(
+            f"{CHROMIUM} is missing: apt-get install chromium-headless-shell", pytrace=False
+        )
     mic = tone_wav(tmp_path / "mic.wav", 1000.0, 20.0)
     args = [
         *CHROMIUM_ARGS,

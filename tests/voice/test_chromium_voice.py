@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
 from tests.phone.e2e.conftest import PhoneRig, SeatSession
 from tests.phone.e2e.support import level_at, phones, rms, tone, wait_until
@@ -99,6 +99,95 @@ async def test_a_browser_players_tone_is_heard_by_a_caller(
     assert after - before > 0.01  # the page received the caller's voice (it is not silence)
     assert not errors, errors
     await page.context.close()
+
+
+# The page's microphone waits until the test lets it go (`window.releaseMic()`).
+HELD_MICROPHONE = """
+const real = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+const held = new Promise((resolve) => { window.releaseMic = resolve; });
+navigator.mediaDevices.getUserMedia = async (wanted) => { await held; return real(wanted); };
+"""
+
+
+class HeldSocket:
+    """The page's game socket through Playwright's WebSocket routing: it counts the page's
+    voice offers and holds frames from the server (all of them, then only voice answers)
+    until the test lets them go, so that the order of the race is the test's, not the load's."""
+
+    def __init__(self) -> None:
+        self.offers = 0
+        self.offered = asyncio.Event()
+        self.hold_all = True
+        self.hold_answers = True
+        self.held: list[str | bytes] = []
+        self.page_side: WebSocketRoute | None = None
+
+    async def route(self, page_side: WebSocketRoute) -> None:
+        self.page_side = page_side
+        server = page_side.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if isinstance(message, str) and '"voice_offer"' in message:
+                self.offers += 1
+                self.offered.set()
+            server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            answer = isinstance(message, str) and '"voice_answer"' in message
+            if self.hold_all or (answer and self.hold_answers):
+                self.held.append(message)
+            else:
+                page_side.send(message)
+
+        page_side.on_message(from_page)
+        server.on_message(from_server)
+
+    def release(self, *, answers: bool) -> None:
+        """Let the held frames through in their order (with the voice answers, or keep those)."""
+        self.hold_all = False
+        self.hold_answers = not answers
+        kept: list[str | bytes] = []
+        for message in self.held:
+            if not answers and isinstance(message, str) and '"voice_answer"' in message:
+                kept.append(message)
+            elif self.page_side is not None:
+                self.page_side.send(message)
+        self.held = kept
+
+
+@pytest.mark.rule("X5")
+async def test_joining_before_the_welcome_offers_once_and_connects(
+    rig: PhoneRig, chromium: Browser
+) -> None:
+    """The race CI met: the player presses "Ton an" before the game's welcome has arrived, and
+    the welcome comes while the browser is still asking for the microphone. Both used to offer;
+    the answer to the first offer reached the second peer and the voice turned itself off."""
+    game, tokens = await seated_tokens(rig, 6)
+    context = await chromium.new_context(base_url=rig.service.base_url, locale="de-DE")
+    await context.grant_permissions(["microphone"])
+    seat_json = json.dumps({game: {"token": tokens[0]}})
+    await context.add_init_script(f"localStorage.setItem('vollmond.seats', {seat_json!r});")
+    await context.add_init_script(HELD_MICROPHONE)
+    socket = HeldSocket()
+    await context.route_web_socket(re.compile(r".*/ws$"), socket.route)
+    page = await context.new_page()
+    try:
+        await page.goto(f"/#/game/{game}")
+        await page.click("#voice-join")  # the button now waits for the microphone
+        socket.release(answers=False)  # the welcome arrives while the button waits
+        await page.wait_for_function("() => window.vollmondVoiceTimes?.welcome !== undefined")
+        await asyncio.sleep(1.0)  # an offer made on the welcome would have gone out by now
+        before = socket.offers
+        socket.offered.clear()
+        await page.evaluate("() => window.releaseMic()")
+        await asyncio.wait_for(socket.offered.wait(), 10.0)  # the button's own offer
+        socket.release(answers=True)
+        await expect(page.locator("#voice")).to_have_attribute(
+            "data-state", "connected", timeout=10_000
+        )
+        assert (before, socket.offers) == (0, 1), "one offer, made once the microphone was there"
+    finally:
+        await context.close()
 
 
 @pytest.mark.rule("X5", "N1")

@@ -1,6 +1,8 @@
 """Bots at a real table: seats of a running game played by the smart bot at a person's pace.
 
-A founder may fill the free seats of a lobby with bots (``Hub.fill_with_bots``). Each bot seat
+A founder may fill the free seats of a lobby with bots (``Hub.fill_with_bots``); the seats on
+the channel "bot" are their record, and a game resumed from its log (a restart, a takeover) is
+played on by a bot on each of them again (``Hub._seat_bots``). Each bot seat
 is a subscriber of the game's actor with its own player viewer — so presence counts it as
 present, and it is woken by exactly the events its seat may receive (a call, the witch's
 victim) — and decides with the rule set's own bot (`RuleSet.bots`: its "smart" bot, else its
@@ -18,7 +20,6 @@ shows.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Sequence
@@ -99,6 +100,11 @@ class BotSeat:
         if rules.phase_seq(state) != self._phase_seq:
             self._new_phase(state)
 
+    def game_moved(self) -> None:
+        """The game runs on another node now (service/shards, `FollowsTheGameElsewhere`): the
+        bot its new owner seated plays this seat; this one stops rather than follow it."""
+        self.stop()
+
     # -- pacing ----------------------------------------------------------------------------
     def start(self) -> None:
         self.actor.subscribe(self)
@@ -152,20 +158,26 @@ class BotSeat:
         # The phase may end while the command waits for the actor: its time counts from the
         # start of the phase it was chosen in, not of the next one.
         started = self._phase_started
-        with contextlib.suppress(GameClosedError):
-            outcome = await self.hub.submit(self.actor.game_id, command)
-            if isinstance(outcome, Rejection):
-                return
-            loop = asyncio.get_running_loop()
-            self.commands.append((loop.time() - started, phase_seq))
-            self.acted_in_phase += 1
-            now = self.actor.state
-            if (
-                now is not None
-                and rules.phase_seq(now) == phase_seq
-                and self.acted_in_phase < MAX_ACTIONS_PER_PHASE
-            ):
-                self._schedule(self._delay(soon=True))
+        try:
+            # To its own actor, never through the hub: once this actor stopped (the hub closed,
+            # or the game moved to another node) the bot stops too, and the bot seated where
+            # the game runs now plays the seat — one bot per seat, not one per node it visited.
+            outcome = await self.actor.submit(command)
+        except GameClosedError:
+            self.stop()
+            return
+        if isinstance(outcome, Rejection):
+            return
+        loop = asyncio.get_running_loop()
+        self.commands.append((loop.time() - started, phase_seq))
+        self.acted_in_phase += 1
+        now = self.actor.state
+        if (
+            now is not None
+            and rules.phase_seq(now) == phase_seq
+            and self.acted_in_phase < MAX_ACTIONS_PER_PHASE
+        ):
+            self._schedule(self._delay(soon=True))
 
 
 def seat_bots(

@@ -31,6 +31,8 @@ from vollmond.engine.core import (
 from vollmond.engine.ruleset import AnyRuleSet
 from vollmond.service.logwriter import LogAppend, LogWriter
 from vollmond.store import (
+    Fence,
+    LeaseLostError,
     NewEvent,
     Sessions,
     append_commands,
@@ -71,6 +73,18 @@ class ReadsSpectatorRoom(Protocol):
         """Called with each line of the spectators' room this viewer may read."""
 
 
+@runtime_checkable
+class FollowsTheGameElsewhere(Protocol):
+    """A subscriber that can follow the game on another node (the browser socket): told when
+    this node stops running the game because another node took it over, it reconnects, and
+    its reconnect finds a mirror of the game (service/shards)."""
+
+    viewer: Viewer
+
+    def game_moved(self) -> None:
+        """The actor it follows stopped for good here; must not block."""
+
+
 @dataclass(frozen=True, slots=True)
 class SpectatorLine:
     """A line of the spectators' room (issue 12): who wrote it (an account's name) and what.
@@ -84,6 +98,10 @@ class SpectatorLine:
 
 
 SPECTATOR_LINES = 200
+TIMER_RETRY_FIRST_S = 0.5
+"""A timer whose command the store refused is tried again after this, then twice as long..."""
+TIMER_RETRY_MAX_S = 10.0
+"""...up to this, for as long as the game runs in this process."""
 CHAT_CODE = "chat"
 """The code of every rule set's chat event (engine/kit/chat.py): revealed after the end."""
 
@@ -125,6 +143,11 @@ class ReplayDivergedError(RuntimeError):
 
 class GameClosedError(RuntimeError):
     """The game's actor has stopped (the game ended, or the server is shutting down)."""
+
+
+class GameMovedError(GameClosedError):
+    """The game's actor stopped because another node runs the game now: the store refused its
+    append under a lease that was taken over (LeaseLostError). Ask the game's owner."""
 
 
 class ClientIdReusedError(ValueError):
@@ -182,6 +205,10 @@ class GameActor:
         self.on_seat_followers: Callable[[int, int], None] | None = None
         self.on_committed: OnCommitted | None = None
         self.on_spectator_line: Callable[[SpectatorLine], None] | None = None
+        # With leases (nodes): every append carries the lease this node runs the game under;
+        # once the store refuses one, the actor stops and `on_moved` tells its hub.
+        self.fence: Fence | None = None
+        self.on_moved: Callable[[], None] | None = None
         self._queue: asyncio.Queue[
             tuple[Command, str | None, asyncio.Future[Rejection | Accepted]]
         ] = asyncio.Queue()
@@ -208,8 +235,9 @@ class GameActor:
         result = self.ruleset.new_game(self.options, self.ruleset.rng_for(self.seed, 0))
         now = self.clock()
         entry = _entry(self.ruleset, None, result.timers, now)
-        await append_commands(self.sessions, self.game_id, 1, [entry])
-        await append_events(self.sessions, self.game_id, 1, [_event_row(e) for e in result.events])
+        await append_commands(self.sessions, self.game_id, 1, [entry], fence=self.fence)
+        events = [_event_row(e) for e in result.events]
+        await append_events(self.sessions, self.game_id, 1, events, fence=self.fence)
         self.state = result.state
         self.next_event_seq = 1 + len(result.events)
         self._schedule([(now + t.delay_s, t.command) for t in result.timers])
@@ -226,7 +254,11 @@ class GameActor:
         if stored < len(events):
             missing = events[stored:]
             await append_events(
-                self.sessions, self.game_id, stored + 1, [_event_row(e) for e in missing]
+                self.sessions,
+                self.game_id,
+                stored + 1,
+                [_event_row(e) for e in missing],
+                fence=self.fence,
             )
             log.warning("event_log_repaired", game=self.game_id, events=len(missing))
         assert self.state is not None
@@ -285,6 +317,8 @@ class GameActor:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        for firing in list(self._firing):  # a timer waiting to try its command again
+            firing.cancel()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -337,6 +371,14 @@ class GameActor:
                 if not future.done():
                     future.set_exception(exc)
                 continue
+            except LeaseLostError:
+                # Another node took the game over; nothing of this command was written (or, if
+                # its command entry was, the new owner replayed it). Stop: it runs there now.
+                log.warning("game_moved_away", game=self.game_id, fence=str(self.fence))
+                if not future.done():
+                    future.set_exception(GameMovedError(self.game_id))
+                self._moved_away()
+                return
             except Exception as exc:  # a store failure must not kill the game's task silently
                 log.exception("command_failed", game=self.game_id)
                 if not future.done():
@@ -344,6 +386,20 @@ class GameActor:
                 continue
             if not future.done():
                 future.set_result(outcome)
+
+    def _moved_away(self) -> None:
+        """Stop taking commands and firing timers (the new owner has them from the log), tell
+        the waiting senders to ask the owner, and tell the hub (which stops this actor)."""
+        self._closed = True
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        while not self._queue.empty():
+            _, _, future = self._queue.get_nowait()
+            if not future.done():
+                future.set_exception(GameMovedError(self.game_id))
+        if self.on_moved is not None:
+            self.on_moved()
 
     async def _apply(self, command: Command, key: str | None = None) -> Rejection | Accepted:
         state = self.state
@@ -365,12 +421,19 @@ class GameActor:
                     first,
                     [_event_row(e) for e in outcome.events],
                     cid=key,
+                    fence=self.fence,
                 )
             )
         else:
-            await append_commands(self.sessions, self.game_id, index + 1, [entry], cids=[key])
+            await append_commands(
+                self.sessions, self.game_id, index + 1, [entry], cids=[key], fence=self.fence
+            )
             await append_events(
-                self.sessions, self.game_id, first, [_event_row(e) for e in outcome.events]
+                self.sessions,
+                self.game_id,
+                first,
+                [_event_row(e) for e in outcome.events],
+                fence=self.fence,
             )
         self.commands_applied = index
         self.next_event_seq = first + len(outcome.events)
@@ -415,8 +478,22 @@ class GameActor:
         task.add_done_callback(self._firing.discard)
 
     async def _fire_async(self, command: Any) -> None:
-        with contextlib.suppress(GameClosedError):
-            await self.submit(command)
+        """A timer's command that the store could not take (the database away for a moment)
+        is tried again, backing off, for as long as the game runs here: otherwise the phase
+        would wait for a restart. A rejection (a player's command ended the phase meanwhile)
+        or the game leaving this process ends the tries."""
+        pause = TIMER_RETRY_FIRST_S
+        while not self._closed:
+            try:
+                await self.submit(command)
+            except GameClosedError:  # also GameMovedError: it runs elsewhere now
+                return
+            except Exception as exc:  # the store's failure, logged by the command loop
+                log.warning("timer_retry", game=self.game_id, error=repr(exc), in_s=pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, TIMER_RETRY_MAX_S)
+                continue
+            return
 
     # -- fan-out ---------------------------------------------------------------------------
     def _fan_out(self, first_seq: int, events: Sequence[Event], *, phase_changed: bool) -> None:

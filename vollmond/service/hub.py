@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from vollmond.bots.table import BOT_CHANNEL, PATIENCE, bot_name, seat_bots
 from vollmond.engine.core import Rejection
 from vollmond.engine.ruleset import (
     AnyRuleSet,
@@ -37,12 +38,14 @@ from vollmond.service.policy import (
 )
 from vollmond.service.presence import Presence
 from vollmond.service.seat_codes import SeatCodes
+from vollmond.service.shards.stats import NodeStats
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Game,
     GameNotFoundError,
     InsufficientCreditError,
     KarmaEntry,
+    LeaseLostError,
     Sessions,
     active_grants,
     create_game,
@@ -186,6 +189,9 @@ class Hub:
         self.notices = RecordingNotices()
         # Karma for finished games and the unlock above the threshold (P3-P5).
         self.karma = KarmaBooks(sessions, karma or KarmaSettings(), self.policy)
+        # When bots first act in a phase, as fractions of its length (vollmond/bots/table.py):
+        # a person's pace; tests that must not wait a phase's minutes make them quick.
+        self.bot_patience: tuple[float, float] = PATIENCE
 
     # -- start and stop --------------------------------------------------------------------
     async def boot(self) -> None:
@@ -204,7 +210,12 @@ class Hub:
             log.exception("game_resume_failed", game=game.id)
             await actor.stop()
             return False
+        except LeaseLostError:  # nodes: another node took the game over meanwhile
+            log.warning("game_resume_moved_away", game=game.id)
+            await actor.stop()
+            return False
         self._adopt(actor)
+        await self._seat_bots(actor)
         log.info("game_resumed", game=game.id, phase=self._phase(actor))
         return True
 
@@ -292,6 +303,11 @@ class Hub:
             for actor in self.actors.values()
             if actor.state is not None and not actor.ruleset.is_over(actor.state)
         )
+
+    def node_stats(self) -> NodeStats | None:
+        """This process as one node among several (`/metrics`, the console); None for the one
+        process that runs every game."""
+        return None
 
     async def running_actor(self, game_id: str) -> GameActor | None:
         """The live actor of a game that runs (or lingers after its end) for a channel that
@@ -532,8 +548,6 @@ class Hub:
         named "Bot N" on the channel "bot", without an account (so no karma). The full table
         starts, and each bot plays its seat from its own view at a person's pace. Returns how
         many bots sat down."""
-        from vollmond.bots.table import BOT_CHANNEL, bot_name, seat_bots  # noqa: PLC0415
-
         table = await self.table(game_id)
         if table.game.status is not GameStatus.LOBBY:
             raise LobbyError("already_started")
@@ -546,11 +560,22 @@ class Hub:
             )
             tokens.append(joined.token)
         actor = self.actors.get(game_id)
-        if actor is None or not tokens:
-            return len(tokens)
-        houses = [await self.seat_for(game_id, token) for token in tokens]
-        seat_bots(self, actor, [s.house for s in houses if s is not None and s.house is not None])
+        if actor is not None and tokens:
+            await self._seat_bots(actor)
         return len(tokens)
+
+    async def _seat_bots(self, actor: GameActor) -> None:
+        """A bot on every bot seat of a running game: the lobby's seats on the channel "bot"
+        are the record, read again whenever the game starts running on this hub — at the
+        fill, and at every resume (a restart, a worker's or a node's takeover), where the
+        bots are gone with the process that ran them. Each decides from its seat's view of
+        the replayed state, so what it did before is done (a cast vote is no legal move
+        again) and a move lost with the crash is simply chosen anew: nothing is sent twice."""
+        if actor.is_over:
+            return
+        seats = await list_seats(self.sessions, actor.game_id)
+        houses = [s.house for s in seats if s.channel == BOT_CHANNEL and s.house is not None]
+        seat_bots(self, actor, houses, patience=self.bot_patience)
 
     async def leave_lobby(self, game_id: str, token: str) -> None:
         seat = await seat_by_token(self.sessions, game_id, token)

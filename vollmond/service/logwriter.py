@@ -20,6 +20,12 @@ lookup per game, many games in one query. An earlier version checked the whole b
 10k rows, 313 ms at 1M (benchmarks/logwriter.py keeps it as the baseline). What the writer
 remembers is only what it committed itself, never what an actor believes; a second writer at
 the same position is still refused by the primary key.
+
+An append of a game run under a lease carries the lease's `Fence` (node and epoch). The batch
+reads the lease rows of its fenced games once, in its own transaction (`FENCE_READ`: locked
+for share on PostgreSQL, so a takeover waits for the commit): one more query per batch, one
+index lookup per game, whatever the batch's size or the logs' length. A batch with a stale fence
+is rolled back and retried item by item, where the stale node's appends get LeaseLostError.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store import NewEvent, Sessions, append_commands, append_events
 from vollmond.store.db import SQLITE_BUSY_TIMEOUT_MS, _configure_sqlite
+from vollmond.store.leases import FENCE_READ, Fence, stale_fences
 from vollmond.store.models import GameCommandRow, GameEventRow
 from vollmond.store.types import utcnow
 
@@ -99,6 +106,7 @@ class LogAppend:
     event_seq: int
     events: list[NewEvent]
     cid: str | None = None  # the command's seat-scoped client id (actor.client_key)
+    fence: Fence | None = None  # the game's lease this is written under (None: no leases)
 
 
 class LogWriter:
@@ -112,6 +120,7 @@ class LogWriter:
         self.batches = 0
         self.appends = 0
         self.predecessor_reads = 0  # how many appends needed their predecessor read back
+        self.fence_reads = 0  # queries for the lease rows: at most one per batch
         # SQLite: each batch is one call in a thread of its own, on a plain sqlite3 connection.
         # Through aiosqlite a batch took 16 thread round trips, and under load each of them
         # waited for a turn of the busy event loop: commands waited seconds for their batch.
@@ -180,8 +189,15 @@ class LogWriter:
                         item.command_seq,
                         [item.command],
                         cids=[item.cid],
+                        fence=item.fence,
                     )
-                    await append_events(self.sessions, item.game_id, item.event_seq, item.events)
+                    await append_events(
+                        self.sessions,
+                        item.game_id,
+                        item.event_seq,
+                        item.events,
+                        fence=item.fence,
+                    )
                 except Exception as exc:
                     self.known.forget(item.game_id)
                     if not future.done():
@@ -201,6 +217,7 @@ class LogWriter:
     async def _write(self, items: list[LogAppend]) -> None:
         statements = _statements(items, self.known)
         self.predecessor_reads += len(statements.checks)
+        self.fence_reads += 1 if statements.fences else 0
         if self._sync_engine is not None:
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(self._executor, self._write_sync, statements)
@@ -212,6 +229,11 @@ class LogWriter:
             for read, params, expected in predecessor_reads(statements.checks):
                 if len((await connection.execute(read, params)).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
+            if statements.fences:
+                games = sorted({game_id for game_id, _ in statements.fences})
+                leases = (await connection.execute(FENCE_READ, {"games": games})).all()
+                if stale_fences(leases, statements.fences):
+                    raise LookupError("a lease was lost")  # rolled back; retried alone
 
     def _write_sync(self, statements: Statements) -> None:
         assert self._sync_engine is not None
@@ -221,6 +243,11 @@ class LogWriter:
             for read, params, expected in predecessor_reads(statements.checks):
                 if len(connection.execute(read, params).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
+            if statements.fences:
+                games = sorted({game_id for game_id, _ in statements.fences})
+                leases = connection.execute(FENCE_READ, {"games": games}).all()
+                if stale_fences(leases, statements.fences):
+                    raise LookupError("a lease was lost")  # rolled back; retried alone
 
 
 class KnownEnds:
@@ -259,6 +286,7 @@ class Statements:
 
     inserts: list[tuple[Insert, list[dict[str, Any]]]]
     checks: list[tuple[str, str, int]]
+    fences: list[tuple[str, Fence]]  # the (game, fence) pairs the batch's appends carry
 
 
 def _statements(items: list[LogAppend], known: KnownEnds) -> Statements:
@@ -306,4 +334,8 @@ def _statements(items: list[LogAppend], known: KnownEnds) -> Statements:
         and (game_id, seq - 1) not in in_batch[table]
         and not known.covers(table, game_id, seq - 1)
     ]
-    return Statements(inserts, checks)
+    fences = sorted(
+        {(i.game_id, i.fence) for i in items if i.fence is not None},
+        key=lambda pair: (pair[0], pair[1].epoch),
+    )
+    return Statements(inserts, checks, fences)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from vollmond.service.shards.stats import NodeStats
 
 
 class SipStats(Protocol):
@@ -53,6 +55,95 @@ class _SipCollector(Collector):
         yield dropped
 
 
+NodeStatsSource = Callable[[], NodeStats | None]
+
+
+class _NodeCollector(Collector):
+    """This node among several, read at scrape time from the hub (issue 15): which node, the
+    games it runs and follows, its leases and what happened to them since it started. Nothing
+    while the process runs every game alone."""
+
+    def __init__(self) -> None:
+        self.source: NodeStatsSource | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.source() if self.source is not None else None
+        if stats is None:
+            return
+        info = GaugeMetricFamily(
+            "vollmond_node_info",
+            "This node: its id and how games are owned",
+            labels=["node", "ownership"],
+        )
+        info.add_metric([stats.node, stats.ownership], 1)
+        yield info
+        yield GaugeMetricFamily(
+            "vollmond_games_owned",
+            "Games this node runs (their actor is here)",
+            value=stats.games_owned,
+        )
+        yield GaugeMetricFamily(
+            "vollmond_games_mirrored",
+            "Games owned by another node that this node's sockets follow",
+            value=stats.games_mirrored,
+        )
+        counters = stats.leases
+        if counters is None:
+            return
+        yield GaugeMetricFamily(
+            "vollmond_leases_held", "Game leases this node holds", value=stats.leases_held
+        )
+        if stats.next_expiry_s is not None:
+            yield GaugeMetricFamily(
+                "vollmond_lease_next_expiry_seconds",
+                "Seconds until the soonest of this node's leases expires (as last renewed)",
+                value=stats.next_expiry_s,
+            )
+        for name, value, help_text in (
+            (
+                "vollmond_leases_acquired",
+                counters.acquired,
+                "Leases acquired when asked about a game",
+            ),
+            (
+                "vollmond_lease_renewals",
+                counters.renewals,
+                "Lease renewal rounds (one statement each)",
+            ),
+            (
+                "vollmond_lease_renewal_failures",
+                counters.renewal_failures,
+                "Lease renewal rounds that failed",
+            ),
+            (
+                "vollmond_leases_lost",
+                counters.lost,
+                "Games whose lease was found lost at a renewal",
+            ),
+            (
+                "vollmond_lease_takeovers",
+                counters.taken_over,
+                "Expired leases of other nodes taken over",
+            ),
+            (
+                "vollmond_lease_takeover_failures",
+                counters.takeover_failures,
+                "Takeover rounds that failed",
+            ),
+            (
+                "vollmond_lease_fenced",
+                counters.fenced,
+                "Games whose log append was refused: lease taken over",
+            ),
+            (
+                "vollmond_leases_handed_on",
+                counters.handed_on,
+                "Leases expired at a clean stop for others to take",
+            ),
+        ):
+            yield CounterMetricFamily(name, help_text, value=value)
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -75,6 +166,13 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         self._sip = _SipCollector()
         self.registry.register(self._sip)
+        self._node = _NodeCollector()
+        self.registry.register(self._node)
+
+    def watch_node(self, source: NodeStatsSource | None) -> None:
+        """Report this node's games and leases from `source` at each scrape (the hub's
+        `node_stats`; None, or a source answering None: a single process)."""
+        self._node.source = source
 
     def watch_sip(self, source: SipStatsSource | None) -> None:
         """Report this SIP server's calls and drops (None: no telephone in this process)."""

@@ -43,6 +43,7 @@ from vollmond.store.errors import (
     InvalidAccountNameError,
     InvalidPhoneNumberError,
     InvalidPinError,
+    LeaseLostError,
     NameTakenError,
     PhoneIdentityLinkedError,
     PhoneIdentityNotFoundError,
@@ -79,6 +80,7 @@ from vollmond.store.karma import (
     karma_total,
     tables_played,
 )
+from vollmond.store.leases import Fence
 from vollmond.store.migrate import migrate, open_store
 from vollmond.store.models import GameStatus, Role
 from vollmond.store.phone import (
@@ -107,6 +109,7 @@ __all__ = [
     "Account",
     "AccountNotFoundError",
     "CreditEntry",
+    "Fence",
     "Game",
     "GameExistsError",
     "GameNotFoundError",
@@ -119,6 +122,7 @@ __all__ = [
     "InvalidPinError",
     "JSONValue",
     "KarmaEntry",
+    "LeaseLostError",
     "LinkRateLimitedError",
     "NameTakenError",
     "NewEvent",

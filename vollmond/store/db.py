@@ -6,12 +6,14 @@ whoever needs the store, and disposes the engine at shutdown.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from sqlalchemy import URL, event, make_url
+from sqlalchemy import URL, event, make_url, text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -96,3 +98,16 @@ def _configure_sqlite(dbapi_connection: Any, _connection_record: Any) -> None:
 def make_sessionmaker(engine: AsyncEngine) -> Sessions:
     """Sessions that keep loaded values after commit, since results outlive the transaction."""
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+async def database_answers(sessions: Sessions, timeout_s: float = 2.0) -> bool:
+    """Whether the database answers a trivial query within `timeout_s`: `/healthz` says a node
+    that cannot reach it is not healthy (every command would fail there), so a load balancer
+    or an operator's monitoring sees it. A dead pooled connection found here is dropped by the
+    pool, so the next check after the database is back answers again."""
+    try:
+        async with asyncio.timeout(timeout_s), sessions() as session:
+            await session.execute(text("SELECT 1"))
+    except (TimeoutError, OSError, SQLAlchemyError):
+        return False
+    return True

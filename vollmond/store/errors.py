@@ -111,3 +111,19 @@ class SeqConflictError(StoreError):
         self.game_id = game_id
         self.expected_next_seq = expected_next_seq
         self.log = log
+
+
+class LeaseLostError(StoreError):
+    """An append made under a game's lease (owner and epoch, `gamelog.Fence`) that is no
+    longer the lease's current one: another node took the game over (or it was released).
+
+    Raised instead of writing anything, in the append's own transaction, so a node that was
+    paused past its lease's time-to-live can never write after the new owner read the log:
+    the writer must stop running the game (docs/deployment.md, "Fencing").
+    """
+
+    def __init__(self, game_id: str, owner: str, epoch: int) -> None:
+        super().__init__(f"game {game_id!r}: the lease of {owner} in epoch {epoch} is not current")
+        self.game_id = game_id
+        self.owner = owner
+        self.epoch = epoch

@@ -4,6 +4,10 @@
 continue the log exactly at `expected_next_seq`. The primary key (game_id, seq) makes a second
 writer at the same position fail in the database itself, so a restarted or duplicated actor
 gets SeqConflictError instead of writing an event twice. Sequence numbers start at 1.
+
+An append may carry a `Fence` (the node and epoch of the game's lease, store/leases.py): it is
+then written only if that is still the lease's current owner and epoch, checked in the same
+transaction, and refused with LeaseLostError otherwise (a node that lost the game to another).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 
 from vollmond.store.db import Sessions
 from vollmond.store.errors import GameNotFoundError, SeqConflictError
+from vollmond.store.leases import Fence, check_fences
 from vollmond.store.models import GameCommandRow, GameEventRow, GameRow
 from vollmond.store.types import JSONValue, utcnow
 
@@ -68,12 +73,15 @@ async def _append(
     game_id: str,
     expected_next_seq: int,
     rows: list[dict[str, object]],
+    fence: Fence | None = None,
 ) -> None:
     try:
         async with sessions.begin() as session:
             # Insert first: on SQLite that takes the write lock before anything is read, on
             # PostgreSQL a concurrent insert of the same (game_id, seq) blocks, then fails.
             await session.execute(insert(table), rows)
+            if fence is not None:  # before the gap check: a stale node is told it is stale
+                await check_fences(session, [(game_id, fence)])
             if expected_next_seq > 1:
                 # The key alone cannot see gaps; a writer that skipped ahead lost track too.
                 predecessor = await session.scalar(
@@ -88,6 +96,10 @@ async def _append(
             exists = await session.get(GameRow, game_id) is not None
         if not exists:
             raise GameNotFoundError(game_id) from exc
+        if fence is not None:
+            # The new owner's entry at this seq may be what we collided with: say why.
+            async with sessions.begin() as session:
+                await check_fences(session, [(game_id, fence)])
         raise SeqConflictError(game_id, expected_next_seq, log) from exc
 
 
@@ -98,11 +110,13 @@ async def append_events(
     events: Sequence[NewEvent],
     *,
     now: datetime | None = None,
+    fence: Fence | None = None,
 ) -> list[StoredEvent]:
     """Append `events` as seq `expected_next_seq`, `+1`, ...; all or nothing.
 
-    Raises SeqConflictError if the log does not end right before `expected_next_seq`, and
-    GameNotFoundError for an unknown game.
+    Raises SeqConflictError if the log does not end right before `expected_next_seq`,
+    GameNotFoundError for an unknown game, and LeaseLostError if `fence` is given and is not
+    the game's current lease.
     """
     _check_seq(expected_next_seq)
     if not events:
@@ -137,6 +151,7 @@ async def append_events(
         game_id=game_id,
         expected_next_seq=expected_next_seq,
         rows=rows,
+        fence=fence,
     )
     return stored
 
@@ -185,8 +200,10 @@ async def append_commands(
     *,
     cids: Sequence[str | None] | None = None,
     now: datetime | None = None,
+    fence: Fence | None = None,
 ) -> list[StoredCommand]:
-    """Append commands like `append_events` appends events, with the same guarantees.
+    """Append commands like `append_events` appends events, with the same guarantees (the
+    fence too).
 
     `cids` gives each command its client id (or None); a client id is unique per game, so a
     command retried under the same id can never be logged twice.
@@ -225,6 +242,7 @@ async def append_commands(
         game_id=game_id,
         expected_next_seq=expected_next_seq,
         rows=rows,
+        fence=fence,
     )
     return stored
 

@@ -18,18 +18,19 @@ one more at every change of hands) never repeats for a game.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, or_, select, update
+from sqlalchemy import and_, bindparam, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store._validate import check_aware
 from vollmond.store.db import Sessions
-from vollmond.store.errors import GameNotFoundError
+from vollmond.store.errors import GameNotFoundError, LeaseLostError
 from vollmond.store.models.leases import GameLeaseRow
 
 NODE_ID_MAX_LENGTH = 64
@@ -179,11 +180,21 @@ async def renew_node_leases(
     """A node's heartbeat: extend every lease it holds live, in one statement; the leases
     renewed, by game id. A game of the node missing here is no longer the node's."""
     _check(now, ttl)
+    live = and_(GameLeaseRow.owner == node_id, GameLeaseRow.expires_at > now)
+    # Locked in game order, as the log writer's fencing read locks them for share: a renewal
+    # and a batch of appends then never wait for each other in a circle (a deadlock).
+    ordered = (
+        select(GameLeaseRow.game_id)
+        .where(live)
+        .order_by(GameLeaseRow.game_id)
+        .with_for_update()
+        .scalar_subquery()
+    )
     async with sessions.begin() as session:
         rows = (
             await session.execute(
                 update(GameLeaseRow)
-                .where(GameLeaseRow.owner == node_id, GameLeaseRow.expires_at > now)
+                .where(GameLeaseRow.game_id.in_(ordered), live)
                 .values(renewed_at=now, expires_at=now + ttl)
                 .returning(*_COLUMNS)
             )
@@ -201,6 +212,33 @@ async def release_lease(sessions: Sessions, game_id: str, node_id: str) -> bool:
             .values(owner=None)
         )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def expire_leases(
+    sessions: Sessions, node_id: str, game_ids: Iterable[str], *, now: datetime
+) -> list[Lease]:
+    """A node that stops cleanly hands its games on: their leases expire at `now` (still naming
+    it, so `take_over_expired_leases` on another node takes them at once, where a released
+    lease would wait for someone to ask). Only the node's live leases among `game_ids`; the
+    leases expired, by game id. Call it after the node's actors stopped writing."""
+    check_aware(now, "now")
+    games = sorted(set(game_ids))
+    if not games:
+        return []
+    async with sessions.begin() as session:
+        rows = (
+            await session.execute(
+                update(GameLeaseRow)
+                .where(
+                    GameLeaseRow.game_id.in_(games),
+                    GameLeaseRow.owner == node_id,
+                    GameLeaseRow.expires_at > now,
+                )
+                .values(expires_at=now)
+                .returning(*_COLUMNS)
+            )
+        ).all()
+    return sorted((_lease(row) for row in rows), key=lambda lease: lease.game_id)
 
 
 async def take_over_expired_leases(
@@ -263,3 +301,120 @@ async def node_leases(sessions: Sessions, node_id: str) -> list[Lease]:
             )
         ).all()
     return [_lease(row) for row in rows]
+
+
+# -- fencing: appends carry the lease they were made under -----------------------------------------
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The lease a node writes a game's log under: its node id and the lease's epoch.
+
+    An append that carries a fence is written only if the game's lease still has exactly this
+    owner and epoch, checked in the append's own transaction (`stale_fences`): a node that was
+    paused past its time-to-live, while another node took the game over, is refused
+    (LeaseLostError) instead of writing once more after the new owner read the log.
+    """
+
+    owner: str
+    epoch: int
+
+
+# The lease rows of a batch's games, locked for share on PostgreSQL: a takeover (an UPDATE of
+# the row) waits for the append's commit, so the new owner reads the log only after it, and an
+# append waiting behind a takeover sees the new epoch. SQLite has one writer at a time: the
+# append's inserts took the write lock before this read. Built once; `games` expands.
+FENCE_READ = (
+    select(GameLeaseRow.game_id, GameLeaseRow.owner, GameLeaseRow.epoch)
+    .where(GameLeaseRow.game_id.in_(bindparam("games", expanding=True)))
+    .order_by(GameLeaseRow.game_id)
+    .with_for_update(read=True)
+)
+
+
+def stale_fences(
+    rows: Iterable[Any], fences: Iterable[tuple[str, Fence]]
+) -> list[tuple[str, Fence]]:
+    """The (game, fence) pairs whose game's lease row (from `FENCE_READ`) is missing or has
+    another owner or epoch."""
+    current = {row.game_id: (row.owner, row.epoch) for row in rows}
+    return [
+        (game_id, fence)
+        for game_id, fence in fences
+        if current.get(game_id) != (fence.owner, fence.epoch)
+    ]
+
+
+async def check_fences(session: AsyncSession, fences: Sequence[tuple[str, Fence]]) -> None:
+    """Raise LeaseLostError for the first fence that is not its game's current lease; call it
+    inside the transaction that writes (the row locks last until its commit)."""
+    if not fences:
+        return
+    games = sorted({game_id for game_id, _ in fences})
+    rows = (await session.execute(FENCE_READ, {"games": games})).all()
+    stale = stale_fences(rows, fences)
+    if stale:
+        game_id, fence = stale[0]
+        raise LeaseLostError(game_id, fence.owner, fence.epoch)
+
+
+# -- what operators see ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class NodeLeases:
+    """One node's leases as the store holds them (the moderators' console, "Nodes")."""
+
+    node: str
+    live: int  # leases it holds and renews
+    expired: int  # leases it stopped renewing that nobody took over yet (a dead node's games)
+    next_expiry: datetime  # the soonest expiry among them
+    last_renewal: datetime  # its latest renewal: a node that is alive renews every ttl/3
+
+
+async def lease_overview(
+    sessions: Sessions, *, now: datetime, limit: int = 200
+) -> tuple[list[NodeLeases], list[Lease]]:
+    """Every node that holds a lease (live or expired, not released), by node id, and up to
+    `limit` of those leases, soonest expiry first: one grouped read and one indexed list."""
+    check_aware(now, "now")
+    held = GameLeaseRow.owner.is_not(None)
+    is_live = case((GameLeaseRow.expires_at > now, 1), else_=0)
+    async with sessions() as session:
+        groups = (
+            await session.execute(
+                select(
+                    GameLeaseRow.owner,
+                    func.sum(is_live),
+                    func.count(),
+                    func.min(GameLeaseRow.expires_at),
+                    func.max(GameLeaseRow.renewed_at),
+                )
+                .where(held)
+                .group_by(GameLeaseRow.owner)
+                .order_by(GameLeaseRow.owner)
+            )
+        ).all()
+        rows = (
+            await session.execute(
+                select(*_COLUMNS)
+                .where(held)
+                .order_by(GameLeaseRow.expires_at, GameLeaseRow.game_id)
+                .limit(limit)
+            )
+        ).all()
+    nodes = [
+        NodeLeases(
+            node=owner,
+            live=int(live or 0),
+            expired=int(count) - int(live or 0),
+            next_expiry=_aware(soonest),
+            last_renewal=_aware(latest),
+        )
+        for owner, live, count, soonest, latest in groups
+    ]
+    return nodes, [_lease(row) for row in rows]
+
+
+def _aware(moment: datetime | str) -> datetime:
+    """An aggregate of a UTC column may come back without the column type's conversion on
+    SQLite (a naive datetime, or text): read it as UTC like the column does."""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    return moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -20,6 +20,7 @@ import pytest
 
 from tests.needs import need
 from tests.phone.e2e.support import KeyLog
+from tests.prompt_cache import PROMPT_CACHE
 from tests.service.support import Service, running_service
 from vollmond.engine.standard import GameOptions
 from vollmond.phone.caller import CallerId
@@ -142,9 +143,10 @@ async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
 
 
 @pytest.fixture(scope="session")
-def voice(tmp_path_factory: pytest.TempPathFactory) -> EspeakVoice:
-    """espeak-ng with one prompt cache for the whole test run (each text rendered once)."""
-    return EspeakVoice(tmp_path_factory.mktemp("prompts"))
+def voice() -> EspeakVoice:
+    """espeak-ng with one prompt cache for the whole test run (each text rendered once, by
+    whichever test process needs it first: tests/conftest.py)."""
+    return EspeakVoice(PROMPT_CACHE)
 
 
 @dataclass

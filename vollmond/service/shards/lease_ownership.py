@@ -23,10 +23,13 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
+from vollmond.service.shards.stats import LeaseCounters
 from vollmond.store import Sessions
 from vollmond.store.leases import (
+    Fence,
     Lease,
     acquire_lease,
+    expire_leases,
     get_lease,
     release_lease,
     renew_node_leases,
@@ -77,6 +80,7 @@ class LeaseOwnership:
         self.on_lost: GameHook | None = None
         self._resolving: dict[str, asyncio.Task[str]] = {}
         self._loops: list[asyncio.Task[None]] = []
+        self.counters = LeaseCounters()  # for /metrics and the console (shards/stats.py)
 
     @property
     def retry_for_s(self) -> float:
@@ -120,6 +124,8 @@ class LeaseOwnership:
             lease = await get_lease(self.sessions, game_id)
             assert lease is not None and lease.owner is not None
             return self._note(lease)
+        if game_id not in self.held:
+            self.counters.acquired += 1
         await self._acquired(mine)
         return self.node
 
@@ -135,12 +141,50 @@ class LeaseOwnership:
         if self.on_acquired is not None:
             await self.on_acquired(lease.game_id)
 
+    def fence(self, game_id: str) -> Fence | None:
+        """The lease this node runs the game under (its appends carry it); None if the node
+        does not hold the game's lease."""
+        known = self.known.get(game_id)
+        if game_id not in self.held or known is None:
+            return None
+        return Fence(self.node, known.epoch)
+
+    def moved_away(self, game_id: str) -> None:
+        """The store refused an append under this node's lease: another node holds it now.
+        Nothing to give back; the next `resolve` reads the row."""
+        if game_id in self.held:
+            self.held.discard(game_id)
+            self.known.pop(game_id, None)
+            self.counters.fenced += 1
+            log.warning("lease_fenced", game=game_id, node=self.node)
+
     async def release(self, game_id: str) -> None:
         """The game ended or was stopped here: its lease is free (nobody takes it over)."""
         if game_id in self.held:
             self.held.discard(game_id)
             self.known.pop(game_id, None)
             await release_lease(self.sessions, game_id, self.node)
+
+    def next_expiry_s(self) -> float | None:
+        """Seconds until the soonest of this node's leases expires, as last renewed (about
+        the ttl just after a renewal; near zero or below means renewals are not getting
+        through); None while it holds none."""
+        expiries = [self.known[g].expires_at for g in self.held if g in self.known]
+        if not expiries:
+            return None
+        return (min(expiries) - self.clock()).total_seconds()
+
+    async def hand_on(self) -> list[str]:
+        """A clean stop, after this node's actors stopped writing: expire every lease it holds,
+        so the other nodes take those games over at once (not a ttl later). The games handed
+        on, by id."""
+        held, self.held = sorted(self.held), set()
+        for game_id in held:
+            self.known.pop(game_id, None)
+        expired = await expire_leases(self.sessions, self.node, held, now=self.clock())
+        self.counters.handed_on += len(expired)
+        log.info("leases_handed_on", node=self.node, games=len(expired))
+        return [lease.game_id for lease in expired]
 
     # -- the loops: renew every ttl/3, take over every ttl/2 ---------------------------------
     def start(self) -> None:
@@ -170,7 +214,14 @@ class LeaseOwnership:
     async def keep(self) -> None:
         """Renew every lease of this node; stop the games whose lease is no longer ours."""
         before = set(self.held)  # a game acquired meanwhile is not lost
-        renewed = await renew_node_leases(self.sessions, self.node, now=self.clock(), ttl=self.ttl)
+        try:
+            renewed = await renew_node_leases(
+                self.sessions, self.node, now=self.clock(), ttl=self.ttl
+            )
+        except Exception:
+            self.counters.renewal_failures += 1
+            raise
+        self.counters.renewals += 1
         for lease in renewed:
             if lease.game_id in self.held:  # others (a lobby's, from before a restart) are
                 self._note(lease)  # looked up and acquired again when asked about
@@ -178,6 +229,7 @@ class LeaseOwnership:
         for game_id in sorted(lost):
             self.held.discard(game_id)
             self.known.pop(game_id, None)
+            self.counters.lost += 1
             log.warning("lease_lost", game=game_id, node=self.node)
             if self.on_lost is not None:
                 await self.on_lost(game_id)
@@ -185,7 +237,12 @@ class LeaseOwnership:
     async def take_over(self) -> None:
         """Take the expired leases of dead nodes and resume their games here."""
         now = self.clock()
-        taken = await take_over_expired_leases(self.sessions, self.node, now=now, ttl=self.ttl)
+        try:
+            taken = await take_over_expired_leases(self.sessions, self.node, now=now, ttl=self.ttl)
+        except Exception:
+            self.counters.takeover_failures += 1
+            raise
+        self.counters.taken_over += len(taken)
         for lease in taken:
             log.info("lease_taken_over", game=lease.game_id, node=self.node, epoch=lease.epoch)
             await self._acquired(lease)

@@ -28,8 +28,10 @@ from vollmond.service.actor import (
     Accepted,
     ClientIdReusedError,
     Command,
+    FollowsTheGameElsewhere,
     GameActor,
     GameClosedError,
+    GameMovedError,
     SpectatorLine,
 )
 from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
@@ -39,6 +41,7 @@ from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.mirror import MirrorActor, OwnerAccepted
 from vollmond.service.shards.notices import SharedNotices
 from vollmond.service.shards.ownership import Ownership
+from vollmond.service.shards.stats import NodeStats
 from vollmond.service.shards.transport import (
     Message,
     NoRespondersError,
@@ -59,6 +62,7 @@ log = structlog.get_logger(__name__)
 CALL_TIMEOUT_S = 30.0  # a join that starts the game deals and writes it before answering
 SPECTATORS = "spectators"  # subject prefix of the spectators' room lines, per game
 MOVED = "moved"  # subject prefix: a game's new owner (leases) resumed it
+HANDED_ON = "handed_on"  # subject prefix: a node that stops cleanly expired its leases
 MIRROR_LINGER_S = 30.0  # a mirror nobody watches is kept this long (reloads, reconnects)
 KNOWN_ERRORS = (
     LobbyError,
@@ -172,8 +176,14 @@ class ShardedHub(Hub):
         # Not the hub's lobby lock: a join holding it may resolve (and acquire) a lease. A
         # game this node starts is not taken up: the node held its lease before the start.
         async with self._taking_up:
-            if game_id in self.actors:
-                return
+            running = self.actors.get(game_id)
+            if running is not None:
+                fence = self.leases.fence(game_id)
+                if running.fence is None or running.fence == fence:
+                    return
+                # Ours again in a new epoch (lost and taken back): that actor's appends would
+                # be refused, and the log may have grown elsewhere. Start again from the log.
+                await self._give_up(game_id)
             try:
                 game = await get_game(self.sessions, game_id)
             except GameNotFoundError:
@@ -202,13 +212,27 @@ class ShardedHub(Hub):
             notice = owner_calls.request("followers", game_id, seat=seat, change=count)
             self.transport.publish(node_calls_subject(owner), notice)
 
-    async def _give_up(self, game_id: str) -> None:
-        """The game's lease is no longer this node's (it missed renewing): stop running it."""
+    async def _give_up(self, game_id: str, actor: GameActor | None = None) -> None:
+        """The game's lease is no longer this node's (it missed renewing, or the store refused
+        an append under it): stop running it. `actor`: only if that is still the game's."""
+        if actor is not None and self.actors.get(game_id) is not actor:
+            return
         actor = self.actors.pop(game_id, None)
         if actor is not None:
             await self.presence.forget(game_id)
             await actor.stop()
+            for subscriber in list(actor.subscribers):  # sockets: reconnect, to a mirror
+                if isinstance(subscriber, FollowsTheGameElsewhere):
+                    subscriber.game_moved()
             log.warning("game_given_up", game=game_id, node=self.node)
+
+    def _moved_away(self, actor: GameActor) -> None:
+        """The store refused the actor's append: the game's lease is another node's now."""
+        assert self.leases is not None
+        self.leases.moved_away(actor.game_id)
+        task = asyncio.create_task(self._give_up(actor.game_id, actor))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
 
     async def release(self, actor: GameActor) -> None:
         await super().release(actor)
@@ -226,9 +250,13 @@ class ShardedHub(Hub):
         await self.transport.subscribe(f"{SPECTATORS}.>", self._on_spectator_line)
         if self.leases is not None:
             await self.transport.subscribe(f"{MOVED}.>", self._on_moved)
+            await self.transport.subscribe(f"{HANDED_ON}.>", self._on_handed_on)
         self._calls = await self.transport.subscribe(node_calls_subject(self.node), self._on_call)
 
     async def close(self) -> None:
+        """Stop; with leases, hand the games on once the actors have stopped and the log
+        writer is closed (nothing more is written here): their leases expire now and the other
+        nodes are told, so they take them over at once instead of a time-to-live later."""
         if self.voice_relay is not None:
             await self.voice_relay.close()
         if self.leases is not None:
@@ -241,11 +269,37 @@ class ShardedHub(Hub):
             await mirror.stop()
         self.mirrors.clear()
         await super().close()
+        if self.leases is not None:
+            try:
+                handed_on = await self.leases.hand_on()
+            except Exception:  # the store is away: the leases expire by themselves
+                log.exception("leases_not_handed_on", node=self.node)
+            else:
+                if handed_on:
+                    self.transport.publish(f"{HANDED_ON}.{self.node}", b"")
         await self.transport.close()
+
+    def _on_handed_on(self, message: Message) -> None:
+        """Another node stopped cleanly and expired its leases: take its games over now."""
+        if self.leases is None or message.subject.split(".", 1)[1] == self.node:
+            return
+        task = asyncio.create_task(self._take_over_now())
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _take_over_now(self) -> None:
+        assert self.leases is not None
+        try:
+            await self.leases.take_over()
+        except Exception:  # the loop's next round tries again
+            log.exception("lease_take_over_failed", node=self.node)
 
     # -- the owner: publish what it commits, answer what it is asked -------------------------
     def _new_actor(self, game: Game, players: int) -> GameActor:
         actor = super()._new_actor(game, players)
+        if self.leases is not None:  # what it writes carries the lease it runs the game under
+            actor.fence = self.leases.fence(game.id)
+            actor.on_moved = lambda: self._moved_away(actor)
         actor.on_committed = lambda seq, entry, first: self._publish(game.id, seq, entry, first)
         actor.on_spectator_line = lambda line: self._tell_spectators(game.id, line)
         return actor
@@ -311,7 +365,10 @@ class ShardedHub(Hub):
             if actor is None:
                 raise GameClosedError(game_id)
             command = actor.ruleset.decode_command(args["command"])
-            outcome = await actor.submit(command, cid=args["cid"])
+            try:
+                outcome = await actor.submit(command, cid=args["cid"])
+            except GameMovedError as exc:  # the asker looks the owner up again
+                raise owner_calls.NotOwnerError(f"{self.node} lost {game_id}") from exc
             if isinstance(outcome, Rejection):
                 return owner_calls.outcome_json(outcome)
             next_seq = outcome.first_seq + len(outcome.events)
@@ -382,7 +439,10 @@ class ShardedHub(Hub):
 
     async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
         if await self._owns(game_id):
-            return await super().submit(game_id, command)
+            try:
+                return await super().submit(game_id, command)
+            except GameMovedError:  # refused by the store: the game runs elsewhere now
+                pass
         ruleset = get_ruleset((await get_game(self.sessions, game_id)).ruleset)
         return await self._submit_to_owner(game_id, ruleset.encode_command(command), None)
 
@@ -452,6 +512,19 @@ class ShardedHub(Hub):
 
     def followed_games(self) -> dict[str, GameActor]:
         return {**self.actors, **self.mirrors}
+
+    def node_stats(self) -> NodeStats:
+        if self.leases is None:
+            return NodeStats(self.node, "hash", self.running_games(), len(self.mirrors))
+        return NodeStats(
+            self.node,
+            "leases",
+            self.running_games(),
+            len(self.mirrors),
+            leases_held=len(self.leases.held),
+            next_expiry_s=self.leases.next_expiry_s(),
+            leases=dataclasses.replace(self.leases.counters),
+        )
 
     def running_phase(self, game_id: str) -> str | None:
         mirror = self.mirrors.get(game_id)

@@ -66,6 +66,7 @@ from vollmond.store import (
     verify_password,
 )
 from vollmond.store.db import Sessions as StoreSessions
+from vollmond.store.db import database_answers
 from vollmond.store.hashing import invitation_key
 from vollmond.voice.rooms import VoiceRooms
 from vollmond.voice.webrtc import BrowserVoice
@@ -492,7 +493,9 @@ def _mount_apis(
     settings: Settings,
     limits: WebLimits,
 ) -> tuple[Api, ClientApi]:
-    """The JSON API and the client API, in front of the static files."""
+    """The JSON API and the client API, in front of the static files; `/metrics` reads the
+    hub's node figures from now on."""
+    metrics.watch_node(hub.node_stats)
     api = Api(hub, cookie_sessions, metrics, settings)
     for route in api.routes():
         app.router.routes.insert(0, route)
@@ -564,6 +567,23 @@ async def _stop_channels(app: Starlette, channels: Channels, phone: Any, rooms: 
 
 
 HubMaker = Callable[[StoreSessions, Settings, bytes], Awaitable[Hub]]
+
+
+def _healthz(state: dict[str, Any]) -> Handler:
+    """`ok` once the games are resumed and while the database answers; 503 otherwise (a load
+    balancer takes such a node out; every command would fail there)."""
+
+    async def healthz(request: Request) -> Response:
+        if not state.get("ready"):
+            return PlainTextResponse("starting", status_code=503)
+        hub: Hub = request.app.state.hub
+        if not await database_answers(hub.sessions):
+            return PlainTextResponse("database unreachable", status_code=503)
+        return PlainTextResponse("ok")
+
+    return healthz
+
+
 """Builds the service's hub from the store, the settings and the invitation key."""
 
 
@@ -613,11 +633,6 @@ def create_app(
     cookie_sessions = Sessions(settings.web)
     limits = WebLimits(settings.web)
 
-    async def healthz(request: Request) -> Response:
-        if state.get("ready"):
-            return PlainTextResponse("ok")
-        return PlainTextResponse("starting", status_code=503)
-
     async def metrics_endpoint(request: Request) -> Response:
         hub: Hub | None = getattr(request.app.state, "hub", None)
         if hub is not None:
@@ -637,7 +652,7 @@ def create_app(
         return error_response(500, "internal", web_text("internal", lang))
 
     routes: list[Route | WebSocketRoute | Mount] = [
-        Route("/healthz", healthz),
+        Route("/healthz", _healthz(state)),
         Route("/metrics", metrics_endpoint),
         WebSocketRoute("/ws", websocket),
     ]

@@ -25,6 +25,7 @@ from vollmond.service.actor import (
     ClientIdReusedError,
     GameActor,
     GameClosedError,
+    GameMovedError,
     SpectatorLine,
 )
 from vollmond.service.enforce import Enforcer, Person, denial_json, notice_text
@@ -55,6 +56,7 @@ from vollmond.worlds import World, get_world
 log = structlog.get_logger(__name__)
 OUTBOX_LIMIT = 1000
 HEARTBEAT_LOST = 4408  # close code: no ping within `ws_heartbeat_timeout_s`
+GAME_MOVED = 1012  # close code "service restart": another node runs the game now, reconnect
 EVENT_CACHE_SIZE = 256
 SPECTATOR_CHAT_CHARS = 500  # as long as a player's line (MAX_CHAT_CHARS of the rule sets)
 
@@ -152,6 +154,7 @@ class Connection:
         self._heartbeat_timeout: float | None = None
         self.voice = voice
         self.peer: BrowserPeer | None = None  # this socket's voice; it ends with the socket
+        self._closing: asyncio.Task[None] | None = None  # closed by the server (game_moved)
 
     # -- Subscriber ------------------------------------------------------------------------
     def deliver(self, seq: int, event: Event) -> None:
@@ -160,6 +163,17 @@ class Connection:
             return  # already sent from the log while catching up: never twice
         self._last_seq = seq
         self._put_text(event_message(seq, event, self.lang, self.world, self.actor.ruleset.id))
+
+    def game_moved(self) -> None:
+        """This node stopped running the game (another node took its lease over): close
+        with "service restart", so the client reconnects — here or anywhere — and follows
+        the game from its new owner with the last seq it saw."""
+        if self._closing is None:
+            self._closing = asyncio.create_task(self._close(GAME_MOVED))
+
+    async def _close(self, code: int) -> None:
+        with contextlib.suppress(WebSocketDisconnect, WebSocketDisconnected, OSError, RuntimeError):
+            await self.ws.close(code=code)
 
     def spectator_line(self, line: SpectatorLine) -> None:
         """A line of the spectators' room; the actor sends it only to its readers."""
@@ -595,6 +609,10 @@ class Connection:
             return
         try:
             outcome = await self.actor.submit(command, cid=message.cid)
+        except GameMovedError:
+            # Not applied here: the socket is being closed (`game_moved`), and the client
+            # sends its unanswered commands again after reconnecting, to the new owner.
+            return
         except GameClosedError:
             self.error("not_running", "this game is not running", message.id, message.cid)
             return

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import io
 import wave
 from collections.abc import Awaitable, Callable, Mapping
@@ -65,6 +66,7 @@ from vollmond.moderation.recordings import Recording
 from vollmond.moderation.sanctions import list_sanctions
 from vollmond.moderation.vault import SAMPLE_BYTES, SAMPLE_RATE
 from vollmond.service.hub import Hub, TableInfo
+from vollmond.service.shards.stats import NodeStats
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.edge import ApiError, read_json
 from vollmond.service.web.moderation_schema import (
@@ -86,6 +88,7 @@ from vollmond.store import (
     premium_until,
 )
 from vollmond.store.errors import AccountNotFoundError, GameNotFoundError
+from vollmond.store.leases import Lease, NodeLeases, lease_overview
 from vollmond.store.models import AccountRow, PhoneIdentityRow
 
 log = structlog.get_logger(__name__)
@@ -208,6 +211,42 @@ def audit_json(entry: AuditEntry) -> dict[str, Any]:
     }
 
 
+def node_stats_json(stats: NodeStats) -> dict[str, Any]:
+    """The answering node as its `/metrics` shows it (shards/stats.py)."""
+    counters = None if stats.leases is None else dataclasses.asdict(stats.leases)
+    return {
+        "node": stats.node,
+        "ownership": stats.ownership,
+        "games_owned": stats.games_owned,
+        "games_mirrored": stats.games_mirrored,
+        "leases_held": stats.leases_held,
+        "next_expiry_s": stats.next_expiry_s,
+        "counters": counters,
+    }
+
+
+def node_leases_json(node: NodeLeases, here: str | None) -> dict[str, Any]:
+    return {
+        "node": node.node,
+        "this": node.node == here,
+        "live": node.live,
+        "expired": node.expired,
+        "next_expiry": _iso(node.next_expiry),
+        "last_renewal": _iso(node.last_renewal),
+    }
+
+
+def lease_json(lease: Lease, now: datetime) -> dict[str, Any]:
+    return {
+        "game": lease.game_id,
+        "node": lease.owner,
+        "epoch": lease.epoch,
+        "expires_at": _iso(lease.expires_at),
+        "expires_in_s": round((lease.expires_at - now).total_seconds(), 1),
+        "live": lease.live(now),
+    }
+
+
 def wav_bytes(pcm: bytes) -> bytes:
     """The recording's 8 kHz 16-bit mono PCM in a WAV container the <audio> element plays."""
     buffer = io.BytesIO()
@@ -264,6 +303,7 @@ class ModerationApi:
             Route("/api/mod/recordings/{recording_id}/release", r(self.release), methods=["POST"]),
             Route("/api/mod/recordings/{recording_id}/delete", r(self.delete), methods=["POST"]),
             Route("/api/mod/audit", r(self.audit, csrf=False)),
+            Route("/api/mod/nodes", r(self.nodes, csrf=False)),
         ]
 
     def _mapped(self, handler: Handler) -> Handler:
@@ -649,6 +689,24 @@ class ModerationApi:
         target = request.query_params.get("target_id") or None
         entries = await audit_log(self.hub.sessions, target_kind=kind, target_id=target, limit=200)
         return JSONResponse({"entries": [audit_json(e) for e in entries]})
+
+    async def nodes(self, request: Request) -> Response:
+        """Operators (admins): the node answering (its games and lease counters, as in its
+        `/metrics`), every node that holds game leases in the store (live, expired, the soonest
+        expiry, the latest renewal) and the leases, soonest expiry first (issue 15)."""
+        await self._admin(request)
+        now = self._now()
+        stats = self.hub.node_stats()
+        here = None if stats is None else stats.node
+        nodes, leases = await lease_overview(self.hub.sessions, now=now)
+        return JSONResponse(
+            {
+                "now": _iso(now),
+                "node": None if stats is None else node_stats_json(stats),
+                "nodes": [node_leases_json(node, here) for node in nodes],
+                "leases": [lease_json(lease, now) for lease in leases],
+            }
+        )
 
     # -- the live queue --------------------------------------------------------------------
     async def socket(self, ws: WebSocket) -> None:

@@ -1,5 +1,6 @@
 // The moderation console (issue 9): alarm queue (live over /ws/mod), games with the operator
-// view, sanctions, bans, accounts; for admins recordings, holds, the audit log, roles, grants.
+// view, sanctions, bans, accounts; for admins recordings, holds, the audit log, roles, grants,
+// and the nodes with their game leases.
 // The server decides every permission; this page only shows what the API answers.
 
 import { api, h, replaceChildren } from "./util.js";
@@ -53,13 +54,14 @@ function field(label, control) {
 const TABS = [
   ["queue", "tab_queue", false], ["games", "tab_games", false], ["bans", "tab_bans", false],
   ["account", "tab_account", false], ["recordings", "tab_recordings", true], ["audit", "tab_audit", true],
+  ["nodes", "tab_nodes", true],
 ];
 
 function route() {
   const [tab, arg] = (location.hash.replace(/^#\/?/, "") || "queue").split("/");
   renderNav(tab);
   const views = { queue: renderQueue, games: renderGames, game: renderGame, bans: renderBans,
-    account: renderAccounts, recordings: renderRecordings, audit: renderAudit };
+    account: renderAccounts, recordings: renderRecordings, audit: renderAudit, nodes: renderNodes };
   (views[tab] || renderQueue)(arg ? decodeURIComponent(arg) : null);
 }
 
@@ -429,6 +431,29 @@ async function renderAudit() {
     h("button", { type: "button", id: "audit-refresh", onclick: () => renderAudit() }, mt("refresh")),
     h("div", { id: "audit-log" }, table([mt("th_when"), mt("th_actor"), mt("th_action"), mt("th_target"), mt("th_detail")],
       data.entries.map((e) => [when(e.created_at), e.actor === null ? mt("service") : `#${e.actor}`, e.action, `${e.target_kind}:${e.target_id}`, e.detail]))));
+}
+
+// -- admins: the nodes and their game leases (several machines, docs/deployment.md) -----------
+async function renderNodes() {
+  replaceChildren(main, h("h1", {}, mt("nodes_h")));
+  const error = h("p", {});
+  main.append(error);
+  let data;
+  try { data = await api("/api/mod/nodes"); } catch (e) { showError(error, e); return; }
+  const here = data.node;
+  main.append(h("button", { type: "button", id: "nodes-refresh", onclick: () => renderNodes() }, mt("refresh")),
+    h("p", { id: "node-here" }, here
+      ? mt("node_here", { node: here.node, ownership: mt("ownership_" + here.ownership), owned: here.games_owned, mirrored: here.games_mirrored })
+      : mt("node_single")));
+  if (here?.counters) main.append(h("p", { id: "node-counters" }, mt("node_counters", here.counters)));
+  if (data.nodes.length === 0) { main.append(h("p", { id: "no-leases" }, mt("no_leases"))); return; }
+  main.append(h("h2", {}, mt("nodes_db_h")),
+    h("div", { id: "node-list" }, table([mt("th_node"), mt("th_live"), mt("th_expired"), mt("th_next_expiry"), mt("th_last_renewal")],
+      data.nodes.map((n) => [n.this ? mt("node_this", { node: n.node }) : n.node, String(n.live), String(n.expired), when(n.next_expiry), when(n.last_renewal)]))),
+    h("h2", {}, mt("leases_h")),
+    h("div", { id: "lease-list" }, table([mt("game_id"), mt("th_node"), mt("th_epoch"), mt("th_expiry")],
+      data.leases.map((l) => [h("a", { href: "#game/" + encodeURIComponent(l.game) }, l.game.slice(0, 8)), l.node, String(l.epoch),
+        l.live ? mt("expires_in", { s: l.expires_in_s }) : mt("lease_expired", { s: -l.expires_in_s })]))));
 }
 
 // -- start -----------------------------------------------------------------------------------

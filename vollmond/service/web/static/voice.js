@@ -25,6 +25,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     mode: "ptt", // "ptt" (push to talk) or "open" (open microphone)
     muted: false,
     talking: false, // push-to-talk held
+    starting: false, // the join button is waiting for the microphone: it will offer itself
     speaking: new Set(),
   };
   const audio = h("audio", { autoplay: true, id: "voice-audio" });
@@ -133,7 +134,14 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
     }
     v.on = true;
     remember();
-    if (!v.stream) v.stream = await microphone();
+    // A welcome arriving while the browser asks for the microphone must not offer as well: two
+    // offers on one socket are answered twice, and the first answer reached the second peer.
+    v.starting = true;
+    try {
+      if (!v.stream) v.stream = await microphone();
+    } finally {
+      v.starting = false;
+    }
     applyMic();
     await offer();
   }
@@ -235,7 +243,7 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
       times.welcome = performance.now();
       element.hidden = !v.config?.enabled;
       if (!v.config?.enabled) return;
-      if (v.on) await offer();
+      if (v.on && !v.starting) await offer();
       else if (saved?.on && !v.stream && !v.pc) {
         saved.on = false; // resume once after a reload; the browser remembers the permission
         v.on = true;
@@ -250,7 +258,10 @@ export function createVoice({ seatsList, nightRoomName, isPlayer }) {
       render();
     },
     onMessage(msg) {
-      if (msg.type === "voice_answer" && v.pc) {
+      if (msg.type === "voice_answer") {
+        // Only the peer waiting for its answer takes one: an answer to an offer this page has
+        // since replaced would fail on the newer peer and turn the voice off.
+        if (v.pc?.signalingState !== "have-local-offer") return true;
         times.answer = performance.now();
         v.pc.setRemoteDescription({ type: "answer", sdp: msg.sdp }).catch(() => stop(false));
         return true;
