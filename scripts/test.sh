@@ -17,7 +17,7 @@ if [ "$#" -gt 0 ]; then
 fi
 echo "== pytest"
 # Most tests wait on sockets, subprocesses and timers, so they run in parallel: first everything
-# but the Chromium table tests on six workers, then those on four (each Chromium page is heavy;
+# but the Chromium table tests on six workers, then those on three (each Chromium page is heavy;
 # the headless shell less so than the full browser). One after the other, not side by side: on two cores, Chromium beside the rest loaded
 # the machine to 25 runnable processes, every short service test took ten times as long and
 # timers ran late (measured: 14 min side by side). loadfile keeps a module's fixtures (a
@@ -39,7 +39,7 @@ if [ "$#" -gt 0 ]; then
     exit $?
 fi
 core=${PYTEST_WORKERS:-6}
-chromium=${BROWSER_WORKERS:-4}
+chromium=${BROWSER_WORKERS:-3}
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
 tmp=$(mktemp -d -t vollmond-tests.XXXXXX)
