@@ -8,7 +8,7 @@ from __future__ import annotations
 import secrets
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Route, expect
 
 from .axe import describe, serious_violations
 from .players import Player
@@ -62,6 +62,45 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
         expect(anna.page.locator("#members")).to_contain_text(bert.name)
         anna.assert_no_script_errors()
         bert.assert_no_script_errors()
+    finally:
+        anna.close()
+        bert.close()
+
+
+@pytest.mark.rule("X2")
+def test_a_room_page_polls_on_after_requests_that_failed(browser: Browser, server: str) -> None:
+    """A phone browser in a tunnel: the room's poll fails a few times (the network, a busy
+    server). The page used to stop polling for good at the first failure and never showed
+    another line; it asks again on its next tick and the chat arrives once the network is
+    back. Only the server saying the membership is over (404, 403) ends the polling."""
+    tag = secrets.token_hex(3)
+    anna = Player.open(browser, server, f"Anna{tag}")
+    bert = Player.open(browser, server, f"Bert{tag}")
+    failed: list[str] = []
+
+    def tunnel(route: Route) -> None:
+        if route.request.method == "GET" and len(failed) < 3:
+            failed.append(route.request.url)
+            route.abort("internetdisconnected")
+        else:
+            route.continue_()
+
+    try:
+        for player in (anna, bert):
+            player.signup()
+            player.page.goto("/rooms.html")
+            player.page.click('li[data-room="public-werwolf"] button.enter')
+            expect(player.page.locator("#room-title")).to_have_text("Raum Werwolf")
+        bert.page.route("**/api/rooms/member/**", tunnel)
+        for _ in range(100):  # the page's own polls, one a second, run into the tunnel
+            if len(failed) == 3:
+                break
+            bert.page.wait_for_timeout(200)
+        assert len(failed) == 3, failed
+        anna.page.fill("#chat-text", "Wieder da?")
+        anna.page.click("#chat-form button[type=submit]")
+        expect(bert.page.locator("#chat")).to_contain_text(f"{anna.name}: Wieder da?")
+        expect(bert.page.locator("#room-title")).to_have_text("Raum Werwolf")
     finally:
         anna.close()
         bert.close()

@@ -3,12 +3,12 @@
 // room's own mixer, as a caller's line). Every word comes from the server's catalogue
 // (GET /api/rooms → words); the API is vollmond/service/web/rooms_api.py.
 
-import { api, h, replaceChildren } from "/util.js";
+import { api, ApiError, h, replaceChildren } from "/util.js";
 import { initialLang, setLang, lang } from "/i18n.js";
 
 const POLL_MS = 1000;
 const GATHER_WAIT_MS = 1500;
-const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, error: "" };
+const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, polling: false, error: "" };
 const voice = { pc: null, stream: null, audio: null };
 
 function w(key, params = {}) {
@@ -59,15 +59,24 @@ function took(data) {
   render();
 }
 
+// The server ending the membership (left elsewhere, removed, banned) ends the polling; any
+// other failure (a phone browser in a tunnel, a busy server) is asked again on the next tick.
+const MEMBERSHIP_OVER = new Set([403, 404]);
+
 async function poll() {
-  if (!state.member) return;
+  if (!state.member || state.polling) return;
+  state.polling = true; // one request at a time: a slow answer is not overtaken by the next
   try {
     const data = await api(`/api/rooms/member/${state.member.token}?after=${state.after}`);
     update(data);
   } catch (error) {
-    clearInterval(state.timer);
-    state.member = null;
-    fail(error);
+    if (error instanceof ApiError && MEMBERSHIP_OVER.has(error.status)) {
+      clearInterval(state.timer);
+      state.member = null;
+      fail(error);
+    }
+  } finally {
+    state.polling = false;
   }
 }
 
