@@ -6,7 +6,7 @@ on the local bus hand a game over."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,25 @@ class Node:
 async def store(tmp_path: Path) -> AsyncIterator[Sessions]:
     async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'db'}") as sessions:
         yield sessions
+
+
+async def lease_hubs(
+    store: Sessions, broker: Broker, clock: Any, names: Sequence[str], ttl_s: float
+) -> list[ShardedHub]:
+    """One sharded hub per name with leases (on `clock`) on the broker's local bus, each
+    answering the others' calls: the nodes of a takeover test. The test closes them."""
+    hubs = [
+        ShardedHub(
+            store,
+            node=name,
+            ownership=LeaseOwnership(store, name, ttl_s=ttl_s, clock=clock),
+            transport=await LocalTransport.connect(broker.path),
+        )
+        for name in names
+    ]
+    for hub in hubs:
+        await hub.serve_calls()
+    return hubs
 
 
 async def _game(store: Sessions) -> str:
@@ -155,18 +174,8 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
     clock = Clock()
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    hubs = [
-        ShardedHub(
-            store,
-            node=name,
-            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
-            transport=await LocalTransport.connect(broker.path),
-        )
-        for name in NODES
-    ]
+    hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
-    for hub in hubs:
-        await hub.serve_calls()
     try:
         options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
         founded = await a.found(options, private=False, host_account_id=None, host_name="A")
@@ -216,18 +225,8 @@ async def test_a_paused_owner_is_refused_by_the_store_and_the_new_owner_goes_on(
     clock = Clock()
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    hubs = [
-        ShardedHub(
-            store,
-            node=name,
-            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
-            transport=await LocalTransport.connect(broker.path),
-        )
-        for name in NODES
-    ]
+    hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
-    for hub in hubs:
-        await hub.serve_calls()
     try:
         options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
         founded = await a.found(options, private=False, host_account_id=None, host_name="A")
@@ -286,18 +285,8 @@ async def test_a_clean_stop_hands_the_games_on_without_waiting_for_the_ttl(
     clock = Clock()
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    hubs = [
-        ShardedHub(
-            store,
-            node=name,
-            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
-            transport=await LocalTransport.connect(broker.path),
-        )
-        for name in NODES
-    ]
+    hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
-    for hub in hubs:
-        await hub.serve_calls()
     try:
         options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
         founded = await a.found(options, private=False, host_account_id=None, host_name="A")
@@ -341,19 +330,9 @@ async def test_a_bot_table_taken_over_is_played_on_by_the_new_owner_s_bots_only(
     clock = Clock()
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    hubs = [
-        ShardedHub(
-            store,
-            node=name,
-            ownership=LeaseOwnership(store, name, ttl_s=TTL_S, clock=clock),
-            transport=await LocalTransport.connect(broker.path),
-        )
-        for name in NODES
-    ]
+    hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
     a.bot_patience, b.bot_patience = (0.005, 0.01), (0.02, 0.03)
-    for hub in hubs:
-        await hub.serve_calls()
     try:
         deck = ((RoleId.EVIL, 2), (RoleId.SEER, 1), (RoleId.FILLER, 3))
         options = GameOptions(players=6, deck=DeckId.CUSTOM, custom_roles=deck)

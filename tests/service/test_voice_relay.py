@@ -20,8 +20,7 @@ import numpy as np
 import pytest
 
 from vollmond.engine.ruleset import SPECTATORS, get_ruleset
-from vollmond.service.shards.lease_ownership import LeaseOwnership
-from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.localbus import Broker
 from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.store import Sessions, open_store
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
@@ -41,6 +40,7 @@ from vollmond.voice.rooms import VoiceRooms
 
 from .test_lease_ownership import TTL_S as LEASE_TTL_S
 from .test_lease_ownership import Clock as LeaseClock
+from .test_lease_ownership import lease_hubs
 from .test_recording_notice import to_day
 from .test_shards import Connect, OneOwner, _evil_seat, open_bus
 
@@ -310,20 +310,11 @@ async def test_relayed_lines_follow_their_game_to_the_node_that_took_it_over(
     clock = LeaseClock()
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    hubs = [
-        ShardedHub(
-            store,
-            node=name,
-            ownership=LeaseOwnership(store, name, ttl_s=LEASE_TTL_S, clock=clock),
-            transport=await LocalTransport.connect(broker.path),
-        )
-        for name in "abc"
-    ]
+    hubs = await lease_hubs(store, broker, clock, "abc", LEASE_TTL_S)
     a, b, c = hubs
     rooms = [VoiceRooms(hub) for hub in hubs]
     try:
         for hub, hub_rooms in zip(hubs, rooms, strict=True):
-            await hub.serve_calls()
             assert await hub.start_voice_relay(hub_rooms) is not None
         options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
         game = (await a.found(options, private=False, host_account_id=None)).game.id
