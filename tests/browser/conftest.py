@@ -121,10 +121,15 @@ def playwright() -> Iterator[Playwright]:
         yield pw
 
 
-def _launch(pw: Playwright, binary: Path, package: str) -> Browser:
+def _launched(pw: Playwright, binary: Path, package: str) -> Iterator[Browser]:
+    """The browser at `binary` (from Debian's `package`), closed after its fixture's scope."""
     if not binary.exists():
         pytest.fail(f"{binary} is missing: apt-get install {package}", pytrace=False)
-    return pw.chromium.launch(executable_path=str(binary), args=CHROMIUM_ARGS)
+    launched = pw.chromium.launch(executable_path=str(binary), args=CHROMIUM_ARGS)
+    try:
+        yield launched
+    finally:
+        launched.close()
 
 
 @pytest.fixture(scope=_browser_scope)
@@ -132,21 +137,13 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     """Debian's Chromium (the headless shell), launched once per worker or per module
     (`_browser_scope`); every player opens a context of its own, so no cookie or storage is
     shared between tests."""
-    launched = _launch(playwright, CHROMIUM, "chromium-headless-shell")
-    try:
-        yield launched
-    finally:
-        launched.close()
+    yield from _launched(playwright, CHROMIUM, "chromium-headless-shell")
 
 
 @pytest.fixture(scope="module")
 def full_browser(playwright: Playwright) -> Iterator[Browser]:
     """The full Chromium, for what the headless shell lacks (system notifications)."""
-    launched = _launch(playwright, FULL_CHROMIUM, "chromium")
-    try:
-        yield launched
-    finally:
-        launched.close()
+    yield from _launched(playwright, FULL_CHROMIUM, "chromium")
 
 
 @pytest.fixture(scope="session")
