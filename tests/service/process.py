@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -297,3 +298,45 @@ async def assert_each_seat_saw_its_log(
         while player.last_seq < expected[-1][0]:
             await player.expect("event", timeout=30)
         assert player.events() == expected, f"seat {player.seat}{where(player)}"
+
+
+def nats_node(
+    root: Path,
+    node: str,
+    nodes: Sequence[str],
+    *,
+    nats_url: str,
+    namespace: str,
+    database_url: str,
+    schema: str | None,
+    extra_args: Sequence[str] = (),
+    sip_port: int = 0,
+) -> ServerProcess:
+    """One node of a deployment over NATS (`--nats-url --node-id --nodes`), in `root/<node>`,
+    on the shared PostgreSQL schema; `extra_args` such as the lease options."""
+    server = ServerProcess(
+        root / node / "data",
+        database_url=database_url,
+        schema=schema,
+        sip_port=sip_port,
+        extra_args=[
+            *("--nats-url", nats_url, "--node-id", node, "--nodes", ",".join(nodes)),
+            *("--nats-namespace", namespace),
+            *extra_args,
+        ],
+        start_timeout_s=120.0,
+    )
+    server.data_dir.parent.mkdir(parents=True)
+    return server
+
+
+async def start_one_deployment(servers: Sequence[ServerProcess]) -> None:
+    """Start the first node, give the others its keys (sessions, seat tokens, the vaults: one
+    deployment's), then start them."""
+    first, *others = servers
+    await first.start()
+    for other in others:
+        other.data_dir.mkdir(mode=0o700, exist_ok=True)
+        for key in first.data_dir.glob("*.key"):
+            shutil.copy2(key, other.data_dir / key.name)
+        await other.start()

@@ -11,7 +11,6 @@ the log) ends the night, and every seat sees every event it may see once, in log
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
 import time
 import uuid
@@ -24,7 +23,14 @@ from tests.store.support import POSTGRES_URL
 from vollmond.store import open_store
 from vollmond.store.leases import Lease, get_lease
 
-from .process import Browser, Player, ServerProcess, assert_each_seat_saw_its_log
+from .process import (
+    Browser,
+    Player,
+    ServerProcess,
+    assert_each_seat_saw_its_log,
+    nats_node,
+    start_one_deployment,
+)
 from .test_shards import NATS_URL
 
 NODES = ("a", "b")
@@ -46,19 +52,16 @@ def _options() -> dict[str, Any]:
 def _node(
     tmp_path: Path, node: str, schema: str | None, namespace: str, ttl_s: float = LEASE_TTL_S
 ) -> ServerProcess:
-    server = ServerProcess(
-        tmp_path / node / "data",
+    return nats_node(
+        tmp_path,
+        node,
+        NODES,
+        nats_url=NATS_URL,
+        namespace=namespace,
         database_url=POSTGRES_URL,
         schema=schema,
-        extra_args=[
-            *("--nats-url", NATS_URL, "--node-id", node, "--nodes", ",".join(NODES)),
-            *("--nats-namespace", namespace, "--ownership", "leases"),
-            *("--lease-ttl", str(ttl_s)),
-        ],
-        start_timeout_s=120.0,
+        extra_args=["--ownership", "leases", "--lease-ttl", str(ttl_s)],
     )
-    server.data_dir.parent.mkdir(parents=True)
-    return server
 
 
 async def _lease(schema: str | None, game: str) -> Lease | None:
@@ -94,11 +97,7 @@ async def test_a_dead_nodes_game_goes_on_on_the_other_node(
     browsers: list[Browser] = []
     players: list[Player] = []
     try:
-        await a.start()
-        b.data_dir.mkdir(mode=0o700)
-        for key in a.data_dir.glob("*.key"):  # one deployment's keys
-            shutil.copy2(key, b.data_dir / key.name)
-        await b.start()
+        await start_one_deployment(servers)
 
         browsers = [Browser(servers[i % 2]) for i in range(4)]
         for i, browser in enumerate(browsers):
@@ -167,11 +166,7 @@ async def test_a_node_stopped_cleanly_hands_its_game_on_at_once(
     browsers: list[Browser] = []
     players: list[Player] = []
     try:
-        await a.start()
-        b.data_dir.mkdir(mode=0o700)
-        for key in a.data_dir.glob("*.key"):
-            shutil.copy2(key, b.data_dir / key.name)
-        await b.start()
+        await start_one_deployment(servers)
         browsers = [Browser(servers[i % 2]) for i in range(4)]
         for i, browser in enumerate(browsers):
             await browser.signup(f"handon{i + 1}")

@@ -9,7 +9,6 @@ log order. The options that do not fit are refused before anything starts.
 
 from __future__ import annotations
 
-import shutil
 import signal
 import uuid
 from pathlib import Path
@@ -22,7 +21,7 @@ from vollmond.cli import app
 from vollmond.nodes import NodeSpec
 from vollmond.workers import WorkersError
 
-from .process import ServerProcess
+from .process import nats_node, start_one_deployment
 from .test_shards import NATS_URL
 from .test_workers import play_and_check
 
@@ -36,33 +35,19 @@ async def test_players_on_two_nodes_share_one_game(
     _, schema = database
     namespace = f"test{uuid.uuid4().hex}"
     servers = [
-        ServerProcess(
-            tmp_path / node / "data",
+        nats_node(
+            tmp_path,
+            node,
+            NODES,
+            nats_url=NATS_URL,
+            namespace=namespace,
             database_url=POSTGRES_URL,
             schema=schema,
-            extra_args=[
-                "--nats-url",
-                NATS_URL,
-                "--node-id",
-                node,
-                "--nodes",
-                ",".join(NODES),
-                "--nats-namespace",
-                namespace,
-            ],
-            start_timeout_s=120.0,
         )
         for node in NODES
     ]
-    for server in servers:
-        server.data_dir.parent.mkdir(parents=True)
     try:
-        await servers[0].start()
-        # The nodes share the keys of one deployment (sessions, seat tokens, the vaults).
-        for key in servers[0].data_dir.glob("*.key"):
-            servers[1].data_dir.mkdir(mode=0o700, exist_ok=True)
-            shutil.copy2(key, servers[1].data_dir / key.name)
-        await servers[1].start()
+        await start_one_deployment(servers)
         await play_and_check(
             servers[0],
             servers,

@@ -5,7 +5,6 @@ node, the voice of the caller whose node does not own the game relayed over NATS
 
 from __future__ import annotations
 
-import shutil
 import signal
 import uuid
 from pathlib import Path
@@ -17,7 +16,7 @@ from tests.phone.e2e.test_workers_phone import callers_on_two_processes
 from tests.phone.test_sipp import free_udp_port
 from tests.store.support import POSTGRES_URL
 
-from .process import ServerProcess
+from .process import nats_node, start_one_deployment
 from .test_shards import NATS_URL
 
 NODES = ("a", "b")
@@ -33,34 +32,20 @@ async def test_two_callers_on_two_nodes_hear_each_other_by_day_not_at_night(
     _, schema = database
     namespace = f"test{uuid.uuid4().hex}"
     servers = [
-        ServerProcess(
-            tmp_path / node / "data",
+        nats_node(
+            tmp_path,
+            node,
+            NODES,
+            nats_url=NATS_URL,
+            namespace=namespace,
             database_url=POSTGRES_URL,
             schema=schema,
             sip_port=free_udp_port(),
-            extra_args=[
-                "--nats-url",
-                NATS_URL,
-                "--node-id",
-                node,
-                "--nodes",
-                ",".join(NODES),
-                "--nats-namespace",
-                namespace,
-            ],
-            start_timeout_s=120.0,
         )
         for node in NODES
     ]
-    for server in servers:
-        server.data_dir.parent.mkdir(parents=True)
     try:
-        await servers[0].start()
-        # The nodes share the keys of one deployment (sessions, seat tokens, the vaults).
-        for key in servers[0].data_dir.glob("*.key"):
-            servers[1].data_dir.mkdir(mode=0o700, exist_ok=True)
-            shutil.copy2(key, servers[1].data_dir / key.name)
-        await servers[1].start()
+        await start_one_deployment(servers)
         await callers_on_two_processes(
             tmp_path,
             servers,
