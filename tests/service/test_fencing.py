@@ -27,10 +27,10 @@ from vollmond.service.web.connection import GAME_MOVED
 from vollmond.store import read_commands
 from vollmond.store.leases import expire_leases, get_lease
 from vollmond.store.types import utcnow
-from vollmond.workers import hub_maker
 
 from .process import Player
 from .support import running_service
+from .test_lease_ownership import lease_node_a
 from .test_shards import STANDARD
 
 TTL_S = 60.0  # the loops stay out of the test: it moves the leases itself
@@ -41,12 +41,7 @@ async def test_a_paused_nodes_socket_is_sent_to_the_new_owner_and_its_command_la
 ) -> None:
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    make = hub_maker(
-        "a",
-        ("a", "b"),
-        lambda: LocalTransport.connect(broker.path),
-        lambda sessions: LeaseOwnership(sessions, "a", ttl_s=TTL_S),
-    )
+    make = lease_node_a(broker, TTL_S)
     players: list[Player] = []
     b: ShardedHub | None = None
     try:

@@ -24,6 +24,7 @@ from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.mirror import MirrorActor
 from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.web.app import HubMaker
 from vollmond.store import (
     Fence,
     Sessions,
@@ -33,6 +34,7 @@ from vollmond.store import (
     read_events,
 )
 from vollmond.store.leases import get_lease
+from vollmond.workers import hub_maker
 
 from .test_shards import STANDARD, Seat, _evil_seat
 
@@ -91,6 +93,17 @@ async def lease_hubs(
     for hub in hubs:
         await hub.serve_calls()
     return hubs
+
+
+def lease_node_a(broker: Broker, ttl_s: float) -> HubMaker:
+    """The hub of node a of two ("a", "b") with leases on the broker's local bus, for
+    `running_service(make_hub=...)`: a node's web service around its sharded hub."""
+    return hub_maker(
+        "a",
+        NODES,
+        lambda: LocalTransport.connect(broker.path),
+        lambda sessions: LeaseOwnership(sessions, "a", ttl_s=ttl_s),
+    )
 
 
 async def _game(store: Sessions) -> str:

@@ -16,15 +16,14 @@ from pathlib import Path
 import httpx
 
 from vollmond.service.config import Settings
-from vollmond.service.shards.lease_ownership import LeaseOwnership
-from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.localbus import Broker
 from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.store import Role, Sessions, create_game, set_role
 from vollmond.store.leases import acquire_lease
 from vollmond.store.types import utcnow
-from vollmond.workers import hub_maker
 
 from .support import ApiClient, Service, running_service
+from .test_lease_ownership import lease_node_a
 from .test_shards import STANDARD
 
 TTL_S = 60.0
@@ -60,12 +59,7 @@ async def test_a_nodes_metrics_and_the_console_show_its_games_and_the_leases(
 ) -> None:
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
-    make = hub_maker(
-        "a",
-        ("a", "b"),
-        lambda: LocalTransport.connect(broker.path),
-        lambda sessions: LeaseOwnership(sessions, "a", ttl_s=TTL_S),
-    )
+    make = lease_node_a(broker, TTL_S)
     clients: list[ApiClient] = []
     try:
         async with running_service(
