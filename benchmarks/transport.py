@@ -39,19 +39,19 @@ Connect = Callable[[], Awaitable[Transport]]
 T = TypeVar("T")
 
 
-def _on_uvloop(main: Coroutine[Any, Any, T]) -> T:
+def on_uvloop(main: Coroutine[Any, Any, T]) -> T:
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(main)
 
 
-def _run_broker(path: str, ready: Any) -> None:
+def run_broker(path: str, ready: Any) -> None:
     async def serve() -> None:
         broker = Broker(path)
         await broker.start()
         ready.set()
         await asyncio.Event().wait()  # until the benchmark terminates this process
 
-    _on_uvloop(serve())
+    on_uvloop(serve())
 
 
 async def _measure(connect: Connect, requests: int, messages: int, size: int) -> dict[str, float]:
@@ -104,12 +104,12 @@ def main() -> None:
         path = str(Path(folder) / "bus.sock")
         context = multiprocessing.get_context("spawn")
         ready = context.Event()
-        broker = context.Process(target=_run_broker, args=(path, ready), daemon=True)
+        broker = context.Process(target=run_broker, args=(path, ready), daemon=True)
         broker.start()
         try:
             if not ready.wait(30):
                 raise SystemExit("the local broker did not start")
-            baseline = _on_uvloop(
+            baseline = on_uvloop(
                 _measure(
                     lambda: LocalTransport.connect(path), args.requests, args.messages, args.size
                 )
@@ -118,7 +118,7 @@ def main() -> None:
             broker.terminate()
             broker.join()
     namespace = f"bench{uuid.uuid4().hex}"
-    figures = _on_uvloop(
+    figures = on_uvloop(
         _measure(
             lambda: NatsTransport.connect(args.nats_url, namespace=namespace),
             args.requests,

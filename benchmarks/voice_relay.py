@@ -32,18 +32,18 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import uvloop
 
 from benchmarks.jsonline import append_json_line
+from benchmarks.transport import on_uvloop, run_broker
 from vollmond.engine.ruleset import get_ruleset
 from vollmond.engine.standard.commands import PhaseTimeout
 from vollmond.engine.standard.types import Phase
-from vollmond.service.shards.localbus import Broker, LocalTransport
+from vollmond.service.shards.localbus import LocalTransport
 from vollmond.service.shards.natsbus import NatsTransport
 from vollmond.service.shards.sharded_hub import ShardedHub
 from vollmond.service.shards.transport import Transport
@@ -71,21 +71,6 @@ class Owner:
 class NoGames:
     def __init__(self) -> None:
         self.actors: dict[str, Any] = {}
-
-
-def _on_uvloop(main: Coroutine[Any, Any, T]) -> T:
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
-
-
-def _run_broker(path: str, ready: Any) -> None:
-    async def serve() -> None:
-        broker = Broker(path)
-        await broker.start()
-        ready.set()
-        await asyncio.Event().wait()  # until the benchmark terminates this process
-
-    _on_uvloop(serve())
 
 
 async def _clicks(
@@ -299,7 +284,7 @@ def main() -> None:
         path = str(Path(folder) / "bus.sock")
         context = multiprocessing.get_context("spawn")
         ready = context.Event()
-        broker = context.Process(target=_run_broker, args=(path, ready), daemon=True)
+        broker = context.Process(target=run_broker, args=(path, ready), daemon=True)
         broker.start()
         try:
             if not ready.wait(30):
@@ -308,8 +293,8 @@ def main() -> None:
             def local() -> Awaitable[Transport]:
                 return LocalTransport.connect(path)
 
-            results["local_line"] = _on_uvloop(_measure(local, args.seconds, args.prefill, False))
-            results["local_bus"] = _on_uvloop(_measure(local, args.seconds, args.prefill, True))
+            results["local_line"] = on_uvloop(_measure(local, args.seconds, args.prefill, False))
+            results["local_bus"] = on_uvloop(_measure(local, args.seconds, args.prefill, True))
         finally:
             broker.terminate()
             broker.join()
@@ -318,7 +303,7 @@ def main() -> None:
     def nats() -> Awaitable[Transport]:
         return NatsTransport.connect(args.nats_url, namespace=namespace)
 
-    results["nats"] = _on_uvloop(_measure(nats, args.seconds, args.prefill, True))
+    results["nats"] = on_uvloop(_measure(nats, args.seconds, args.prefill, True))
     base = results["local_line"]
     print("local line (baseline): " + ", ".join(f"{k} {v:.2f}" for k, v in base.items()))
     print(f"{'relayed':44}{'local bus':>12}{'NATS':>12}")
