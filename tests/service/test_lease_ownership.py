@@ -106,6 +106,16 @@ def lease_node_a(broker: Broker, ttl_s: float) -> HubMaker:
     )
 
 
+async def _found_on_a_joined_through_b(a: ShardedHub, b: ShardedHub) -> str:
+    """A four-seat game founded on node a (its owner); the other three join through node b,
+    so the last join starts the game on a."""
+    options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+    founded = await a.found(options, private=False, host_account_id=None, host_name="A")
+    for name in "BCD":
+        await b.join(founded.game.id, account_id=None, name=name)
+    return founded.game.id
+
+
 async def _game(store: Sessions) -> str:
     return (await create_game(store, world="werwolf", options={"size": 4}, seed=1)).id
 
@@ -190,11 +200,7 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
     hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
     try:
-        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
-        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
-        game = founded.game.id
-        for name in "BCD":  # through a, the owner: the last join starts the game there
-            await b.join(game, account_id=None, name=name)
+        game = await _found_on_a_joined_through_b(a, b)
         assert game in a.actors and game not in b.actors
         evil = _evil_seat(a.actors[game])
         mirror = await b.readable(game)
@@ -241,11 +247,7 @@ async def test_a_paused_owner_is_refused_by_the_store_and_the_new_owner_goes_on(
     hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
     try:
-        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
-        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
-        game = founded.game.id
-        for name in "BCD":
-            await b.join(game, account_id=None, name=name)
+        game = await _found_on_a_joined_through_b(a, b)
         stale = a.actors[game]
         evil = _evil_seat(stale)
         assert stale.fence == Fence("a", 1)
@@ -301,11 +303,7 @@ async def test_a_clean_stop_hands_the_games_on_without_waiting_for_the_ttl(
     hubs = await lease_hubs(store, broker, clock, NODES, TTL_S)
     a, b = hubs
     try:
-        options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
-        founded = await a.found(options, private=False, host_account_id=None, host_name="A")
-        game = founded.game.id
-        for name in "BCD":
-            await b.join(game, account_id=None, name=name)
+        game = await _found_on_a_joined_through_b(a, b)
         evil = _evil_seat(a.actors[game])
         assert isinstance(await a.submit(game, Say(evil, "bis gleich")), Accepted)
         first = await get_lease(store, game)
