@@ -91,10 +91,11 @@ def test_no_serious_axe_violation_over_the_page_states(browser: Browser, server:
         audit.check_both_languages(host.page, "night")
         audit.check_phone_tabs(phone.page)
         host.wait_phase("day", timeout_ms=30_000)
-        audit.check_both_languages(host.page, "day")
+        # The nomination first, as the wolf's vote at night: two audits can outlast a 5-s day.
         living = [p for p in players if p is not victim]
         accuser = next(p for p in living if p is not wolf)
         accuser.act("Nominate", wolf.seat)
+        audit.check_both_languages(host.page, "day")
         host.wait_phase("vote", timeout_ms=30_000)
         audit.check(host.page, "vote de")
         for player in living:
