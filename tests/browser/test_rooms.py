@@ -99,7 +99,12 @@ def test_a_room_page_polls_on_after_requests_that_failed(browser: Browser, serve
         assert len(failed) == 3, failed
         anna.page.fill("#chat-text", "Wieder da?")
         anna.page.click("#chat-form button[type=submit]")
-        expect(bert.page.locator("#chat")).to_contain_text(f"{anna.name}: Wieder da?")
+        # Anna's line is in the room (her own page shows the server's answer) before Bert's
+        # page is asked to have polled it: a failure below is then Bert's polling alone.
+        expect(anna.page.locator("#chat")).to_contain_text(f"{anna.name}: Wieder da?")
+        expect(bert.page.locator("#chat")).to_contain_text(
+            f"{anna.name}: Wieder da?", timeout=20_000
+        )
         expect(bert.page.locator("#room-title")).to_have_text("Raum Werwolf")
     finally:
         anna.close()

@@ -138,7 +138,9 @@ async def test_baresip_dials_in_sends_rfc4733_and_hears_us(tmp_path: Path) -> No
         await handler.wait_for(lambda: handler.started, timeout=10)
         call = handler.started[0]
         assert call.negotiated.dtmf_pt is not None  # baresip offers telephone-event
-        await asyncio.sleep(1.0)
+        # Its keys travel in its RTP stream: wait until that stream reaches us (on a loaded
+        # machine a fixed pause was sometimes shorter than the media's set-up).
+        await handler.wait_for(lambda: bool(handler.frames), timeout=10)
         for digit in "1#7":
             await ctrl.send("sndcode", digit)
             await asyncio.sleep(0.4)

@@ -23,6 +23,7 @@ from tests.phone.test_baresip import Control, free_tcp_port, write_config_file
 from tests.phone.test_sipp import free_udp_port
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import Int16Array
+from vollmond.phone.service import PhoneService
 
 RATE = 8000
 #: Seconds of audio in a phone's source file (baresip plays it once).
@@ -204,6 +205,16 @@ async def phones(
     finally:
         for phone in launched.values():
             await phone.stop()
+
+
+def media_from(service: PhoneService, name: str) -> bool:
+    """The server has received the first RTP packet of `name`'s call (its address is latched):
+    baresip's media runs, so its keys (RFC 4733, in the same stream) reach the server from now
+    on. A key sent before that is lost on a loaded machine, where setting up the call's media
+    can take longer than any fixed pause."""
+    return any(
+        call.media.latched is not None for call in service.lines if f":{name}@" in call.caller
+    )
 
 
 async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:

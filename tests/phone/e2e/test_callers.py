@@ -12,7 +12,16 @@ import numpy.typing as npt
 import pytest
 
 from tests.phone.e2e.conftest import LiveRig
-from tests.phone.e2e.support import Phone, level_at, phones, rms, stop_all, tone, wait_until
+from tests.phone.e2e.support import (
+    Phone,
+    level_at,
+    media_from,
+    phones,
+    rms,
+    stop_all,
+    tone,
+    wait_until,
+)
 from vollmond.engine.standard.types import CallStatus, Phase
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import invitation_from_phone, phone_code
@@ -52,9 +61,12 @@ def heard_code(live: LiveRig, name: str) -> str:
 
 
 async def dial(live: LiveRig, phone: Phone) -> None:
+    """Call in and return once the call has its session and the server hears the phone's media
+    (keys pressed from now on arrive)."""
     before = len(live.sessions.get(phone.name, []))
     await phone.dial(live.sip_port)
     await wait_until(lambda: len(live.sessions.get(phone.name, [])) > before, 15)
+    await wait_until(lambda: media_from(live.phone, phone.name), 15)
 
 
 async def settle(live: LiveRig, name: str, timeout: float = 20.0) -> None:
@@ -72,7 +84,6 @@ async def private_round(live: LiveRig, lines: dict[str, Phone], names: list[str]
     has a seat."""
     founder = names[0]
     await dial(live, lines[founder])
-    await asyncio.sleep(1.0)
     await lines[founder].keys("2")
     await settle(live, founder)
     await lines[founder].keys(f"00#1#1#{len(names)}#1")
@@ -84,7 +95,6 @@ async def private_round(live: LiveRig, lines: dict[str, Phone], names: list[str]
     assert phone_code(invitation_from_phone(code) or "") == code
     for name in names[1:]:
         await dial(live, lines[name])
-        await asyncio.sleep(0.8)
         await lines[name].keys("2")
         await settle(live, name)
         await lines[name].keys("2")

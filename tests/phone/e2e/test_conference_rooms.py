@@ -41,7 +41,6 @@ async def enter_by_keys(live: LiveRig, lines: dict[str, Phone], rooms: dict[str,
     """Every caller: 2 guest, 5 conference rooms, then the room's number and #."""
     for name, phone in lines.items():
         await dial(live, phone)
-        await asyncio.sleep(0.8)
         await phone.keys("2")  # guest
         await settle(live, name)
         await phone.keys("5")  # conference rooms

@@ -39,7 +39,6 @@ async def join_by_code(live: LiveRig, lines: dict[str, Phone], code: str) -> Non
     """Every caller: 2 = guest, 2 = join by code, the 16 digits and #."""
     for name, phone in lines.items():
         await dial(live, phone)
-        await asyncio.sleep(0.8)
         await phone.keys("2")
         await settle(live, name)
         await phone.keys("2")
