@@ -223,6 +223,47 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
         await broker.close()
 
 
+async def test_a_command_reaching_the_new_owner_while_it_resumes_the_game_waits_for_it(
+    store: Sessions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node b holds the lease already and is still resuming the game from its log when a
+    command for it arrives (from a socket on b's own mirror): the command waits for the
+    resumed game and is applied there. Before, b answered "not running" in that window (seen
+    on a loaded machine after a clean stop, test_failover: the replay took long enough)."""
+    clock = Clock()
+    broker = Broker(str(tmp_path / "bus.sock"))
+    await broker.start()
+    a, b = await lease_hubs(store, broker, clock, NODES, TTL_S)
+    try:
+        game = await _found_on_a_joined_through_b(a, b)
+        evil = _evil_seat(a.actors[game])
+        mirror = await b.readable(game)
+        assert isinstance(mirror, MirrorActor)
+        resuming, go_on = asyncio.Event(), asyncio.Event()
+        resume = b._resume
+
+        async def slow_resume(running: Any) -> bool:
+            resuming.set()
+            await go_on.wait()
+            return await resume(running)
+
+        monkeypatch.setattr(b, "_resume", slow_resume)
+        await a.close()  # hands the game on: b acquires its lease and starts resuming it
+        await asyncio.wait_for(resuming.wait(), 10)
+        assert b.owns(game) and game not in b.actors
+        command = asyncio.create_task(mirror.submit(Say(evil, "schon da?")))
+        await asyncio.sleep(0.1)  # the call reaches b's answering side meanwhile
+        go_on.set()
+        outcome = await asyncio.wait_for(command, 10)
+        assert isinstance(outcome, Accepted)
+        assert game in b.actors
+        texts = [_said(c.command) for c in await read_commands(store, game)]
+        assert "schon da?" in texts
+    finally:
+        await b.close()
+        await broker.close()
+
+
 @pytest.fixture
 async def shared_store(database: tuple[str, str | None], tmp_path: Path) -> AsyncIterator[Sessions]:
     """One store for two hubs: SQLite, and the real PostgreSQL (the nodes' database)."""

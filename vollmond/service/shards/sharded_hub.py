@@ -360,6 +360,13 @@ class ShardedHub(Hub):
     async def _call(self, op: str, game_id: str, args: dict[str, Any]) -> Any:
         if not self.owns(game_id):  # never forwarded twice
             raise owner_calls.NotOwnerError(f"{self.node} does not own {game_id}")
+        if game_id not in self.actors and self.leases is not None:
+            # The lease may have just come here: its game is being resumed from the log, under
+            # the lock `_take_up` holds (acquiring it marked the lease held first). The call is
+            # answered once that is done, not with "not running" — an asker that had been
+            # sent here by the lease would otherwise give up on a game that is about to run.
+            async with self._taking_up:
+                pass
         if op == "submit":
             actor = self.actors.get(game_id)
             if actor is None:
