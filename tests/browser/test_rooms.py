@@ -1,7 +1,8 @@
 """Conference rooms in Chromium (X2, X5): two signed-in browsers meet in the Werwolf room on
 /rooms.html and read each other's chat lines; one opens a private room, the other enters it by
-the code the page shows; listening only disables writing. Every word on the page comes from
-the server's catalogue."""
+the code the page shows; listening only disables writing; a friend called into a room from
+the friends list (X4) goes in from the invitation. Every word on the page comes from the
+server's catalogue."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from playwright.sync_api import Browser, Route, expect
 
 from .axe import describe, serious_violations
 from .players import Player
+from .untranslated import untranslated
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +62,44 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
         bert.page.click("#code-form button[type=submit]")
         expect(bert.page.locator("#room-title")).to_have_text("Privater Raum")
         expect(anna.page.locator("#members")).to_contain_text(bert.name)
+        anna.assert_no_script_errors()
+        bert.assert_no_script_errors()
+    finally:
+        anna.close()
+        bert.close()
+
+
+@pytest.mark.rule("X2", "X4", "X5")
+def test_a_friend_called_into_a_room_from_the_friends_list_goes_in_from_the_invitation(
+    browser: Browser, server: str
+) -> None:
+    tag = secrets.token_hex(3)
+    anna = Player.open(browser, server, f"Anna{tag}")
+    bert = Player.open(browser, server, f"Bert{tag}")
+    try:
+        anna.signup()
+        bert.signup()
+        a, b = anna.page, bert.page
+        a.click("#friends-button")
+        a.fill("#friend-form input[name=who]", bert.name)
+        a.click("#friend-form button[type=submit]")
+        expect(b.locator("#friends-button")).to_have_text("Freunde (1 Anfragen)", timeout=15_000)
+        b.click("#friends-button")
+        b.click("#friend-list .accept-friend")
+        a.click("#friends-button")  # closed and opened again: Bert is a friend, online
+        a.click("#friends-button")
+        a.click("#friend-list li[data-state=friend] .call-friend")
+        expect(a.locator("#room-title")).to_have_text("Privater Raum")
+        expect(a.locator("#room-note")).to_contain_text(f"{bert.name} ist eingeladen.")
+        invitation = b.locator("#invitations p[data-kind=room]")
+        expect(invitation).to_contain_text(
+            f"{anna.name} ruft dich in einen privaten Konferenzraum.", timeout=15_000
+        )
+        assert untranslated(b) == []
+        invitation.locator(".accept-invitation").click()
+        expect(b.locator("#room-title")).to_have_text("Privater Raum")
+        expect(b.locator("#members")).to_contain_text(anna.name)
+        expect(a.locator("#members")).to_contain_text(bert.name)
         anna.assert_no_script_errors()
         bert.assert_no_script_errors()
     finally:

@@ -1,5 +1,6 @@
 """Friends (X4) on SQLite and PostgreSQL: asking and accepting by account name or phone ID,
-removing, blocking, where friends are (never a secret), invitations to one's table."""
+removing, blocking, where friends are (never a secret), invitations to one's table and calls
+into a private conference room (X2)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,19 @@ from pathlib import Path
 import pytest
 
 from vollmond.engine.standard import GameOptions
-from vollmond.service.community import Community, CommunityError, Place, find_person
+from vollmond.service.community import (
+    Bound,
+    Community,
+    CommunityError,
+    Invitation,
+    Place,
+    ToRoom,
+    ToTable,
+    find_person,
+)
+from vollmond.service.community.room_call import call_friend
+from vollmond.service.conference import ConferenceRoom, ConferenceRooms, RoomClosedError
+from vollmond.service.enforce import Person
 from vollmond.service.hub import Hub
 from vollmond.store import Sessions, create_account, create_phone_identity
 from vollmond.store.community import FriendState
@@ -141,13 +154,14 @@ async def test_an_invitation_reaches_the_friend_and_seats_them_in_a_private_roun
     invitation = await friends.invite(anna, phone, table.game.id)
     unwatch()
     assert heard == [invitation.id]
-    assert invitation.private and invitation.inviter.name == "Anna"
+    assert invitation.to == ToTable(table.game.id, "werwolf", private=True)
+    assert invitation.to.kind is Bound.PRIVATE and invitation.inviter.name == "Anna"
     assert [i.id for i in friends.invitations(phone)] == [invitation.id]
     with pytest.raises(CommunityError) as not_friend:
         await friends.invite(anna, bert, table.game.id)
     assert not_friend.value.code == "not_friends"
     taken = friends.take(phone, invitation.id)
-    assert taken.game_id == table.game.id
+    assert taken.to == invitation.to
     with pytest.raises(CommunityError) as used:
         friends.take(phone, invitation.id)
     assert used.value.code == "invitation_not_found"
@@ -160,3 +174,63 @@ async def test_an_invitation_reaches_the_friend_and_seats_them_in_a_private_roun
     with pytest.raises(CommunityError) as not_mine:
         await friends.invite(anna, bert, other.game.id)
     assert not_mine.value.code == "no_table"
+
+
+@pytest.mark.rule("X2", "X4")
+async def test_a_friend_is_called_into_a_private_room_and_the_invitation_ends_with_it(
+    sessions: Sessions, tmp_path: Path
+) -> None:
+    box, anna, bert, phone = await setup(sessions, tmp_path)
+    friends, rooms = box.friends, ConferenceRooms()
+    await friends.ask(anna, bert)
+    await friends.accept(bert, anna)
+    opened: list[ConferenceRoom] = []
+
+    async def anna_enters(room: ConferenceRoom) -> bool:
+        opened.append(room)
+        await rooms.enter(room, "Anna", Person(anna.account_id), "web", enforcer=None)
+        return True
+
+    async def call(whom: Owner) -> Invitation | None:
+        return await call_friend(friends, rooms, anna, whom, Person(anna.account_id), anna_enters)
+
+    # Refused before any room is opened: a friend who is away, someone who is no friend.
+    for whom, code in ((bert, "friend_offline"), (phone, "not_friends")):
+        with pytest.raises(CommunityError) as refused:
+            await call(whom)
+        assert refused.value.code == code
+    assert opened == []
+    ended = box.online.call_started(bert)
+    heard: list[int] = []
+    unwatch = friends.watch(bert, lambda inv: heard.append(inv.id))
+    invitation = await call(bert)
+    unwatch()
+    (room,) = opened
+    assert [m.name for m in room] == ["Anna"] and room.code is not None  # a private room
+    assert invitation is not None and invitation.to == ToRoom(room.id)
+    assert invitation.to.kind is Bound.ROOM and invitation.inviter.name == "Anna"
+    assert invitation.to_json()["kind"] == "room" and invitation.to_json()["room"] == room.id
+    assert heard == [invitation.id] and friends.invitations(bert) == [invitation]
+    assert rooms.invited(room.id) is room
+    # Anna leaves before Bert comes: the room closes and the invitation with it.
+    (anna_in,) = room
+    rooms.leave(room, anna_in)
+    assert friends.invitations(bert) == []
+    with pytest.raises(RoomClosedError):
+        rooms.invited(room.id)
+
+    # A refused entry (a ban) leaves no room behind and invites nobody.
+    async def banned(room: ConferenceRoom) -> bool:
+        opened.append(room)
+        return False
+
+    assert await call_friend(friends, rooms, anna, bert, Person(anna.account_id), banned) is None
+    with pytest.raises(RoomClosedError):
+        rooms.invited(opened[-1].id)
+    assert friends.invitations(bert) == []
+    # Blocked: the same words as for a stranger (a block is never told as such).
+    await friends.block(bert, anna)
+    with pytest.raises(CommunityError) as blocked:
+        await call(bert)
+    assert blocked.value.code == "not_friends"
+    ended()

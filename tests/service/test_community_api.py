@@ -1,7 +1,8 @@
 """The mailbox (X3) and friends (X4) through the real web API (uvicorn, httpx, SQLite and
 PostgreSQL): sending, reading, replying, keeping and deleting; friends asked by name and
-accepted; an invitation taken into a private round; bans of the areas `mailbox` and
-`friends` (O5) refused with reason and expiry; bad input answered with a code and a status."""
+accepted; an invitation taken into a private round; a friend called into a conference room
+(X2) who enters it by the invitation; bans of the areas `mailbox` and `friends` (O5) refused
+with reason and expiry; bad input answered with a code and a status."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ import pytest
 from tests.service.support import ApiClient, Service
 from tests.service.test_moderation_enforce import moderation, staff
 from vollmond.moderation import FRIENDS, MAILBOX, SanctionKind, Subject
+from vollmond.service.community import community_of
+from vollmond.service.hub import Owner
+from vollmond.service.web.error_catalogue import error_text
+from vollmond.store import create_phone_identity, find_account
 from vollmond.store.models import Role
 
 
@@ -134,3 +139,66 @@ async def test_bans_of_the_mailbox_and_friends_areas_are_refused_with_reason_and
         duration=timedelta(hours=2),
     )
     assert (await anna.get("/api/friends")).json()["error"] == "banned"
+    called = await anna.post("/api/rooms/call", {"who": bert.name})  # calling is a friends' act
+    assert (called.status_code, called.json()["error"]) == (403, "banned")
+
+
+def sentence(code: str) -> str:
+    return error_text(code, "de")
+
+
+@pytest.mark.rule("X2", "X4")
+async def test_a_friend_called_into_a_room_enters_it_by_the_invitation(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    anna, bert, dora = api(), api(), api()
+    await anna.signup(unique("Anna"))
+    await bert.signup(unique("Bert"))
+    await dora.signup(unique("Dora"))
+    await anna.post("/api/friends", {"who": bert.name})
+    (asking,) = (await bert.get("/api/friends")).json()["friends"]
+    await bert.post("/api/friends/accept", {"who": asking["key"]})
+    # Cora: a phone-only friend who is not calling now (away).
+    cora = await create_phone_identity(service.hub.sessions, pin="1357")
+    account = await find_account(service.hub.sessions, anna.name or "")
+    assert account is not None
+    friends = community_of(service.hub).friends
+    await friends.ask(Owner.account(account.id), Owner.phone(cora.id))
+    await friends.accept(Owner.phone(cora.id), Owner.account(account.id))
+    cases = [
+        (f"p:{cora.id}", 409, "friend_offline"),
+        (dora.name, 403, "not_friends"),
+        ("Niemand-hier", 404, "unknown_person"),
+    ]
+    for who, status, code in cases:
+        refused = await anna.post("/api/rooms/call", {"who": who})
+        body = refused.json()
+        assert (refused.status_code, body["error"]) == (status, code), who
+        assert body["message"] == sentence(code)  # in words, German
+    assert friends.invitations(Owner.phone(cora.id)) == []
+    # Bert's page asked just now (accepting): he is online. Anna calls him in.
+    called = await anna.post("/api/rooms/call", {"who": bert.name})
+    assert called.status_code == 200, called.text
+    room = called.json()["room"]
+    assert room["kind"] == "private" and called.json()["invited"]["name"] == bert.name
+    assert [m["name"] for m in called.json()["members"]] == [anna.name]
+    (invitation,) = (await bert.get("/api/community")).json()["invitations"]
+    assert invitation["kind"] == "room" and invitation["room"] == room["id"]
+    assert invitation["from"]["name"] == anna.name
+    # Not a table: it is taken on the rooms page.
+    at_table = await bert.post(f"/api/invitations/{invitation['id']}/accept")
+    assert (at_table.status_code, at_table.json()["error"]) == (409, "invitation_room")
+    assert (await dora.post("/api/rooms/enter", {"invitation": invitation["id"]})).json()[
+        "error"
+    ] == "invitation_not_found"  # somebody else's invitation is nothing to them
+    entered = await bert.post("/api/rooms/enter", {"invitation": invitation["id"]})
+    assert entered.status_code == 200, entered.text
+    assert entered.json()["room"]["id"] == room["id"]
+    assert [m["name"] for m in entered.json()["members"]] == [anna.name, bert.name]
+    again = await bert.post("/api/rooms/enter", {"invitation": invitation["id"]})
+    assert (again.status_code, again.json()["error"]) == (404, "invitation_not_found")
+    # Called again, Anna leaves before Bert comes: the room and its invitation are gone.
+    await bert.post(f"/api/rooms/member/{entered.json()['token']}/leave")
+    second = (await anna.post("/api/rooms/call", {"who": bert.name})).json()
+    await anna.post(f"/api/rooms/member/{second['token']}/leave")
+    assert (await bert.get("/api/community")).json()["invitations"] == []

@@ -70,6 +70,12 @@ class UnknownCodeError(RoomNotFoundError):
     code = "unknown_code"
 
 
+class RoomClosedError(RoomNotFoundError):
+    """The room an invitation named is closed: everybody in it has left."""
+
+    code = "closed"
+
+
 class TooManyPrivateRoomsError(RoomError):
     code = "too_many_private"
 
@@ -309,6 +315,13 @@ class ConferenceRooms:
         room = self._by_id.get(room_id)
         if room is None:
             raise RoomNotFoundError(room_id)
+        return room
+
+    def invited(self, room_id: str) -> ConferenceRoom:
+        """The room a friend's invitation names (X4); RoomClosedError when it is gone."""
+        room = self._by_id.get(room_id)
+        if room is None:
+            raise RoomClosedError(room_id)
         return room
 
     async def enter(

@@ -1,6 +1,7 @@
 """End to end (X3, X4): a real baresip caller leaves a voice message for a browser player,
 who plays it in Debian's Chromium; a friend invitation sent from the page reaches a caller in
-the announcer, and pressing 8 seats them at the table.
+the announcer, and pressing 8 seats them at the table; a caller calls a friend into a
+conference room by keys (X2), the friend hears it in the announcer and 8 brings them in.
 
 The service is the real one (uvicorn, store, hub, the real phone sessions); the page is the
 real client (community.js), signed up through its own form.
@@ -16,13 +17,15 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.phone.e2e.conftest import LiveRig
-from tests.phone.e2e.support import Phone, phones, tone, wait_until
+from tests.phone.e2e.support import Phone, level_at, phones, tone, wait_until
 from tests.voice.conftest import chromium  # noqa: F401 (the fixture)
+from vollmond.phone.media import Int16Array
 from vollmond.phone.session import PhoneSession
+from vollmond.phone.session.community.common import spoken_name
 from vollmond.phone.session.community.friends import FriendsMenu
 from vollmond.phone.session.community.mailbox import MailMenu
 from vollmond.phone.session.community.recorder import Step
-from vollmond.service.community import community_of
+from vollmond.service.community import community_of, names
 from vollmond.service.hub import Owner
 from vollmond.store import create_phone_identity, find_account
 
@@ -52,10 +55,12 @@ async def signed_up_page(browser: Browser, base: str, name: str) -> Page:
     return page
 
 
-async def sign_in_by_phone(live: LiveRig, phone: Phone, identity_id: int) -> PhoneSession:
+async def sign_in_by_phone(
+    live: LiveRig, phone: Phone, identity_id: int, caller: str = CALLER
+) -> PhoneSession:
     await phone.dial(live.sip_port)
-    await wait_until(lambda: bool(live.sessions.get(CALLER)), 15)
-    session = live.session(CALLER)
+    await wait_until(lambda: bool(live.sessions.get(caller)), 15)
+    session = live.session(caller)
     await wait_until(lambda: session.t("phone.ident.choices") in session.spoken(), 15)
     await settle(session)
     await phone.keys("1")
@@ -200,3 +205,54 @@ async def test_an_invitation_from_the_page_reaches_a_caller_and_8_seats_them(
         assert len(seats) == 2
         await lines[CALLER].hangup()
     await page.context.close()
+
+
+ANNA, BERT = "+4930111", "+4930222"
+TONES = {ANNA: 1000.0, BERT: 700.0}
+HEARD = 1500.0  # a 6000-amplitude tone arrives near full level (test_conference_rooms.py)
+
+
+@pytest.mark.rule("X2", "X4")
+async def test_a_caller_calls_a_friend_into_a_room_by_keys_and_8_brings_them_in(
+    live: LiveRig,
+) -> None:
+    anna_id = await create_phone_identity(live.hub.sessions, pin=PIN)
+    bert_id = await create_phone_identity(live.hub.sessions, pin=PIN)
+    anna, bert = Owner.phone(anna_id.id), Owner.phone(bert_id.id)
+    box = community_of(live.hub).friends
+    await box.ask(anna, bert)
+    await box.accept(bert, anna)
+    sources = {name: tone(hz, 120.0) for name, hz in TONES.items()}
+    async with phones(live.root / "phones", dict(sources)) as lines:
+        bert_call = await sign_in_by_phone(live, lines[BERT], bert_id.id, BERT)
+        anna_call = await sign_in_by_phone(live, lines[ANNA], anna_id.id, ANNA)
+        await lines[ANNA].keys("7")  # friends: "1 Telefon …, beim Ausrufer oder in der Lobby"
+        await wait_until(lambda: isinstance(anna_call.mode, FriendsMenu), 15)
+        await settle(anna_call)
+        await lines[ANNA].keys("1#", gap=0.15)
+        await settle(anna_call)
+        await lines[ANNA].keys("4")  # call him into a room
+        await wait_until(lambda: anna_call.conference_seat is not None, 15)
+        inviter = (await names(live.hub.sessions, [anna]))[anna]
+        told = bert_call.t("phone.friends.invited_room", name=spoken_name(bert_call, inviter))
+        await wait_until(lambda: told in bert_call.spoken(), 15)
+        await settle(bert_call)
+        await lines[BERT].keys("8")
+        await wait_until(lambda: bert_call.conference_seat is not None, 15)
+        seats = anna_call.conference_seat, bert_call.conference_seat
+        assert seats[0] is not None and seats[1] is not None
+        room = seats[0].voice
+        assert seats[1].voice is room  # the same room
+        # Both talk there: the room's mix (what anyone in it hears) carries both tones.
+        mixed: list[Int16Array] = []
+        room.record(mixed.append)
+
+        def both_heard() -> bool:
+            window = np.concatenate(mixed[-50:]) if len(mixed) >= 50 else None
+            return window is not None and all(level_at(window, hz) > HEARD for hz in TONES.values())
+
+        await wait_until(both_heard, 15)
+        room.record(None)
+        for phone in lines.values():
+            await phone.hangup()
+    assert box.invitations(bert) == []  # used by his 8

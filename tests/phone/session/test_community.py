@@ -1,6 +1,7 @@
 """The mailbox (X3) and friends (X4) by phone, on real sessions and a real store: key 6 and
 7 in the announcer, messages read aloud, a voice message recorded from the caller's frames,
-a friend's invitation accepted with 8, and every wrong key answered with a reason."""
+a friend's invitation accepted with 8, a friend called into a conference room with 4 (X2),
+and every wrong key answered with a reason."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from vollmond.engine.standard import GameOptions
 from vollmond.i18n import text
 from vollmond.phone import capture
 from vollmond.phone.session import PhoneSession
+from vollmond.phone.session.community.friends import FriendsMenu
+from vollmond.phone.session.conference import RoomLine
 from vollmond.service.community import Community, MailKind, attach
+from vollmond.service.conference import RoomClosedError, RoomKind, conference_rooms
 from vollmond.service.hub import Hub, Owner
 from vollmond.store import create_account, create_phone_identity
 from vollmond.worlds import get_world
@@ -228,3 +232,102 @@ async def test_key_2_sits_a_caller_down_at_a_friends_public_table(hub: Hub, box:
     assert session.announcer.lobby_game == table.game.id
     ended()
     await session.close()
+
+
+def phone_name(owner: Owner) -> str:
+    """How a phone-only person is spoken ("Telefon 1 2")."""
+    return t("phone.community.phone_person", n=" ".join(str(owner.phone_id)))
+
+
+async def friends_by_phone(
+    hub: Hub, box: Community
+) -> tuple[PhoneSession, Owner, PhoneSession, Owner]:
+    """Two callers signed in with their phone IDs, friends already."""
+    anna_call, anna = await signed_in(hub)
+    bert_call, bert = await signed_in(hub)
+    await box.friends.ask(anna, bert)
+    await box.friends.accept(bert, anna)
+    return anna_call, anna, bert_call, bert
+
+
+@pytest.mark.rule("X2", "X4")
+async def test_key_4_calls_a_friend_into_a_room_and_8_brings_them_in(
+    hub: Hub, box: Community
+) -> None:
+    anna_call, anna, bert_call, bert = await friends_by_phone(hub, box)
+    await press(anna_call, "7")
+    await press(anna_call, "1#")  # Bert, "beim Ausrufer oder in der Lobby"
+    assert heard(anna_call, t("phone.friends.key_room"))  # read among his keys
+    await press(anna_call, "4")
+    line = anna_call.mode
+    assert isinstance(line, RoomLine) and line.room.kind is RoomKind.PRIVATE
+    assert heard(anna_call, t("rooms.phone.alone"))
+    assert heard(anna_call, t("phone.friends.called", name=phone_name(bert)))
+    # Bert, in the announcer, is told at once who calls him and where to.
+    assert heard(bert_call, t("phone.friends.invited_room", name=phone_name(anna)))
+    await press(bert_call, "8")
+    assert isinstance(bert_call.mode, RoomLine) and bert_call.mode.room is line.room
+    assert [m.name for m in line.room] == [anna_call.name, bert_call.name]
+    assert heard(anna_call, t("rooms.phone.joined", name=bert_call.name, n=2))
+    seats = (anna_call.conference_seat, bert_call.conference_seat)
+    assert seats[0] is not None and seats[1] is not None
+    assert seats[0].voice is seats[1].voice  # one mixer: they hear each other
+    assert box.friends.invitations(bert) == []  # used
+    await anna_call.close()
+    await bert_call.close()
+    # The last one out closes the room: its id finds nothing any more.
+    assert not line.room.members
+    with pytest.raises(RoomClosedError):
+        conference_rooms(hub).invited(line.room.id)
+
+
+@pytest.mark.rule("X2", "X4")
+async def test_calling_into_a_room_is_refused_with_a_reason(hub: Hub, box: Community) -> None:
+    anna_call, anna, bert_call, bert = await friends_by_phone(hub, box)
+    await bert_call.close()  # Bert hangs up: away
+    cora = Owner.account((await create_account(hub.sessions, "Cora", "password-c")).id)
+    await box.friends.ask(cora, anna)  # Cora only asked: no friend yet
+    box.online.seen(cora)
+    await press(anna_call, "7")
+    await press(anna_call, "1#")  # Bert, away: no key 4 read for him
+    assert said(anna_call)[-1] == t(
+        "phone.friends.person",
+        name=phone_name(bert),
+        keys=", ".join(t(f"phone.friends.key_{k}") for k in ("message", "remove", "block")),
+    )
+    await press(anna_call, "4")
+    assert said(anna_call)[-2:] == [
+        t("phone.friends.offline", name=phone_name(bert)),
+        t("phone.help_hint"),
+    ]
+    assert isinstance(anna_call.mode, FriendsMenu)  # still at Bert's keys
+    await press(anna_call, "5")  # a key a person does not have: their keys again
+    assert said(anna_call)[-2].startswith(phone_name(bert))
+    await press(anna_call, "0")
+    await press(anna_call, "2#")  # Cora's request
+    await press(anna_call, "4")
+    assert said(anna_call)[-2] == t("web.errors.not_friends")
+    assert isinstance(anna_call.mode, FriendsMenu)
+    assert box.friends.invitations(cora) == [] and box.friends.invitations(bert) == []
+    await anna_call.close()
+
+
+@pytest.mark.rule("X2", "X4")
+async def test_an_invitation_into_a_room_ends_when_the_room_closes(
+    hub: Hub, box: Community
+) -> None:
+    anna_call, anna, bert_call, bert = await friends_by_phone(hub, box)
+    await press(bert_call, "5")  # Bert is in the rooms list: not told yet
+    await press(anna_call, "7")
+    await press(anna_call, "1#")
+    await press(anna_call, "4")
+    assert not heard(bert_call, t("phone.friends.invited_room", name=phone_name(anna)))
+    await press(bert_call, "0#")  # back in the announcer: now he hears it
+    assert heard(bert_call, t("phone.friends.invited_room", name=phone_name(anna)))
+    await press(anna_call, "#9")  # Anna leaves: the room is closed, the invitation ends
+    assert box.friends.invitations(bert) == []
+    await press(bert_call, "8")
+    assert said(bert_call)[-2] == t("phone.friends.no_invitation")
+    assert bert_call.mode is bert_call.announcer
+    await anna_call.close()
+    await bert_call.close()

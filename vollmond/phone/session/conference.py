@@ -174,11 +174,7 @@ class RoomsMenu:
         try:
             room = self.rooms.open_private(self.s.person)
         except RoomError as exc:
-            self.s.refuse(
-                self.s.t("rooms.error.too_many_private", n=self.rooms.settings.private_per_person)
-                if exc.code == "too_many_private"
-                else self.s.t("rooms.error.default")
-            )
+            self.s.refuse(opening_refused(self.s, exc))
             return
         assert room.code is not None
         code = phone_code(room.code)
@@ -192,6 +188,14 @@ class RoomsMenu:
         )
         if not await enter_room(self.s, room, listening=False):
             self.rooms.drop_if_empty(room)  # nobody came in: the room is gone again
+
+
+def opening_refused(session: PhoneSession, exc: RoomError) -> str:
+    """Why no private room was opened (the rooms list's ``00#``, a friend called with ``4``)."""
+    if exc.code == "too_many_private":
+        n = conference_rooms(session.hub).settings.private_per_person
+        return session.t("rooms.error.too_many_private", n=n)
+    return session.t("rooms.error.default")
 
 
 async def enter_room(session: PhoneSession, room: ConferenceRoom, *, listening: bool) -> bool:

@@ -15,7 +15,17 @@ import weakref
 from pathlib import Path
 
 from vollmond.service.community.errors import CommunityError
-from vollmond.service.community.friends import Friends, FriendView, Invitation, Place, Whereabouts
+from vollmond.service.community.friends import (
+    Bound,
+    Destination,
+    Friends,
+    FriendView,
+    Invitation,
+    Place,
+    ToRoom,
+    ToTable,
+    Whereabouts,
+)
 from vollmond.service.community.mailbox import Mailbox
 from vollmond.service.community.online import Online
 from vollmond.service.community.people import Named, find_person, names, parse_key
@@ -25,8 +35,10 @@ from vollmond.settings.community import FriendsSettings, MailboxSettings
 from vollmond.store.community import FriendState, Mail, MailKind
 
 __all__ = [
+    "Bound",
     "Community",
     "CommunityError",
+    "Destination",
     "FriendState",
     "FriendView",
     "Invitation",
@@ -35,6 +47,8 @@ __all__ = [
     "Mailbox",
     "Named",
     "Place",
+    "ToRoom",
+    "ToTable",
     "Whereabouts",
     "attach",
     "community_of",

@@ -16,9 +16,11 @@ HTTP_STATUS: Final[dict[str, int]] = {
     "friend_already_asked": 409,
     "friend_unavailable": 409,
     "friend_no_request": 409,
+    "friend_offline": 409,
     "friends_full": 409,
     "no_table": 409,
     "table_full": 409,
+    "invitation_room": 409,
     "mail_rate": 429,
 }
 

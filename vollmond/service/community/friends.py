@@ -7,6 +7,11 @@ that has not started, where the inviter sits) is held here, node-local, for
 `invitation_ttl_s`; the invited friend's channel is told at once (a watcher per person: the
 caller in the announcer hears it, the page asks every few seconds) and accepting takes a seat
 through the hub like any join — a private round needs no code then: the invitation is it.
+
+An invitation names where it leads (:data:`Destination`): a table (:class:`ToTable`) or a
+private conference room the inviter opened for the two of them (:class:`ToRoom`, made by
+:mod:`.room_call`). The channels tell and accept each kind in one place each; everything
+else (who may invite whom, how long it lives, blocks) is the same for both.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import ColumnElement, or_, select
 
@@ -72,23 +77,62 @@ class FriendView:
         return {**self.person.to_json(), "state": self.state.value, "where": self.where.to_json()}
 
 
+class Bound(enum.StrEnum):
+    """What kind of place an invitation leads to: the channels' catalogue words end in it
+    (``phone.friends.invited_<kind>``, the page's ``invitation_<kind>``)."""
+
+    TABLE = "table"  # a public table that has not started
+    PRIVATE = "private"  # a private round that has not started
+    ROOM = "room"  # a private conference room (X2)
+
+
+@dataclass(frozen=True, slots=True)
+class ToTable:
+    """The inviter's table, not started yet: accepting seats the friend there."""
+
+    game_id: str
+    world: str
+    private: bool
+
+    @property
+    def kind(self) -> Bound:
+        return Bound.PRIVATE if self.private else Bound.TABLE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game_id, "world": self.world, "private": self.private}
+
+
+@dataclass(frozen=True, slots=True)
+class ToRoom:
+    """A private conference room the inviter is in: accepting enters it without its code
+    (the invitation is the key, as with a private round). It has no world."""
+
+    room_id: str
+    kind: ClassVar[Bound] = Bound.ROOM
+    world: ClassVar[str | None] = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"room": self.room_id}
+
+
+Destination = ToTable | ToRoom
+"""Where an invitation leads."""
+
+
 @dataclass(frozen=True, slots=True)
 class Invitation:
     id: int
     inviter: Named
     invitee: Owner
-    game_id: str
-    world: str
-    private: bool
+    to: Destination
     expires: float
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "from": self.inviter.to_json(),
-            "game": self.game_id,
-            "world": self.world,
-            "private": self.private,
+            "kind": self.to.kind.value,
+            **self.to.to_json(),
         }
 
 
@@ -198,22 +242,39 @@ class Friends:
     # -- invitations -----------------------------------------------------------------------
     async def invite(self, me: Owner, friend: Owner, game_id: str) -> Invitation:
         """Invite `friend` to my table `game_id` (it has not started and I sit there)."""
+        me, friend = await self._friend_of(me, friend)
+        game = await self._my_table(me, game_id)
+        to = ToTable(game_id, str(game.world), game.invitation_hash is not None)
+        return await self._send(me, friend, to)
+
+    async def reachable(self, me: Owner, friend: Owner) -> Owner:
+        """`friend` as a person, if `me` may call them into a room now: a friend (who has not
+        blocked me) who is online. Asked before a room is opened, so nobody sits alone in a
+        room waiting for someone who is not there (docs/decisions.md)."""
+        me, friend = await self._friend_of(me, friend)
+        if not self.online.is_online(friend):
+            raise CommunityError("friend_offline")
+        return friend
+
+    async def invite_to_room(self, me: Owner, friend: Owner, room_id: str) -> Invitation:
+        """Invite `friend` into the conference room `room_id` (see :mod:`.room_call`)."""
+        me, friend = await self._friend_of(me, friend)
+        return await self._send(me, friend, ToRoom(room_id))
+
+    async def _friend_of(self, me: Owner, friend: Owner) -> tuple[Owner, Owner]:
+        """Both as persons; CommunityError("not_friends") unless they are friends and
+        `friend` has not blocked `me`."""
         me, friend = await as_person(self.sessions, me), await as_person(self.sessions, friend)
         if not await are_friends(self.sessions, me, friend):
             raise CommunityError("not_friends")
         if await is_blocked(self.sessions, friend, me):
             raise CommunityError("not_friends")  # a block is never told as such
-        game = await self._my_table(me, game_id)
+        return me, friend
+
+    async def _send(self, me: Owner, friend: Owner, to: Destination) -> Invitation:
         inviter = (await names(self.sessions, [me]))[me]
-        invitation = Invitation(
-            next(self._ids),
-            inviter,
-            friend,
-            game_id,
-            str(game.world),
-            game.invitation_hash is not None,
-            self.clock() + self.settings.invitation_ttl_s,
-        )
+        expires = self.clock() + self.settings.invitation_ttl_s
+        invitation = Invitation(next(self._ids), inviter, friend, to, expires)
         self._invitations[invitation.id] = invitation
         for watcher in list(self._watchers.get(friend, ())):
             watcher(invitation)
@@ -249,13 +310,24 @@ class Friends:
             key=lambda i: -i.id,
         )
 
-    def take(self, me: Owner, invitation_id: int) -> Invitation:
-        """Use one of my invitations (the channel seats me); it is gone afterwards."""
+    def invitation(self, me: Owner, invitation_id: int) -> Invitation:
+        """One of my live invitations; CommunityError("invitation_not_found") else."""
         invitation = next((i for i in self.invitations(me) if i.id == invitation_id), None)
         if invitation is None:
             raise CommunityError("invitation_not_found")
+        return invitation
+
+    def take(self, me: Owner, invitation_id: int) -> Invitation:
+        """Use one of my invitations (the channel seats me); it is gone afterwards."""
+        invitation = self.invitation(me, invitation_id)
         del self._invitations[invitation_id]
         return invitation
+
+    def withdraw(self, to: Destination) -> None:
+        """Every invitation to `to` ends (a conference room closed: nobody is left in it)."""
+        for key, inv in list(self._invitations.items()):
+            if inv.to == to:
+                del self._invitations[key]
 
     def _drop_invitations(self, *, inviter: Owner, invitee: Owner) -> None:
         for key, inv in list(self._invitations.items()):

@@ -7,7 +7,9 @@
   message as WAV for the page's ``<audio>`` (only to its recipient, with the session cookie).
 - ``GET /api/friends``; ``POST /api/friends {who}`` asks (an account name or phone ID);
   ``POST /api/friends/{accept,remove,block,unblock} {who}`` (who: the list's key);
-  ``POST /api/friends/invite {who, game}``; ``POST /api/invitations/{id}/accept`` seats.
+  ``POST /api/friends/invite {who, game}``; ``POST /api/invitations/{id}/accept`` seats (an
+  invitation into a conference room is entered on the rooms page: ``POST /api/rooms/enter
+  {invitation}``, and calling a friend into a room is ``POST /api/rooms/call``, rooms_api.py).
 
 Bans: the mailbox's endpoints are refused to a person banned from the area ``mailbox``, the
 friends' to one banned from ``friends`` (O5), with reason and expiry as everywhere.
@@ -30,6 +32,7 @@ from vollmond.service.community import (
     Community,
     CommunityError,
     Named,
+    ToTable,
     attach,
     community_of,
     find_person,
@@ -285,17 +288,18 @@ class CommunityApi:
         friends = self.community.friends
         invitation_id = int(request.path_params["invitation_id"])
         try:
-            invitation = next(i for i in friends.invitations(me) if i.id == invitation_id)
-        except StopIteration:
-            return self._error(CommunityError("invitation_not_found"))
-        await self.refuse_round(request, me.account_id, invitation.world, invitation.private)
+            invitation = friends.invitation(me, invitation_id)
+        except CommunityError as exc:
+            return self._error(exc)
+        table = invitation.to
+        if not isinstance(table, ToTable):  # a room is entered on the rooms page (rooms_api)
+            return self._error(CommunityError("invitation_room"))
+        await self.refuse_round(request, me.account_id, table.world, table.private)
         account = await get_account(self.hub.sessions, me.account_id)
-        joined = await self.hub.join(
-            invitation.game_id, account_id=me.account_id, name=account.name
-        )
+        joined = await self.hub.join(table.game_id, account_id=me.account_id, name=account.name)
         friends.take(me, invitation_id)  # used only once it seated (a full table keeps it)
         return JSONResponse(
-            {"game": invitation.game_id, "token": joined.token, "started": joined.started},
+            {"game": table.game_id, "token": joined.token, "started": joined.started},
             status_code=201,
         )
 

@@ -8,10 +8,15 @@ moderation like the phone does (O5).
 
 - ``GET /api/rooms?lang=de``: the public room of every world with how many are in it, and the
   page's words (``rooms.web.*``, so every word comes from the catalogues).
-- ``POST /api/rooms/enter`` ``{room?: "public-werwolf", code?: "ABCD…", listening?}``: enter a
-  world's room or a private room by its code; answers the member's ``token`` and the state.
+- ``POST /api/rooms/enter`` ``{room?: "public-werwolf", code?: "ABCD…", invitation?: 7,
+  listening?}``: enter a world's room, a private room by its code, or the room a friend's
+  invitation names (X4, no code needed); answers the member's ``token`` and the state.
 - ``POST /api/rooms/private``: open a private room (and enter it); answers its code also in the
   16 digits a caller types.
+- ``POST /api/rooms/call`` ``{who}``: call a friend (the friends list's key) into a private
+  room: opened, entered, and the friend invited (``vollmond.service.community.room_call``);
+  answers the state and ``invited`` (who). Refused with the friends' codes (``not_friends``,
+  ``friend_offline``) before any room is opened.
 - ``GET /api/rooms/member/{token}?after=N``: the room now (members, chat lines after N, the
   recording notice) — the page asks about once a second; a member not asking for
   ``STALE_S`` seconds is taken out of the room (the browser was closed).
@@ -38,7 +43,9 @@ from starlette.routing import Route
 
 from vollmond.i18n import text
 from vollmond.i18n.render import load_catalogue
-from vollmond.moderation import SPECTATE
+from vollmond.moderation import FRIENDS, SPECTATE
+from vollmond.service.community import CommunityError, ToRoom, community_of, find_person, names
+from vollmond.service.community.room_call import call_friend
 from vollmond.service.conference import (
     ChatLine,
     ConferenceRoom,
@@ -58,9 +65,11 @@ from vollmond.service.hub import Hub
 from vollmond.service.invitation_digits import phone_code
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.client_api import Guard
-from vollmond.service.web.edge import ApiError, read_json
+from vollmond.service.web.edge import ApiError, Short, read_json
+from vollmond.service.web.error_catalogue import error_text
 from vollmond.service.web.limits import preferred_language
 from vollmond.store.accounts import get_account
+from vollmond.store.owners import Owner
 from vollmond.voice.conference import ConferenceSeat
 from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError
 from vollmond.worlds import LANGUAGES, get_world, world_ids
@@ -74,7 +83,12 @@ WEB_PREFIX: Final = "rooms.web."
 class EnterBody(msgspec.Struct, forbid_unknown_fields=True):
     room: str | None = None
     code: str | None = None
+    invitation: int | None = None
     listening: bool = False
+
+
+class CallBody(msgspec.Struct, forbid_unknown_fields=True):
+    who: Short
 
 
 class ChatBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -147,6 +161,7 @@ class RoomsApi:
             Route("/api/rooms", guard(self.list_rooms, csrf=False)),
             Route("/api/rooms/enter", guard(self.enter), methods=["POST"]),
             Route("/api/rooms/private", guard(self.open_private), methods=["POST"]),
+            Route("/api/rooms/call", guard(self.call_friend), methods=["POST"]),
             Route(member, guard(self.state, csrf=False)),
             Route(f"{member}/chat", guard(self.chat), methods=["POST"]),
             Route(f"{member}/listen", guard(self.listen), methods=["POST"]),
@@ -232,7 +247,11 @@ class RoomsApi:
         voice = self.voice()
         return voice.client_config(f"room.{room.id}") if voice is not None else None
 
-    async def _enter(self, request: Request, room: ConferenceRoom, *, listening: bool) -> Response:
+    async def _admit(
+        self, request: Request, room: ConferenceRoom, *, listening: bool
+    ) -> tuple[str, WebMember] | Response:
+        """This browser into `room` (after moderation's check): its token and membership, or
+        the refusal to answer."""
         account_id = self._account(request)
         account = await get_account(self.hub.sessions, account_id)
         try:
@@ -251,7 +270,42 @@ class RoomsApi:
         token = secrets.token_urlsafe(16)
         web = WebMember(room, member, account_id, self.clock())
         self.members[token] = web
-        return JSONResponse(self._state(token, web))
+        return token, web
+
+    async def _enter(self, request: Request, room: ConferenceRoom, *, listening: bool) -> Response:
+        admitted = await self._admit(request, room, listening=listening)
+        if isinstance(admitted, Response):
+            return admitted
+        return JSONResponse(self._state(*admitted))
+
+    @staticmethod
+    def _community_refusal(request: Request, exc: CommunityError) -> Response:
+        """A friends' refusal, worded here: the rooms page shows the server's sentence."""
+        message = error_text(exc.code, preferred_language(request))
+        return JSONResponse({"error": exc.code, "message": message}, status_code=exc.status)
+
+    async def _enter_invited(
+        self, request: Request, invitation_id: int, listening: bool
+    ) -> Response:
+        """Into the room a friend's invitation names; the invitation is used once in."""
+        me = Owner.account(self._account(request))
+        friends = community_of(self.hub).friends
+        try:
+            invitation = friends.invitation(me, invitation_id)
+        except CommunityError as exc:
+            return self._community_refusal(request, exc)
+        if not isinstance(invitation.to, ToRoom):  # an invitation to a table is taken there
+            return self._community_refusal(request, CommunityError("invitation_not_found"))
+        try:
+            room = self.rooms.invited(invitation.to.room_id)
+        except RoomError as exc:
+            friends.withdraw(invitation.to)
+            return self._refusal(request, exc)
+        admitted = await self._admit(request, room, listening=listening)
+        if isinstance(admitted, Response):
+            return admitted
+        friends.take(me, invitation_id)
+        return JSONResponse(self._state(*admitted))
 
     # -- routes ----------------------------------------------------------------------------
     async def list_rooms(self, request: Request) -> Response:
@@ -272,6 +326,8 @@ class RoomsApi:
     async def enter(self, request: Request) -> Response:
         self._sweep()
         body = await read_json(request, EnterBody, BODY_LIMIT)
+        if body.invitation is not None:
+            return await self._enter_invited(request, body.invitation, body.listening)
         try:
             if body.code is not None:
                 room = self.rooms.by_code(body.code)
@@ -294,6 +350,44 @@ class RoomsApi:
         if response.status_code != 200:
             self.rooms.drop_if_empty(room)
         return response
+
+    async def call_friend(self, request: Request) -> Response:
+        """Call a friend into a private room of mine (X2, X4): the same steps as key 4 of the
+        phone's friends list. Refused to a person banned from ``friends`` (O5)."""
+        self._sweep()
+        account_id = self._account(request)
+        body = await read_json(request, CallBody, BODY_LIMIT)
+        person = Person(account_id)
+        if self.enforcer is not None:
+            denied = await self.enforcer.check(person, FRIENDS)
+            if denied is not None:
+                return JSONResponse(
+                    denial_json(denied, preferred_language(request)), status_code=403
+                )
+        community = community_of(self.hub)
+        me = Owner.account(account_id)
+        community.online.seen(me)
+        admitted: list[tuple[str, WebMember] | Response] = []
+
+        async def enter(room: ConferenceRoom) -> bool:
+            admitted.append(await self._admit(request, room, listening=False))
+            return not isinstance(admitted[-1], Response)
+
+        try:
+            friend = await find_person(self.hub.sessions, body.who)
+            invitation = await call_friend(community.friends, self.rooms, me, friend, person, enter)
+        except CommunityError as exc:
+            if admitted and not isinstance(admitted[-1], Response):
+                self._drop(*admitted[-1])  # in, but the invitation failed: not left alone there
+            return self._community_refusal(request, exc)
+        except RoomError as exc:
+            return self._refusal(request, exc, n=self.rooms.settings.private_per_person)
+        entered = admitted[-1]
+        if invitation is None or isinstance(entered, Response):
+            assert isinstance(entered, Response)
+            return entered
+        invited = (await names(self.hub.sessions, [invitation.invitee]))[invitation.invitee]
+        return JSONResponse({**self._state(*entered), "invited": invited.to_json()})
 
     async def state(self, request: Request) -> Response:
         token, web = self._member(request)

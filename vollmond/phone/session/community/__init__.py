@@ -4,11 +4,13 @@ The announcer (`menu.py`) calls in here at four places, one line each, so this p
 its own modules: :func:`signed_in` (online for friends, invitations followed, "N neue
 Nachrichten"), :func:`menu_lines` (an invitation not told yet),
 :data:`MENU_KEYS` and :func:`menu_key` (``6`` mailbox, ``7`` friends, ``8`` accepts the
-latest invitation), and :func:`closed` when the call ends.
+latest invitation: to a table, or into a friend's conference room), and :func:`closed` when
+the call ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,8 +19,11 @@ from typing import TYPE_CHECKING, Final
 from vollmond.phone.session.community.common import community, person, spoken_name
 from vollmond.phone.session.community.friends import open_friends
 from vollmond.phone.session.community.mailbox import MailMenu, open_mailbox
+from vollmond.phone.session.conference import enter_room
 from vollmond.phone.session.prompts import Priority
-from vollmond.service.community import CommunityError, Invitation
+from vollmond.service.community import CommunityError, Invitation, ToRoom, ToTable
+from vollmond.service.conference import RoomClosedError, conference_rooms
+from vollmond.service.hub import Owner
 from vollmond.worlds import get_world
 
 if TYPE_CHECKING:
@@ -72,10 +77,16 @@ def _invited(session: PhoneSession, invitation: Invitation) -> None:
 def _tell(session: PhoneSession, invitation: Invitation, priority: Priority) -> None:
     call = _CALLS.setdefault(session, _Call())
     call.told.add(invitation.id)
-    key = "phone.friends.invited_private" if invitation.private else "phone.friends.invited"
-    world = get_world(invitation.world)
-    line = session.t(key, world, name=spoken_name(session, invitation.inviter))
-    session.say(line, priority=priority)
+    session.say(_invitation_line(session, invitation), priority=priority)
+
+
+def _invitation_line(session: PhoneSession, invitation: Invitation) -> str:
+    """ "Anna lädt dich an den Tisch in Werwolf ein …" / "… ruft dich in einen privaten
+    Konferenzraum …": the words follow where the invitation leads."""
+    to = invitation.to
+    world = get_world(to.world) if to.world is not None else None
+    key = f"phone.friends.invited_{to.kind.value}"
+    return session.t(key, world, name=spoken_name(session, invitation.inviter))
 
 
 def menu_lines(announcer: Announcer) -> list[str]:
@@ -90,9 +101,7 @@ def menu_lines(announcer: Announcer) -> list[str]:
     for invitation in community(session).friends.invitations(me)[:1]:
         if call is not None and invitation.id not in call.told:
             call.told.add(invitation.id)
-            key = "phone.friends.invited_private" if invitation.private else "phone.friends.invited"
-            world = get_world(invitation.world)
-            lines.append(session.t(key, world, name=spoken_name(session, invitation.inviter)))
+            lines.append(_invitation_line(session, invitation))
     return lines
 
 
@@ -118,12 +127,32 @@ async def _accept(announcer: Announcer) -> None:
         session.refuse(session.t("phone.friends.no_invitation"))
         return
     invitation = invitations[0]
+    match invitation.to:
+        case ToTable(game_id=game_id):
+            try:
+                community(session).friends.take(me, invitation.id)
+            except CommunityError:
+                session.refuse(session.t("phone.friends.no_invitation"))
+                return
+            await announcer._join(game_id)
+        case ToRoom(room_id=room_id):
+            await _enter_invited_room(session, me, invitation.id, room_id)
+
+
+async def _enter_invited_room(
+    session: PhoneSession, me: Owner, invitation_id: int, room_id: str
+) -> None:
+    """Into the friend's conference room; the invitation is used once the caller is in (a
+    full room or a ban keeps it, as a full table does in the browser)."""
     try:
-        community(session).friends.take(me, invitation.id)
-    except CommunityError:
-        session.refuse(session.t("phone.friends.no_invitation"))
+        room = conference_rooms(session.hub).invited(room_id)
+    except RoomClosedError:
+        community(session).friends.withdraw(ToRoom(room_id))
+        session.refuse(session.t("rooms.error.closed"))
         return
-    await announcer._join(invitation.game_id)
+    if await enter_room(session, room, listening=False):
+        with contextlib.suppress(CommunityError):  # ran out meanwhile: the caller is in anyway
+            community(session).friends.take(me, invitation_id)
 
 
 def closed(session: PhoneSession) -> None:

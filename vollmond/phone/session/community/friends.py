@@ -2,8 +2,9 @@
 
 The list is read out with numbers: each friend with where they are, then open requests.
 ``NN#`` picks a person; then ``1`` leaves them a voice message, ``2`` sits down at their
-public table (when they sit at one), ``3`` accepts a request, ``7`` removes, ``8`` blocks,
-``0`` back. ``00#`` adds a friend by phone ID (typed, then ``#``); ``0#`` back.
+public table (when they sit at one), ``3`` accepts a request, ``4`` calls them into a private
+conference room (:mod:`.room_call`), ``7`` removes, ``8`` blocks, ``0`` back. ``00#`` adds a
+friend by phone ID (typed, then ``#``); ``0#`` back.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from vollmond.phone.session.community.common import (
     spoken_name,
 )
 from vollmond.phone.session.community.mailbox import MailMenu
+from vollmond.phone.session.community.room_call import call_into_room
 from vollmond.phone.session.keys import Entry, Single, Token
 from vollmond.service.community import (
     CommunityError,
@@ -132,6 +134,8 @@ class FriendsMenu:
             keys.append(self.s.t("phone.friends.key_join"))
         if view.state is FriendState.ASKING:
             keys.append(self.s.t("phone.friends.key_accept"))
+        if view.state is FriendState.FRIEND and view.where.place is not Place.OFFLINE:
+            keys.append(self.s.t("phone.friends.key_room"))
         keys += [self.s.t("phone.friends.key_remove"), self.s.t("phone.friends.key_block")]
         return self.s.t(
             "phone.friends.person", name=spoken_name(self.s, view.person), keys=", ".join(keys)
@@ -151,6 +155,8 @@ class FriendsMenu:
             await friends.accept(self.me, other)
             self.s.say(self.s.t("phone.friends.accepted"), remember=False)
             await self.enter()
+        elif choice == "4":
+            await call_into_room(self.s, self.me, view.person)
         elif choice == "7":
             await friends.remove(self.me, other)
             self.s.say(self.s.t("phone.friends.removed"), remember=False)

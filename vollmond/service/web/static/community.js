@@ -1,6 +1,6 @@
 // The mailbox (X3) and friends (X4) in the page: two buttons in the header (with the number
 // of new messages and friend requests), a panel below the page, and friends' invitations to
-// their tables. Its own module, loaded beside app.js; it asks GET /api/community every few
+// their tables or into a conference room (entered on the rooms page, rooms.js). Its own module, loaded beside app.js; it asks GET /api/community every few
 // seconds while the page is open (which also shows the player as online to friends).
 
 import { api, h, saveSeat } from "./util.js";
@@ -51,6 +51,24 @@ function headerButtons() {
   );
 }
 
+// How an invitation is taken, by where it leads (its kind): a room is entered on the rooms
+// page, which takes the invitation there; a table seats the player here.
+function acceptControl(inv, err) {
+  if (inv.kind === "room") {
+    return h("a", { class: "button accept-invitation", href: `/rooms.html#invitation=${inv.id}` }, ct("invitation_enter"));
+  }
+  return h("button", { type: "button", class: "accept-invitation", onclick: async () => {
+    try {
+      const res = await api(`/api/invitations/${inv.id}/accept`, { method: "POST", body: {} });
+      saveSeat(res.game, { token: res.token, world: inv.world });
+      location.hash = `#/game/${res.game}`;
+      await poll();
+    } catch (e) {
+      err.textContent = errorLine(e);
+    }
+  } }, ct("invitation_accept"));
+}
+
 function invitationBar() {
   let bar = document.getElementById("invitations");
   if (!bar) {
@@ -59,20 +77,10 @@ function invitationBar() {
   }
   bar.replaceChildren();
   for (const inv of state.summary?.invitations || []) {
-    const words = ct(inv.private ? "invitation_private" : "invitation", { name: personName(inv.from), world: worldName(inv.world) });
+    const words = ct(`invitation_${inv.kind}`, { name: personName(inv.from), world: worldName(inv.world) });
     const err = h("span", { class: "error", role: "alert" });
     bar.append(
-      h("p", { class: "invitation", "data-invitation": String(inv.id) }, words, " ",
-        h("button", { type: "button", class: "accept-invitation", onclick: async () => {
-          try {
-            const res = await api(`/api/invitations/${inv.id}/accept`, { method: "POST", body: {} });
-            saveSeat(res.game, { token: res.token, world: inv.world });
-            location.hash = `#/game/${res.game}`;
-            await poll();
-          } catch (e) {
-            err.textContent = errorLine(e);
-          }
-        } }, ct("invitation_accept")), " ", err),
+      h("p", { class: "invitation", "data-invitation": String(inv.id), "data-kind": inv.kind }, words, " ", acceptControl(inv, err), " ", err),
     );
   }
 }
@@ -205,6 +213,10 @@ async function renderFriends(section, close) {
     }
     if (f.state === "friend" && f.where.place === "game") {
       buttons.push(h("button", { type: "button", onclick: () => { location.hash = `#/game/${f.where.game}/spectate`; } }, ct("friend_watch")));
+    }
+    if (f.state === "friend" && f.where.place !== "offline") {
+      // The rooms page opens the room, enters it and invites the friend (POST /api/rooms/call).
+      buttons.push(h("a", { class: "button call-friend", href: `/rooms.html#call=${encodeURIComponent(f.key)}` }, ct("friend_call_room")));
     }
     if (f.state === "friend" && game) {
       buttons.push(h("button", { type: "button", class: "invite-friend", onclick: act(err, async () => {

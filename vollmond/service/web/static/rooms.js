@@ -1,14 +1,18 @@
 // Conference rooms in the browser (X2): the public room of each world and private rooms by code,
 // with text chat (callers in the same room hear the lines read out) and voice over WebRTC (the
 // room's own mixer, as a caller's line). Every word comes from the server's catalogue
-// (GET /api/rooms → words); the API is vollmond/service/web/rooms_api.py.
+// (GET /api/rooms → words); the API is vollmond/service/web/rooms_api.py. Friends (X4) arrive
+// here from the main page's friends list: `#call=<key>` calls that friend into a new private
+// room, `#invitation=<id>` enters the room a friend called them into; invitations into rooms
+// are listed here too.
 
 import { api, ApiError, h, replaceChildren } from "/util.js";
 import { initialLang, setLang, lang } from "/i18n.js";
 
 const POLL_MS = 1000;
+const INVITATIONS_MS = 5000;
 const GATHER_WAIT_MS = 1500;
-const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, polling: false, error: "" };
+const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, polling: false, error: "", note: "", invitations: [] };
 const voice = { pc: null, stream: null, audio: null };
 
 function w(key, params = {}) {
@@ -47,6 +51,45 @@ async function openPrivate() {
   } catch (error) {
     fail(error);
   }
+}
+
+function personName(person) {
+  return person.name || w("phone_person", { n: person.phone_id });
+}
+
+async function callFriend(who) {
+  try {
+    const data = await api("/api/rooms/call", { method: "POST", body: { who } });
+    state.note = w("called", { name: personName(data.invited) });
+    took(data);
+    say(state.note);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+// Friends' invitations into rooms (GET /api/community; a table's are on the main page).
+// Drawn again only when they changed, so a code being typed is not wiped.
+async function loadInvitations() {
+  let invitations = [];
+  try {
+    const data = await api("/api/community");
+    invitations = (data.invitations || []).filter((inv) => inv.kind === "room");
+  } catch {
+    invitations = [];
+  }
+  const changed = JSON.stringify(invitations) !== JSON.stringify(state.invitations);
+  state.invitations = invitations;
+  if (changed && !state.member) render();
+}
+
+/** Arrived from the friends list (#call=a:12) or an invitation (#invitation=7): done once. */
+async function fromHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (!params.has("call") && !params.has("invitation")) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  if (params.get("call")) await callFriend(params.get("call"));
+  else await enter({ invitation: Number(params.get("invitation")) });
 }
 
 function took(data) {
@@ -154,6 +197,7 @@ async function leave() {
   clearInterval(state.timer);
   state.member = null;
   state.chat = [];
+  state.note = "";
   await loadRooms();
   render();
 }
@@ -176,6 +220,7 @@ function roomView() {
     { id: "room", "aria-labelledby": "room-title" },
     h("h1", { id: "room-title" }, name),
     room.code ? h("p", { class: "code", id: "room-code" }, w("code_shown", { code: room.code, digits: room.digits })) : null,
+    state.note ? h("p", { class: "note", id: "room-note", role: "status" }, state.note) : null,
     data.recording ? h("p", { class: "recording", id: "room-recording", role: "status" }, w("recording")) : null,
     h("h2", {}, w("members")),
     h("ul", { id: "members" }, data.members.map((m) => memberItem(m, data.you))),
@@ -218,6 +263,21 @@ function listView() {
     { id: "rooms", "aria-labelledby": "rooms-title" },
     h("h1", { id: "rooms-title" }, w("title")),
     h("p", {}, w("intro")),
+    state.invitations.length ? h("h2", {}, w("invitations")) : null,
+    state.invitations.length
+      ? h(
+          "ul",
+          { id: "room-invitations" },
+          state.invitations.map((inv) =>
+            h(
+              "li",
+              { dataset: { invitation: inv.id } },
+              `${w("invitation", { name: personName(inv.from) })} `,
+              h("button", { type: "button", class: "accept-invitation", onclick: () => enter({ invitation: inv.id }) }, w("accept_invitation")),
+            ),
+          ),
+        )
+      : null,
     h("h2", {}, w("public")),
     h(
       "ul",
@@ -267,6 +327,9 @@ async function start() {
     state.error = error?.message || String(error);
   }
   render(); // a closed page stops asking; the service takes it out of its room after 30 s
+  await fromHash();
+  await loadInvitations();
+  window.setInterval(() => state.member || loadInvitations(), INVITATIONS_MS);
 }
 
 start();
