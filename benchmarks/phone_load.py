@@ -541,10 +541,11 @@ def write_atomically(path: Path, text: str) -> None:
 
 async def _seated(
     uas: Any, hub: Any, calls: int, timeout: float, stalled: float = 30.0
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     """Wait until every load caller has its seat and every game is in the day, or until that
     made no progress for ``stalled`` seconds (a caller lost on the way leaves its game
-    unstarted); returns the callers seated (in a started game) and the games in the day."""
+    unstarted); returns the callers in a game (seated or not), the callers seated (in a
+    started game) and the games in the day."""
     from vollmond.engine.standard.types import Phase  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
@@ -559,7 +560,7 @@ async def _seated(
         if (joined, seated, day) != progress:
             progress, last = (joined, seated, day), now
         if (seated >= calls and day == len(games)) or now > deadline or now - last > stalled:
-            return seated, day
+            return joined, seated, day
         await asyncio.sleep(0.2)
 
 
@@ -579,9 +580,9 @@ async def serve(args: argparse.Namespace) -> None:
         if node is not None:
             expected = len(on_node(node.nodes.index(node.node), len(node.nodes), args.calls))
         reached = await _calls_up(uas, expected, args.setup_timeout)
-        seated = day = 0
+        joined = seated = day = 0
         if hub is not None:
-            seated, day = await _seated(uas, hub, reached, args.setup_timeout)
+            joined, seated, day = await _seated(uas, hub, reached, args.setup_timeout)
         recorder.install()
         await _open_window(args, node, {"calls_up": reached, "seated": seated, "day": day})
         relay = getattr(getattr(getattr(uas, "handler", None), "voice_rooms", None), "relay", None)
@@ -608,6 +609,7 @@ async def serve(args: argparse.Namespace) -> None:
             "calls_wanted": expected,
             "calls_up": reached,
             "calls_at_end": len(uas.calls),
+            "joined": joined,
             "seated": seated,
             "games_in_day": day,
             "load_average": os.getloadavg()[0],
@@ -1055,7 +1057,7 @@ async def run_nodes_step(
 
 #: Counters a node reports that add up over the nodes.
 SUMMED = (
-    "calls_up", "calls_at_end", "seated", "games_in_day", "late_ticks", "skipped_ticks",
+    "calls_up", "calls_at_end", "joined", "seated", "games_in_day", "late_ticks", "skipped_ticks",
     "relayed_lines", "hosted_lines", "relay_underruns", "relay_late", "relay_dropped",
 )  # fmt: skip
 
@@ -1187,8 +1189,9 @@ def show(rows: list[dict[str, Any]]) -> None:
 def node_line(row: dict[str, Any]) -> str:
     """What the nodes add: where the callers landed, the relay, NATS, the relay's delay."""
     line = (
-        f"{row['mode']} at {row['calls_wanted']} calls: {row['owner_share']:.0%} of the callers "
-        f"on their game's owner, {row['relayed_lines']} lines relayed (hosted "
+        f"{row['mode']} at {row['calls_wanted']} calls: {row['joined']} in a game, "
+        f"{row['seated']} seated, {row['owner_share']:.0%} of the callers on their game's owner, "
+        f"{row['relayed_lines']} lines relayed (hosted "
         f"{row['hosted_lines']}), mix frames missing at the landing {row['relay_underruns']} "
         f"(late {row['relay_late']}, dropped {row['relay_dropped']}); NATS "
         f"{row['nats_cpu_share']:.2f} cores = {row['nats_cpu_per_call_pct']:.3f}% per call, "
