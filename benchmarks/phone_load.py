@@ -5,6 +5,8 @@
     .venv/bin/python -m benchmarks.phone_load --mode mix --calls 300 --json
     .venv/bin/python -m benchmarks.phone_load --json-out runs.jsonl  # + one JSON line per run
     PHONE_LOAD_PROFILE=/tmp/p .venv/bin/python -m benchmarks.phone_load --calls 50  # cProfile
+    .venv/bin/python -m benchmarks.phone_load --nodes 3 --nodes-baseline --calls 30,90 \
+        --database-url postgresql://postgres@127.0.0.1:5432/test [--nats-url nats://...]
 
 Each step starts a server in a child process (so its CPU is its own), then SIPp places
 ``--calls`` calls at ``--rate`` calls per second; every call streams speech-like PCMU audio
@@ -38,6 +40,25 @@ calls up at the window's start times the clock's frames in the window, minus pac
 (skipped ticks, refused sends and dropped calls are all failures); also the inter-departure
 deviation ``|dt - 20 ms|`` per call. The mixer's own cost per caller is measured in-process
 on the same game layout (``GameMixer`` push + pull, no I/O).
+
+NODES (``--nodes N``, issue 15): the product as N nodes of one deployment, each this module's
+server given the options of ``vollmond serve --nats-url ... --ownership leases`` and run as
+:func:`vollmond.nodes.serve_node` runs a node (the same app, hub and telephone), each
+answering SIP on a port of its own, on a fresh PostgreSQL schema and NATS namespace per step
+(``benchmarks/nodes.py``, shared with ``ws_load --nodes``). Game g is founded on node g mod N
+(it holds the lease); load caller j, seated in game j // 8, dials node j mod N (one SIPp per
+node), so about (N-1)/N of the callers land on a node that does not own their game: their
+keys and prompts stay there and their voice is relayed over NATS to the owner's room
+(vollmond/voice/relay.py). Every node's window opens at one moment the driver sets; the
+figures are pooled over the nodes (every packet's lateness in one list; CPU, calls and frames
+summed; a frame not sent on any node is a failure), with the relay's counters (lines relayed,
+mix frames missing at the landing) and the CPU of the machine's NATS and PostgreSQL processes
+over the window. After the window, with the calls still up, ``benchmarks.voice_relay
+--nats-only`` measures the relay's added delay under that load (``--relay-seconds``; a click
+from one line heard by another, relayed against two lines local to the owner: in a process of
+its own, not through the loaded nodes). ``--nodes-baseline`` runs the same step on one such
+node (every caller on the owner), and the echo runs as well unless ``--mode mix``. No key
+probes run against the nodes.
 """
 
 from __future__ import annotations
@@ -50,6 +71,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -58,6 +80,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +88,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks.jsonline import append_json_line
+from benchmarks.nodes import (
+    NATS_URL,
+    Cluster,
+    engines_cpu_seconds,
+    free_port,
+    free_udp_port,
+    load_average,
+)
 
 HOST = "127.0.0.1"
 SCENARIO_DIR = Path(__file__).parent / "sipp"
@@ -74,21 +105,7 @@ FRAME = 0.020
 # --- shared helpers --------------------------------------------------------------------------
 
 
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def free_tcp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return math.nan
     return float(np.percentile(np.asarray(values), q))
@@ -221,22 +238,36 @@ class Echo:
         self.last.pop(call, None)
 
 
-async def _private_games(hub: Any, callers: int, size: int) -> list[tuple[str, str]]:
-    """Private games of ``size`` for ``callers``, a silent host in house 1 of each (and
-    silent guests in the last game's seats no caller takes, so every game starts): (game id,
-    the 16 digits a caller keys to join)."""
+def game_plan(callers: int, size: int) -> list[int]:
+    """How many load callers each game seats: ``size - 1`` (house 1 is the silent host), the
+    last game the rest."""
+    seats = size - 1
+    return [min(seats, callers - first) for first in range(0, callers, seats)]
+
+
+def on_node(index: int, count: int, items: int) -> range:
+    """Round robin over ``count`` nodes: the games node ``index`` founds (game g on node
+    g mod N, so it holds g's lease), and the callers that dial it (caller j, seated in game
+    j // seats, on node j mod N: with 3 nodes about 2 in 3 land on a node that does not own
+    their game)."""
+    return range(index, items, count)
+
+
+async def _private_games(hub: Any, takers: list[int], size: int) -> list[tuple[str, str]]:
+    """Private games of ``size``, one per entry of ``takers`` (the load callers it seats), a
+    silent host in house 1 of each (and silent guests in the seats no caller takes, so every
+    game starts): (game id, the 16 digits a caller keys to join)."""
     from vollmond.engine.standard import GameOptions  # noqa: PLC0415
     from vollmond.engine.standard.options import Durations  # noqa: PLC0415
     from vollmond.service.invitation_digits import phone_code  # noqa: PLC0415
 
     durations = Durations(night_s=5.0, morning_s=1.0, day_s=3600.0, vote_s=60.0)
     games = []
-    seats = size - 1
-    for first in range(0, callers, seats):
+    for taking in takers:
         options = GameOptions(players=size, durations=durations)
         founded = await hub.found(options, private=True, host_account_id=None, host_name="b1")
         assert founded.invitation_code is not None
-        for extra in range(seats - min(seats, callers - first)):
+        for extra in range(size - 1 - taking):
             await hub.join(founded.game.id, account_id=None, name=f"b{extra + 2}")
         games.append((founded.game.id, phone_code(founded.invitation_code)))
     return games
@@ -294,39 +325,61 @@ class SendRecorder:
         if self.trace is not None:
             self.trace.append((report.finished, report.finished - report.deadline))
 
+    def deviations(self) -> list[float]:
+        """``|dt - 20 ms|`` between the departures of consecutive ticks per row."""
+        # Rows of a batched tick are not calls when calls come and go; the departures of
+        # consecutive ticks per row are still 20 ms apart on a steady clock.
+        return [
+            abs((b - a) - FRAME)
+            for stamps in self.intervals.values()
+            for a, b in itertools.pairwise(stamps)
+        ]
+
     def stats(
         self, cpu: float, wall: float, calls: int, frames_due: int, sent: int
     ) -> dict[str, Any]:
         """``sent``: packets the ``calls`` up at the window's start sent in it (of
         ``frames_due`` each); the lateness covers every packet, the probes' too."""
-        # Rows of a batched tick are not calls when calls come and go; the departures of
-        # consecutive ticks per row are still 20 ms apart on a steady clock.
-        deviations = [
-            abs((b - a) - FRAME)
-            for stamps in self.intervals.values()
-            for a, b in itertools.pairwise(stamps)
-        ]
-        due = calls * frames_due
-        return {
-            "calls_sending": calls,
-            "seconds": wall,
-            "cpu_s": cpu,
-            "cpu_share": cpu / wall,
-            "cpu_per_call_pct": 100 * cpu / wall / max(1, calls),
-            "packets": len(self.lateness),
-            "packets_per_s": len(self.lateness) / wall,
-            "frames_due": due,
-            "frames_not_sent": max(0, due - sent),
-            "frames_sent_pct": 100 * sent / max(1, due),
-            # CPU per frame the calls sent: the cost, less skewed by a starved window
-            "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
-            "late_p50_ms": 1000 * percentile(self.lateness, 50),
-            "late_p95_ms": 1000 * percentile(self.lateness, 95),
-            "late_p99_ms": 1000 * percentile(self.lateness, 99),
-            "late_max_ms": 1000 * max(self.lateness, default=math.nan),
-            "interval_dev_p50_ms": 1000 * percentile(deviations, 50),
-            "interval_dev_p99_ms": 1000 * percentile(deviations, 99),
-        }
+        return send_figures(
+            self.lateness, self.deviations(), cpu, wall, calls, calls * frames_due, sent
+        )
+
+
+def send_figures(
+    lateness: Sequence[float],
+    deviations: Sequence[float],
+    cpu: float,
+    wall: float,
+    calls: int,
+    due: int,
+    sent: int,
+) -> dict[str, Any]:
+    """The send clock's figures over a window of ``wall`` seconds: ``lateness`` of every
+    packet sent and ``deviations`` of its intervals (seconds), ``due`` frames for the
+    ``calls`` up at the window's start of which they ``sent`` ``sent``, ``cpu`` seconds of the
+    server. One process's or, pooled, several nodes' (``cpu``, ``calls``, ``due`` and
+    ``sent`` summed, every packet's lateness in one list)."""
+    return {
+        "calls_sending": calls,
+        "seconds": wall,
+        "cpu_s": cpu,
+        "cpu_share": cpu / wall,
+        "cpu_per_call_pct": 100 * cpu / wall / max(1, calls),
+        "packets": len(lateness),
+        "packets_per_s": len(lateness) / wall,
+        "frames_due": due,
+        "frames_sent": sent,
+        "frames_not_sent": max(0, due - sent),
+        "frames_sent_pct": 100 * sent / max(1, due),
+        # CPU per frame the calls sent: the cost, less skewed by a starved window
+        "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
+        "late_p50_ms": 1000 * percentile(lateness, 50),
+        "late_p95_ms": 1000 * percentile(lateness, 95),
+        "late_p99_ms": 1000 * percentile(lateness, 99),
+        "late_max_ms": 1000 * max(lateness, default=math.nan),
+        "interval_dev_p50_ms": 1000 * percentile(deviations, 50),
+        "interval_dev_p99_ms": 1000 * percentile(deviations, 99),
+    }
 
 
 OPERATOR_FILE = """
@@ -349,10 +402,14 @@ silence_s = 0
 @dataclass
 class Product:
     """The whole program under uvicorn, as ``vollmond serve`` runs it (the loop is uvloop:
-    this process runs under ``uvloop.run``)."""
+    this process runs under ``uvloop.run``); with ``node``, as ``vollmond serve --nats-url``
+    runs one node of several (:func:`vollmond.nodes.serve_node`)."""
 
     data: Path
     sip_port: int
+    port: int = 0
+    node: Any = None  # vollmond.nodes.NodeSpec
+    host: str = HOST
     server: Any = None
     task: asyncio.Task[None] | None = None
 
@@ -367,13 +424,23 @@ class Product:
         config_file.write_text(OPERATOR_FILE)
         settings = Settings.from_env(
             config_file,
-            host=HOST,
-            port=free_tcp_port(),
+            host=self.host,
+            port=self.port or free_port(),
             sip_port=self.sip_port,
             data_dir=self.data,
         )
         configure_logging()  # JSON lines on stderr (server.log), as `vollmond serve` logs
-        app = build_app(settings)
+        if self.node is None:
+            app = build_app(settings)
+        else:
+            import structlog  # noqa: PLC0415
+
+            from vollmond.nodes import node_hub_maker  # noqa: PLC0415
+            from vollmond.server import TELEPHONE  # noqa: PLC0415
+            from vollmond.service.web.app import create_app  # noqa: PLC0415
+
+            structlog.contextvars.bind_contextvars(node=self.node.node)
+            app = create_app(settings, channels=TELEPHONE, make_hub=node_hub_maker(self.node))
         self.server = uvicorn.Server(
             uvicorn.Config(
                 app,
@@ -418,15 +485,21 @@ async def _start(
         stack.push_async_callback(uas.close)
         return uas, None
     data = Path(args.data)
-    product = Product(data, args.sip_port)
+    node = node_spec(args)
+    product = Product(data, args.sip_port, args.port, node, args.host)
     app = await product.start()
     stack.push_async_callback(product.stop)
     hub, phone = app.state.hub, app.state.phone
     assert phone is not None and phone.uas is not None, "the telephone did not start"
-    seats = args.game_size - 1
-    games = await _private_games(hub, args.calls, args.game_size)
-    rows = [";".join(code) for _, code in games for _ in range(seats)]
-    (data / "codes.csv").write_text("SEQUENTIAL\n" + "\n".join(rows[: args.calls]) + "\n")
+    plan = game_plan(args.calls, args.game_size)
+    if node is None:
+        games = await _private_games(hub, plan, args.game_size)
+        write_codes(data / "codes.csv", caller_codes([code for _, code in games], plan))
+    else:  # this node founds its share of the games; the driver gives the callers their codes
+        mine = on_node(node.nodes.index(node.node), len(node.nodes), len(plan))
+        games = await _private_games(hub, [plan[g] for g in mine], args.game_size)
+        founded = [[g, game_id, code] for g, (game_id, code) in zip(mine, games, strict=True)]
+        write_atomically(data / "games.json", json.dumps(founded))
     factory = phone.session_factory
 
     def probing(caller: Any) -> Any:
@@ -437,12 +510,42 @@ async def _start(
     return phone.uas, hub
 
 
+def node_spec(args: argparse.Namespace) -> Any:
+    """The server's node among several (``--node-id`` and the other options of ``vollmond
+    serve --nats-url``), or None for the one-process server."""
+    if not args.node_id:
+        return None
+    from vollmond.nodes import NodeSpec  # noqa: PLC0415
+
+    return NodeSpec.parse(
+        args.node_id, args.nodes, args.nats_url, args.nats_namespace, args.ownership
+    )
+
+
+def caller_codes(codes: list[str], plan: list[int]) -> list[str]:
+    """Caller j's code (the 16 digits of its game), for every load caller in order."""
+    return [code for code, taking in zip(codes, plan, strict=True) for _ in range(taking)]
+
+
+def write_codes(path: Path, codes: list[str]) -> None:
+    """The SIPp injection file: one caller a line, each digit a field."""
+    path.write_text("SEQUENTIAL\n" + "".join(";".join(code) + "\n" for code in codes))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A file the other side polls for: it appears whole or not at all."""
+    part = path.with_suffix(".part")
+    part.write_text(text)
+    part.replace(path)
+
+
 async def _seated(
     uas: Any, hub: Any, calls: int, timeout: float, stalled: float = 30.0
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     """Wait until every load caller has its seat and every game is in the day, or until that
     made no progress for ``stalled`` seconds (a caller lost on the way leaves its game
-    unstarted); returns the callers seated (in a started game) and the games in the day."""
+    unstarted); returns the callers in a game (seated or not), the callers seated (in a
+    started game) and the games in the day."""
     from vollmond.engine.standard.types import Phase  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
@@ -457,7 +560,7 @@ async def _seated(
         if (joined, seated, day) != progress:
             progress, last = (joined, seated, day), now
         if (seated >= calls and day == len(games)) or now > deadline or now - last > stalled:
-            return seated, day
+            return joined, seated, day
         await asyncio.sleep(0.2)
 
 
@@ -468,25 +571,22 @@ def _lines(uas: Any) -> list[Any]:
 
 async def serve(args: argparse.Namespace) -> None:
     latencies: list[tuple[str, float]] = []
+    node = node_spec(args)
     async with contextlib.AsyncExitStack() as stack:
         uas, hub = await _start(args, stack, latencies)
         recorder = SendRecorder(uas, trace=[] if os.environ.get("PHONE_LOAD_TRACE") else None)
         print("ready", flush=True)
-        deadline = time.monotonic() + args.setup_timeout
-        count, changed = 0, time.monotonic()
-        while len(uas.calls) < args.calls and time.monotonic() < deadline:
-            if len(uas.calls) != count:
-                count, changed = len(uas.calls), time.monotonic()
-            elif count and time.monotonic() - changed > 15.0:
-                break  # calls were refused or lost: measure the ones that are up
-            await asyncio.sleep(0.1)
-        reached = len(uas.calls)
-        seated = day = 0
+        expected = args.calls
+        if node is not None:
+            expected = len(on_node(node.nodes.index(node.node), len(node.nodes), args.calls))
+        reached = await _calls_up(uas, expected, args.setup_timeout)
+        joined = seated = day = 0
         if hub is not None:
-            seated, day = await _seated(uas, hub, reached, args.setup_timeout)
+            joined, seated, day = await _seated(uas, hub, reached, args.setup_timeout)
         recorder.install()
-        await asyncio.sleep(1.0)
-        print("window", flush=True)
+        await _open_window(args, node, {"calls_up": reached, "seated": seated, "day": day})
+        relay = getattr(getattr(getattr(uas, "handler", None), "voice_rooms", None), "relay", None)
+        relay0 = relay_counts(relay)
         calls = uas.calls
         sent0 = [call.media.packets_sent for call in calls]
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -506,9 +606,10 @@ async def serve(args: argparse.Namespace) -> None:
         sent = sum(call.media.packets_sent - n for call, n in zip(calls, sent0, strict=True))
         stats = {
             "mode": args.serve,
-            "calls_wanted": args.calls,
+            "calls_wanted": expected,
             "calls_up": reached,
             "calls_at_end": len(uas.calls),
+            "joined": joined,
             "seated": seated,
             "games_in_day": day,
             "load_average": os.getloadavg()[0],
@@ -517,14 +618,80 @@ async def serve(args: argparse.Namespace) -> None:
             "skipped_ticks": getattr(uas._ticker, "skipped_ticks", None),
             "key_latency": latencies,
         }
-        Path(args.stats).write_text(json.dumps(stats))
+        if relay is not None:  # the relay's counters over the window (lines: at its end)
+            stats |= {k: v - relay0.get(k, 0) for k, v in relay_counts(relay).items()}
+            stats |= {k: relay_counts(relay)[k] for k in ("relayed_lines", "hosted_lines")}
+        if node is not None:  # every packet's figures, for the driver to pool over the nodes
+            np.save(Path(args.data) / "lateness.npy", np.asarray(recorder.lateness))
+            np.save(Path(args.data) / "deviations.npy", np.asarray(recorder.deviations()))
+        write_atomically(Path(args.stats), json.dumps(stats))
         if recorder.trace:
             Path(args.stats).with_suffix(".trace.json").write_text(json.dumps(recorder.trace))
         print("done", flush=True)
-        # Keep answering until the parent says stop, so the callers end cleanly.
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        await stop.wait()
+        await _until_stopped()
+
+
+async def _open_window(args: argparse.Namespace, node: Any, setup: dict[str, int]) -> None:
+    """Alone, the server opens its window a second after its calls are set up; a node says
+    it is set up and waits for the moment the driver opens every node's window at."""
+    if node is None:
+        await asyncio.sleep(1.0)
+        print("window", flush=True)
+        return
+    data = Path(args.data)
+    write_atomically(data / "seated.json", json.dumps(setup))
+    await _sleep_until(await _poll_json(data / "go.json", args.setup_timeout))
+
+
+async def _until_stopped() -> None:
+    """Keep answering until the parent says stop, so the callers end cleanly (the nodes are
+    stopped with SIGINT, as `vollmond serve` is)."""
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+    await stop.wait()
+
+
+async def _calls_up(uas: Any, expected: int, timeout: float) -> int:
+    """Wait until ``expected`` calls are up, or no new one came for 15 s (calls refused or
+    lost: the ones that are up are measured); returns how many are up."""
+    deadline = time.monotonic() + timeout
+    count, changed = 0, time.monotonic()
+    while len(uas.calls) < expected and time.monotonic() < deadline:
+        if len(uas.calls) != count:
+            count, changed = len(uas.calls), time.monotonic()
+        elif count and time.monotonic() - changed > 15.0:
+            break
+        await asyncio.sleep(0.1)
+    return len(uas.calls)
+
+
+def relay_counts(relay: Any) -> dict[str, int]:
+    """The voice relay's lines and counters (vollmond/voice/relay.py): lines relayed from here
+    to their game's owner, lines hosted here for other nodes, and the landing buffers' mix
+    frames missing at a tick (underruns: the caller hears a gap), late and dropped."""
+    if relay is None:
+        return {}
+    buffers = [line.down for line in relay.lines.values()]
+    return {
+        "relayed_lines": len(buffers),
+        "hosted_lines": len(relay.hosted),
+        "relay_underruns": sum(b.underruns for b in buffers),
+        "relay_late": sum(b.late for b in buffers),
+        "relay_dropped": sum(b.dropped for b in buffers),
+    }
+
+
+async def _poll_json(path: Path, timeout: float) -> Any:
+    """The JSON of a file the other side writes (write_atomically), once it is there."""
+    async with asyncio.timeout(timeout):
+        while not path.exists():
+            await asyncio.sleep(0.05)
+    return json.loads(path.read_text())
+
+
+async def _sleep_until(wall: float) -> None:
+    await asyncio.sleep(max(0.0, wall - time.time()))
 
 
 # --- the driver -----------------------------------------------------------------------------
@@ -666,6 +833,19 @@ def game_scenario(path: Path, settle_ms: int) -> None:
     path.write_text(head + "\n".join(steps) + "\n  <pause/>" + tail)
 
 
+def server_command(mode: str, calls: int, args: argparse.Namespace) -> list[str]:
+    """This module as the server of a step (at ``--nice``); the caller adds where it listens
+    and keeps its data."""
+    return [
+        *(["nice", "-n", str(args.nice)] if args.nice else []),
+        sys.executable, "-m", "benchmarks.phone_load",
+        "--serve", mode,
+        "--calls", str(calls),
+        "--game-size", str(args.game_size),
+        "--seconds", str(args.seconds),
+    ]  # fmt: skip
+
+
 async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     step = work / f"{mode}-{calls}"
     step.mkdir()
@@ -673,20 +853,9 @@ async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) 
     stats_file = step / "stats.json"
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
     server = await asyncio.create_subprocess_exec(
-        *nice,
-        sys.executable,
-        "-m",
-        "benchmarks.phone_load",
-        "--serve",
-        mode,
+        *server_command(mode, calls, args),
         "--sip-port",
         str(sip_port),
-        "--calls",
-        str(calls),
-        "--game-size",
-        str(args.game_size),
-        "--seconds",
-        str(args.seconds),
         "--stats",
         str(stats_file),
         "--data",
@@ -793,6 +962,180 @@ async def _sipp(
     )
 
 
+NODES_SETUP_TIMEOUT_S = 300.0
+RELAY_PROBE = "voice_relay.jsonl"
+
+
+async def run_nodes_step(
+    calls: int, count: int, args: argparse.Namespace, work: Path
+) -> dict[str, Any]:
+    """The product on ``count`` nodes over NATS (benchmarks/nodes.py), each answering SIP on
+    its own port: node i founds games i, i + N, ... (it holds their leases) and the load
+    callers dial round robin (caller j on node j mod N, SIPp per node at ``--rate`` / N), so
+    most of them land on a node that does not own their game and their voice is relayed to
+    it. Every node's window opens at the same moment; its figures are pooled (every packet's
+    lateness in one list, CPU and frames summed), NATS's and PostgreSQL's CPU read from /proc
+    over the window; then, with the callers still up, ``benchmarks.voice_relay --nats-only``
+    measures the relay's added delay beside them."""
+    step = work / f"nodes{count}-{calls}"
+    step.mkdir()
+    cluster = Cluster(
+        count,
+        args.database_url,
+        args.nats_url,
+        program=server_command("mix", calls, args),
+        telephone=True,
+        label="phone_load",
+        home=step / "nodes",
+    )
+    plan = game_plan(calls, args.game_size)
+    extra = 2 * args.relay_seconds + 30 if args.relay_seconds else 0  # the probe, after it
+    hold_ms = int(1000 * (calls / args.rate + args.seconds + 40 + extra))
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    sipp: list[asyncio.subprocess.Process] = []
+    try:
+        await cluster.start(logs=True)
+        founded: list[list[Any]] = []
+        for index in range(count):
+            games = cluster.data_dir(index) / "games.json"
+            founded += await _poll_json(games, NODES_SETUP_TIMEOUT_S)
+        founded.sort()
+        assert [g for g, _, _ in founded] == list(range(len(plan))), "a node's games are missing"
+        codes = caller_codes([code for _, _, code in founded], plan)
+        owners = await cluster.owners([game_id for _, game_id, _ in founded])
+        game_of = [g for g, taking in enumerate(plan) for _ in range(taking)]
+        on_owner = sum(1 for j, g in enumerate(game_of) if owners[g] == j % count)
+        write_pcap(step / "load.pcap", 2 * calls / args.rate + args.seconds + 60 + extra)
+        sipp += await _dial_round_robin(step, cluster, codes, args, hold_ms)
+        for index in range(count):
+            seated = cluster.data_dir(index) / "seated.json"
+            await _poll_json(seated, calls / args.rate + 2 * NODES_SETUP_TIMEOUT_S)
+        t0 = time.time() + 1.0
+        for index in range(count):
+            write_atomically(cluster.data_dir(index) / "go.json", json.dumps(t0))
+        await _sleep_until(t0)
+        engines0 = engines_cpu_seconds()
+        await _sleep_until(t0 + args.seconds)
+        engines1 = engines_cpu_seconds()
+        load = load_average()
+        nodes = []
+        for index in range(count):
+            data = cluster.data_dir(index)
+            stats = await _poll_json(data / "stats.json", 60.0)
+            stats["lateness"] = np.load(data / "lateness.npy").tolist()
+            stats["deviations"] = np.load(data / "deviations.npy").tolist()
+            nodes.append(stats)
+        relay = await _relay_probe(step, args, nice) if args.relay_seconds else {}
+    finally:
+        for proc in sipp:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+        for index, name in enumerate(cluster.names):  # keep the logs (PHONE_LOAD_WORK)
+            log = cluster.data_dir(index).parent / "node.log"
+            if log.exists():
+                shutil.copy2(log, step / f"{name}.log")
+        await cluster.remove()
+    pooled = pool(nodes)
+    seconds = pooled["seconds"]
+    engines = {k: engines1[k] - engines0[k] for k in engines1}
+    return (
+        pooled
+        | relay
+        | {
+            "mode": f"{count} node{'s' if count > 1 else ''}",
+            "nodes": count,
+            "calls_wanted": calls,
+            "owner_share": on_owner / max(1, calls),
+            "load_average": load,
+            "nats_cpu_share": engines["nats-server"] / seconds,
+            "nats_cpu_per_call_pct": 100 * engines["nats-server"] / seconds / max(1, calls),
+            "postgres_cpu_share": engines["postgres"] / seconds,
+        }
+    )
+
+
+#: Counters a node reports that add up over the nodes.
+SUMMED = (
+    "calls_up", "calls_at_end", "joined", "seated", "games_in_day", "late_ticks", "skipped_ticks",
+    "relayed_lines", "hosted_lines", "relay_underruns", "relay_late", "relay_dropped",
+)  # fmt: skip
+
+
+def pool(nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The nodes' figures as one server's: every packet's lateness and interval in one list,
+    CPU, calls and frames summed over the nodes (their windows are the same), counters summed;
+    each node's own few figures under ``per_node``."""
+    figures = send_figures(
+        [x for n in nodes for x in n["lateness"]],
+        [x for n in nodes for x in n["deviations"]],
+        cpu=sum(n["cpu_s"] for n in nodes),
+        wall=max(n["seconds"] for n in nodes),
+        calls=sum(n["calls_sending"] for n in nodes),
+        due=sum(n["frames_due"] for n in nodes),
+        sent=sum(n["frames_sent"] for n in nodes),
+    )
+    for key in SUMMED:
+        figures[key] = sum(n.get(key) or 0 for n in nodes)
+    figures["key_latency"] = [x for n in nodes for x in n["key_latency"]]
+    own = ("calls_up", "cpu_share", "late_p99_ms", "frames_not_sent", "relayed_lines")
+    figures["per_node"] = [{k: n.get(k) for k in own} for n in nodes]
+    return figures
+
+
+async def _dial_round_robin(
+    step: Path, cluster: Cluster, codes: list[str], args: argparse.Namespace, hold_ms: int
+) -> list[asyncio.subprocess.Process]:
+    """One SIPp per node, for the callers that dial it (``on_node``), each at its share of
+    ``--rate``, with the load scenario and each caller's game code."""
+    scenario = step / "uac_game.xml"
+    game_scenario(scenario, int(1000 * (len(codes) / args.rate + 12)))
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    sipp = []
+    for index, name in enumerate(cluster.names):
+        mine = on_node(index, cluster.count, len(codes))
+        if not mine:
+            continue
+        home = step / name
+        home.mkdir()
+        (home / "load.pcap").symlink_to(step / "load.pcap")
+        inject = home / "codes.csv"
+        write_codes(inject, [codes[j] for j in mine])
+        port, rate = cluster.sip_ports[index], args.rate / cluster.count
+        sipp.append(await _sipp(home, scenario, port, len(mine), rate, hold_ms, nice, inject))
+    return sipp
+
+
+async def _relay_probe(step: Path, args: argparse.Namespace, nice: list[str]) -> dict[str, Any]:
+    """``benchmarks.voice_relay --nats-only`` on the machine under this step's load (the calls
+    are still up): a click from one line heard by another, relayed over NATS, against two
+    lines local to the owner. Its own process, outside the nodes' window."""
+    out = step / RELAY_PROBE
+    probe = await asyncio.create_subprocess_exec(
+        *nice,
+        sys.executable, "-m", "benchmarks.voice_relay", "--nats-only",
+        "--seconds", str(args.relay_seconds),
+        "--nats-url", args.nats_url,
+        "--json-out", str(out),
+        stdout=(step / "voice_relay.out").open("wb"),
+        stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    if await probe.wait() != 0 or not out.exists():
+        return {}
+    line = json.loads(out.read_text().splitlines()[-1])
+    local, nats = line["baseline"], line["figures"]["nats"]
+    return {
+        "relay_local_mean_ms": local["delay_mean_ms"],
+        "relay_local_p99_ms": local["delay_p99_ms"],
+        **{
+            f"relay_{where}_{k}": nats[f"{where}_delay_{k}"]
+            for where in ("one_landing", "two_landings")
+            for k in ("mean_ms", "p99_ms")
+        },
+        "relay_clicks_heard": nats["two_landings_clicks_heard"],
+    }
+
+
 def summarise(stats: dict[str, Any]) -> dict[str, Any]:
     keys = stats.pop("key_latency", [])
     by_key: dict[str, list[float]] = {}
@@ -829,24 +1172,61 @@ def show(rows: list[dict[str, Any]]) -> None:
         keys = {k: v for k, v in row.items() if k.startswith("key_")}
         if keys:
             print(f"{row['mode']} {row['calls_up']}: key-to-first-audio {json.dumps(keys)}")
+    for row in rows:
+        if "nodes" in row:
+            print(node_line(row))
     echo = {r["calls_wanted"]: r for r in rows if r["mode"] == "echo"}
     for row in rows:
         base = echo.get(row["calls_wanted"])
-        if row["mode"] == "mix" and base is not None:
+        if row["mode"] != "echo" and base is not None:
             print(
-                f"mix/echo at {row['calls_wanted']} calls: CPU x{row['cpu_s'] / base['cpu_s']:.2f}"
+                f"{row['mode']}/echo at {row['calls_wanted']} calls: "
+                f"CPU x{row['cpu_s'] / base['cpu_s']:.2f}"
                 f", late p99 x{row['late_p99_ms'] / max(base['late_p99_ms'], 1e-6):.2f}"
             )
 
 
+def node_line(row: dict[str, Any]) -> str:
+    """What the nodes add: where the callers landed, the relay, NATS, the relay's delay."""
+    line = (
+        f"{row['mode']} at {row['calls_wanted']} calls: {row['joined']} in a game, "
+        f"{row['seated']} seated, {row['owner_share']:.0%} of the callers on their game's owner, "
+        f"{row['relayed_lines']} lines relayed (hosted "
+        f"{row['hosted_lines']}), mix frames missing at the landing {row['relay_underruns']} "
+        f"(late {row['relay_late']}, dropped {row['relay_dropped']}); NATS "
+        f"{row['nats_cpu_share']:.2f} cores = {row['nats_cpu_per_call_pct']:.3f}% per call, "
+        f"PostgreSQL {row['postgres_cpu_share']:.2f} cores; load average {row['load_average']:.1f}"
+    )
+    if "relay_two_landings_mean_ms" in row:
+        line += (
+            f"; a click relayed over NATS (voice_relay beside the load): two landings mean "
+            f"{row['relay_two_landings_mean_ms']:.1f} / p99 {row['relay_two_landings_p99_ms']:.1f}"
+            f" ms, one landing {row['relay_one_landing_mean_ms']:.1f} / "
+            f"{row['relay_one_landing_p99_ms']:.1f} ms, local {row['relay_local_mean_ms']:.2f} ms"
+        )
+    per_node = ", ".join(
+        f"{n['calls_up']} calls {n['cpu_share']:.2f} cores p99 {n['late_p99_ms']:.1f} ms"
+        for n in row["per_node"]
+    )
+    return f"{line}; per node: {per_node}"
+
+
 async def drive(args: argparse.Namespace) -> None:
     modes = ["mix", "echo"] if args.mode == "both" else [args.mode]
+    if args.nodes:  # the product on the nodes (and one such node), beside the echo
+        counts = [args.nodes, 1] if args.nodes_baseline else [args.nodes]
+        nodes = [f"nodes{n}" for n in counts] if "mix" in modes else []
+        modes = nodes + [mode for mode in modes if mode == "echo"]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="phone_load_") as tmp:
         work = Path(os.environ.get("PHONE_LOAD_WORK") or tmp)
         for calls in (int(c) for c in str(args.calls).split(",")):
             for mode in modes:
-                rows.append(summarise(await run_step(mode, calls, args, work)))
+                if mode.startswith("nodes"):
+                    stats = await run_nodes_step(calls, int(mode[5:]), args, work)
+                else:
+                    stats = await run_step(mode, calls, args, work)
+                rows.append(summarise(stats))
                 if not args.json:
                     print(f"... {mode} {calls}: {rows[-1]['cpu_share']:.2f} cores", flush=True)
     cost = {str(c): mixer_cost(int(c), args.game_size) for c in str(args.calls).split(",")}
@@ -855,7 +1235,7 @@ async def drive(args: argparse.Namespace) -> None:
         append_json_line(
             args.json_out,
             "phone_load",
-            figures={str(r["calls_wanted"]): r for r in rows if r["mode"] == "mix"}
+            figures=_figures(rows)
             | {"mixer_us_per_call_tick": cost, "service_us_per_call_tick": path},
             baseline={str(r["calls_wanted"]): r for r in rows if r["mode"] == "echo"},
             parameters={
@@ -864,7 +1244,10 @@ async def drive(args: argparse.Namespace) -> None:
                 "game_size": args.game_size,
                 "seconds": args.seconds,
                 "rate": args.rate,
-                "probes": args.probes,
+                "probes": 0 if args.nodes else args.probes,
+                "nodes": args.nodes or None,
+                "nodes_baseline": args.nodes_baseline,
+                "relay_seconds": args.relay_seconds if args.nodes else None,
             },
         )
     if args.json:
@@ -881,6 +1264,21 @@ async def drive(args: argparse.Namespace) -> None:
             f"service path (mixer + sessions + overlay, no I/O) at {label} callers: "
             f"{path[label]:.1f} µs per caller per tick = {path[label] * 50 / 1e4:.3f}% of a core"
         )
+
+
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per step, the product's figures (one process, or the nodes with the one node's beside
+    them under ``one_node``)."""
+    figures: dict[str, Any] = {}
+    for row in rows:
+        if row["mode"] == "echo":
+            continue
+        step = figures.setdefault(str(row["calls_wanted"]), {})
+        if row.get("nodes") == 1 and step:
+            step["one_node"] = row
+        else:
+            step.update(row)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -901,20 +1299,56 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
-    # internal: the server child process
-    parser.add_argument("--serve", choices=("mix", "echo"), help=argparse.SUPPRESS)
-    parser.add_argument("--sip-port", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--stats", help=argparse.SUPPRESS)
-    parser.add_argument("--data", help=argparse.SUPPRESS)
-    parser.add_argument("--setup-timeout", type=float, default=120.0, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.serve:
+    parser.add_argument(
+        "--nodes", type=int, default=0, help="N node processes over NATS (needs --database-url)"
+    )
+    parser.add_argument(
+        "--nodes-baseline", action="store_true", help="with --nodes: the same step on one node"
+    )
+    parser.add_argument("--database-url", help="with --nodes: a scratch PostgreSQL database")
+    parser.add_argument("--nats-url", default=NATS_URL, help="with --nodes: the NATS server")
+    parser.add_argument(
+        "--relay-seconds",
+        type=float,
+        default=8.0,
+        help="with --nodes: voice_relay's run beside the load after the window (0: none)",
+    )
+    argv = sys.argv[1:] if argv is None else argv
+    if "--serve" in argv:  # the server child process
+        args = server_parser().parse_args(argv)
+        args.stats = args.stats or str(Path(args.data) / "stats.json")
         import uvloop  # noqa: PLC0415 - the server's loop, as `vollmond serve` runs
 
-        args.calls = int(str(args.calls))
         uvloop.run(serve(args))
-    else:
-        asyncio.run(drive(args))
+        return
+    args = parser.parse_args(argv)
+    if args.nodes and not args.database_url:
+        parser.error("--nodes needs --database-url (the nodes share one PostgreSQL database)")
+    if args.nodes_baseline and args.nodes < 2:
+        parser.error("--nodes-baseline compares --nodes N (2 or more) with one node")
+    asyncio.run(drive(args))
+
+
+def server_parser() -> argparse.ArgumentParser:
+    """The server child's options: its step, and where it listens and keeps its data — for a
+    node the options of ``vollmond serve --nats-url`` (benchmarks/nodes.py gives them)."""
+    parser = argparse.ArgumentParser(description="phone_load's server (internal)")
+    parser.add_argument("--serve", choices=("mix", "echo"), required=True)
+    parser.add_argument("--calls", type=int, required=True, help="load callers in the step")
+    parser.add_argument("--game-size", type=int, required=True)
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--sip-port", type=int, default=0)
+    parser.add_argument("--stats", help="the window's figures (default: in the data folder)")
+    parser.add_argument("--data", "--data-dir", dest="data", required=True)
+    parser.add_argument("--host", default=HOST)
+    parser.add_argument("--port", type=int, default=0, help="HTTP (default: any free port)")
+    parser.add_argument("--nats-url")
+    parser.add_argument("--nats-namespace", default="vollmond")
+    parser.add_argument("--node-id", help="a node of several (with the options below)")
+    parser.add_argument("--nodes")
+    parser.add_argument("--ownership", default="hash")
+    parser.add_argument("--setup-timeout", type=float, default=120.0)
+    return parser
 
 
 if __name__ == "__main__":

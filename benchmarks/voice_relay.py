@@ -1,7 +1,7 @@
 """What the voice relay adds to a caller's mouth-to-ear delay: relayed lines against local ones.
 
     .venv/bin/python -m benchmarks.voice_relay [--seconds 10] [--prefill 1]
-        [--nats-url nats://127.0.0.1:4222] [--json-out FILE]
+        [--nats-url nats://127.0.0.1:4222] [--nats-only] [--json-out FILE]
 
 One real game (4 seats, by day: everyone hears everyone) on an owner's hub (SQLite in a
 temporary folder). A speaker line sends a 20 ms frame every tick of its own 20 ms clock — a
@@ -16,6 +16,9 @@ out). Three runs, in one uvloop process, each for `--seconds`:
   which runs in a process of its own, as with ``--workers``): each tick's record to the owner,
   its mix back into the landing's jitter buffer of `--prefill` frames;
 - NATS: the same over the NATS server (nodes).
+
+`--nats-only` leaves the local bus out (the baseline's hub is then on NATS, which its two
+local lines never use): `phone_load --nodes` runs it so beside its loaded nodes.
 
 Each relayed run is split: both lines on one landing (one media clock), then the speaker and
 the listener on two landings whose clocks run 1, 5, 9, 13 and 17 ms apart — two processes'
@@ -271,14 +274,9 @@ async def _two_clocks(
     return delays
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0)  # about 45 s in all
-    parser.add_argument("--prefill", type=int, default=1)
-    parser.add_argument("--nats-url", default="nats://127.0.0.1:4222")
-    parser.add_argument("--json-out", type=Path)
-    args = parser.parse_args()
-
+def _on_local_bus(seconds: float, prefill: int) -> dict[str, dict[str, Any]]:
+    """The local line (the baseline) and the relay over the supervisor's broker of
+    `--workers`, run in a process of its own."""
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="vollmond-bench-bus-") as folder:
         path = str(Path(folder) / "bus.sock")
@@ -293,24 +291,45 @@ def main() -> None:
             def local() -> Awaitable[Transport]:
                 return LocalTransport.connect(path)
 
-            results["local_line"] = on_uvloop(_measure(local, args.seconds, args.prefill, False))
-            results["local_bus"] = on_uvloop(_measure(local, args.seconds, args.prefill, True))
+            results["local_line"] = on_uvloop(_measure(local, seconds, prefill, False))
+            results["local_bus"] = on_uvloop(_measure(local, seconds, prefill, True))
         finally:
             broker.terminate()
             broker.join()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0)  # about 45 s in all
+    parser.add_argument("--prefill", type=int, default=1)
+    parser.add_argument("--nats-url", default="nats://127.0.0.1:4222")
+    parser.add_argument(
+        "--nats-only",
+        action="store_true",
+        help="the local line and NATS only, no local bus (phone_load --nodes runs it so)",
+    )
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+
+    results: dict[str, dict[str, Any]] = {}
     namespace = f"bench{uuid.uuid4().hex}"
 
     def nats() -> Awaitable[Transport]:
         return NatsTransport.connect(args.nats_url, namespace=namespace)
 
+    if args.nats_only:  # the baseline's hub on NATS too: its two lines never touch the bus
+        results["local_line"] = on_uvloop(_measure(nats, args.seconds, args.prefill, False))
+    else:
+        results |= _on_local_bus(args.seconds, args.prefill)
     results["nats"] = on_uvloop(_measure(nats, args.seconds, args.prefill, True))
     base = results["local_line"]
     print("local line (baseline): " + ", ".join(f"{k} {v:.2f}" for k, v in base.items()))
     print(f"{'relayed':44}{'local bus':>12}{'NATS':>12}")
     for key in results["nats"]:
-        row = [results[name].get(key, float("nan")) for name in ("local_bus", "nats")]
+        row = [results.get(name, {}).get(key, float("nan")) for name in ("local_bus", "nats")]
         print(f"{key:44}" + "".join(f"{value:12.2f}" for value in row))
-    for name in ("local_bus", "nats"):
+    for name in (name for name in ("local_bus", "nats") if name in results):
         for where in ("one_landing", "two_landings"):
             added = results[name][f"{where}_delay_mean_ms"] - base["delay_mean_ms"]
             print(f"added by the relay ({name}, {where}): {added:.1f} ms mean")
@@ -318,9 +337,13 @@ def main() -> None:
         append_json_line(
             args.json_out,
             "voice_relay",
-            figures={"local_bus": results["local_bus"], "nats": results["nats"]},
+            figures={name: results[name] for name in ("local_bus", "nats") if name in results},
             baseline=results["local_line"],
-            parameters={"seconds": args.seconds, "prefill": args.prefill},
+            parameters={
+                "seconds": args.seconds,
+                "prefill": args.prefill,
+                "nats_only": args.nats_only,
+            },
         )
 
 

@@ -60,14 +60,12 @@ import os
 import random
 import resource
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,9 +79,21 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
 from benchmarks.jsonline import append_json_line
+from benchmarks.nodes import (
+    HOST,
+    NATS_URL,
+    Cluster,
+    cpu_seconds,
+    engines_cpu_seconds,
+    free_port,
+    load_average,
+    machine_busy_s,
+    memory_mb,
+    stop_all,
+    tree_cpu_seconds,
+    wait_healthy,
+)
 
-HOST = "127.0.0.1"
-NATS_URL = "nats://127.0.0.1:4222"  # --nodes: the machine's NATS server
 PASSWORD = "benchmark-password-42"  # a throw-away account on a throw-away server
 SETUP_CONCURRENCY = 16
 CONNECT_CONCURRENCY = 100
@@ -121,83 +131,6 @@ def raise_fd_limit() -> int:
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
     return want
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-# -- /proc --------------------------------------------------------------------------------------
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process, in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def machine_busy_s() -> float:
-    """CPU seconds all processes of the machine spent busy (every core, from /proc/stat)."""
-    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    ticks = [int(x) for x in fields]
-    idle = ticks[3] + ticks[4]  # idle + iowait
-    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def load_average() -> float:
-    return float(Path("/proc/loadavg").read_text().split()[0])
-
-
-def process_tree(pid: int) -> list[int]:
-    """`pid` and its living descendants (`vollmond serve --workers N` runs N children)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        tree.append(current)
-        todo.extend(children.get(current, []))
-    return tree
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU seconds of a process and its living descendants."""
-    total = 0.0
-    for member in process_tree(pid):
-        with contextlib.suppress(OSError):
-            total += cpu_seconds(member)
-    return total
-
-
-def named_cpu_seconds(name: str) -> float:
-    """CPU seconds of the living processes called `name` (nats-server, postgres): the shared
-    engines the nodes lean on, counted whoever else uses them. A PostgreSQL backend that ends
-    inside the window takes its seconds with it; the nodes' pooled connections stay."""
-    total = 0.0
-    for comm in Path("/proc").glob("[0-9]*/comm"):
-        with contextlib.suppress(OSError, ValueError):
-            if comm.read_text().strip() == name:
-                total += cpu_seconds(int(comm.parent.name))
-    return total
-
-
-ENGINES = ("nats-server", "postgres")
-
-
-def memory_mb(pid: int) -> tuple[float, float]:
-    """Resident and peak resident memory of a process and its descendants, in MB."""
-    values: dict[str, float] = {}
-    for member in process_tree(pid):
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                key, _, rest = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    values[key] = values.get(key, 0.0) + int(rest.split()[0]) / 1024
-    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
 # -- the bare baseline server -----------------------------------------------------------------
@@ -822,7 +755,7 @@ class Meter:
             sum(tree_cpu_seconds(pid) for pid in server_pids),
             workers.cpu(),
             machine_busy_s(),
-            {name: named_cpu_seconds(name) for name in ENGINES} if engines else {},
+            engines_cpu_seconds() if engines else {},
         )
 
 
@@ -902,35 +835,6 @@ async def _drive(
         step.p50_ms = statistics.median(latencies)
         step.p99_ms = percentile(latencies, 0.99)
         step.max_ms = max(latencies)
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with {proc.returncode}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError("the server did not become healthy")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    _stop_all([proc])
-
-
-def _stop_all(procs: Sequence[subprocess.Popen[bytes]]) -> None:
-    """SIGINT to all first (they stop side by side), then wait for each; SIGKILL if it hangs."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-    for proc in procs:
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 def durations(phase_s: float) -> dict[str, float]:
@@ -1091,7 +995,7 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
     created: list[dict[str, Any]] = []
     try:
         http_url = f"http://{HOST}:{port}"
-        _wait_healthy(http_url + "/healthz", server)
+        wait_healthy(http_url + "/healthz", server)
         started = time.monotonic()
         created, host_cookies = await _setup_games([http_url], games, args.group, args.phase_s)
         _place(created, [http_url], [f"ws://{HOST}:{port}/ws"])
@@ -1101,147 +1005,11 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         await _drive(workers, step, [server.pid], args.duration, jobs, http_url + "/healthz")
     finally:
         workers.stop()
-        _stop(server)
+        stop_all([server])
         shutil.rmtree(data_dir, ignore_errors=True)
         if args.database_url and created:
             await _retire_games(args.database_url, [g["id"] for g in created])
     return step
-
-
-# -- several nodes over NATS (--nodes) ------------------------------------------------------
-NODE_START_TIMEOUT_S = 120.0
-
-
-@dataclass
-class Cluster:
-    """`vollmond serve` nodes on one PostgreSQL schema and one NATS namespace, both fresh per
-    step (a step's games and subjects must not meet another step's or another run's)."""
-
-    count: int
-    home: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="vollmond-nodes-")))
-    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    ports: list[int] = field(default_factory=list)
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.ports = [free_port() for _ in range(self.count)]
-
-    @property
-    def names(self) -> list[str]:
-        return [f"n{i + 1}" for i in range(self.count)]
-
-    @property
-    def schema(self) -> str:
-        return f"ws_load_{self.tag}"
-
-    @property
-    def namespace(self) -> str:
-        return f"wsload{self.tag}"
-
-    @property
-    def http_urls(self) -> list[str]:
-        return [f"http://{HOST}:{port}" for port in self.ports]
-
-    @property
-    def ws_urls(self) -> list[str]:
-        return [f"ws://{HOST}:{port}/ws" for port in self.ports]
-
-    def data_dir(self, index: int) -> Path:
-        return self.home / self.names[index] / "data"
-
-
-async def _execute(database_url: str, statement: str) -> None:
-    """One DDL statement on the scratch database (the step's schema is made and dropped)."""
-    from sqlalchemy import text  # noqa: PLC0415 - the client processes need no SQLAlchemy
-
-    from vollmond.store import create_engine  # noqa: PLC0415
-
-    engine = create_engine(database_url)
-    try:
-        async with engine.begin() as connection:
-            await connection.execute(text(statement))
-    finally:
-        await engine.dispose()
-
-
-def _node_command(args: argparse.Namespace, cluster: Cluster, index: int) -> list[str]:
-    """The node's `vollmond serve`: leases decide who owns a game (the founding node)."""
-    return [
-        str(Path(sys.executable).parent / "vollmond"),
-        "serve",
-        "--host", HOST,
-        "--port", str(cluster.ports[index]),
-        "--data-dir", str(cluster.data_dir(index)),
-        "--sip-port", "0",  # no callers here (benchmarks.voice_relay measures their relay)
-        "--nats-url", args.nats_url,
-        "--nats-namespace", cluster.namespace,
-        "--node-id", cluster.names[index],
-        "--nodes", ",".join(cluster.names),
-        "--ownership", "leases",
-    ]  # fmt: skip
-
-
-def _start_node(
-    args: argparse.Namespace, cluster: Cluster, index: int, env: dict[str, str]
-) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        _node_command(args, cluster, index),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=None if args.server_log else subprocess.DEVNULL,
-    )
-    cluster.procs.append(proc)
-    return proc
-
-
-async def _start_cluster(args: argparse.Namespace, cluster: Cluster, players: int) -> None:
-    """Make the schema, start the first node (it migrates the schema and makes the keys), give
-    the others its keys (nodes share them: sessions, seat tokens), start them, wait for all."""
-    await _execute(args.database_url, f'CREATE SCHEMA "{cluster.schema}"')
-    config = cluster.home / "vollmond.toml"  # one client address for all: see run_real
-    config.write_text(f"[web]\nws_connections_per_address = {players + 64}\n")
-    env = dict(os.environ)
-    env |= {
-        "DATABASE_URL": args.database_url,
-        "VOLLMOND_DATABASE_SCHEMA": cluster.schema,
-        "VOLLMOND_CONFIG": str(config),
-    }
-    first = _start_node(args, cluster, 0, env)
-    _wait_healthy(cluster.http_urls[0] + "/healthz", first, NODE_START_TIMEOUT_S)
-    for index in range(1, cluster.count):
-        cluster.data_dir(index).mkdir(mode=0o700, parents=True)
-        for key in cluster.data_dir(0).glob("*.key"):
-            shutil.copy2(key, cluster.data_dir(index) / key.name)
-        _start_node(args, cluster, index, env)
-    for index in range(1, cluster.count):
-        url = cluster.http_urls[index] + "/healthz"
-        _wait_healthy(url, cluster.procs[index], NODE_START_TIMEOUT_S)
-
-
-async def _remove_cluster(args: argparse.Namespace, cluster: Cluster) -> None:
-    """Stop every node, then drop the step's schema and the data directories."""
-    _stop_all(cluster.procs)
-    with contextlib.suppress(Exception):  # the schema may never have been made
-        await _execute(args.database_url, f'DROP SCHEMA IF EXISTS "{cluster.schema}" CASCADE')
-    shutil.rmtree(cluster.home, ignore_errors=True)
-
-
-async def _owners(
-    database_url: str, cluster: Cluster, created: list[dict[str, Any]]
-) -> list[int | None]:
-    """Each game's owner node (by index) from its lease row, as the nodes themselves decide."""
-    from vollmond.store import open_store  # noqa: PLC0415
-    from vollmond.store.leases import get_lease  # noqa: PLC0415
-
-    owners: list[int | None] = []
-    async with open_store(database_url, schema=cluster.schema, migrate_to_head=False) as db:
-        for game in created:
-            lease = await get_lease(db, game["id"])
-            owner = None if lease is None else lease.owner
-            owners.append(cluster.names.index(owner) if owner in cluster.names else None)
-    if None in owners:
-        _log(f"nodes: {owners.count(None)} games without a lease (their sockets: no side)")
-    return owners
 
 
 async def run_nodes(args: argparse.Namespace, players: int, count: int) -> Step:
@@ -1249,15 +1017,20 @@ async def run_nodes(args: argparse.Namespace, players: int, count: int) -> Step:
     sockets opened round robin too, so about (count-1)/count of them are not on the owner."""
     step = Step(players, "real", nodes=count)
     step.games = max(1, players // args.group)
-    cluster = Cluster(count)
+    cluster = Cluster(count, args.database_url, args.nats_url)
     workers = Workers(args.client_procs)
     try:
-        await _start_cluster(args, cluster, players)
+        # one client address for all: see run_real
+        await cluster.start(
+            f"[web]\nws_connections_per_address = {players + 64}\n", show_log=args.server_log
+        )
         started = time.monotonic()
         created, host_cookies = await _setup_games(
             cluster.http_urls, step.games, args.group, args.phase_s
         )
-        owners = await _owners(args.database_url, cluster, created)
+        owners = await cluster.owners([game["id"] for game in created])
+        if None in owners:
+            _log(f"nodes: {owners.count(None)} games without a lease (their sockets: no side)")
         step.owner_share = _place(created, cluster.http_urls, cluster.ws_urls, owners)
         jobs = _real_jobs(args, created, host_cookies)
         step.setup_s = time.monotonic() - started
@@ -1265,11 +1038,12 @@ async def run_nodes(args: argparse.Namespace, players: int, count: int) -> Step:
             f"{count} node{'s' if count > 1 else ''}: {step.games} games founded and seated "
             f"in {step.setup_s:.0f} s, {step.owner_share:.0%} of the seats on their game's owner"
         )
-        pids = [proc.pid for proc in cluster.procs]
-        await _drive(workers, step, pids, args.duration, jobs, cluster.http_urls[0] + "/healthz")
+        await _drive(
+            workers, step, cluster.pids, args.duration, jobs, cluster.http_urls[0] + "/healthz"
+        )
     finally:
         workers.stop()
-        await _remove_cluster(args, cluster)
+        await cluster.remove()
     return step
 
 
