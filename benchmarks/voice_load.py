@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.jsonline import append_json_line
-from benchmarks.phone_load import HOST, SCENARIO_DIR, Seated, _sipp, free_udp_port, write_pcap
+from benchmarks.nodes import free_udp_port
+from benchmarks.phone_load import HOST, SCENARIO_DIR, Seated, _sipp, write_pcap
 
 #: Frames per second a peer or line must reach in the window to count as real time (of 50).
 REAL_TIME = 48.0
