@@ -37,6 +37,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/browser/test_turn_and_keyboard.py": 122,
     "tests/browser/test_game.py": 108,
     "tests/service/test_restart.py": 103,
+    "tests/service/test_failover_mixed.py": 80,
     "tests/phone/e2e/test_ring_alert.py": 78,
     "tests/deploy/test_kamailio.py": 71,
     "tests/service/test_workers.py": 70,
