@@ -193,7 +193,7 @@ def _a_command_at_night(player: Player, bots: Sequence[int]) -> dict[str, Any]:
     if not me["alive"] or player.view["night_room"] is not None:
         return {"type": "Say", "text": "Noch alle da?"}
     callees = [c["callee"] for c in me["legal"] if c["type"] == "PlaceCall"]
-    return {"type": "PlaceCall", "callee": next(c for c in callees if c in bots)}
+    return {"type": "PlaceCall", "callee": next((c for c in callees if c in bots), callees[0])}
 
 
 async def _until_the_night_after(player: Player, round_: int) -> str:
