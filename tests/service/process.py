@@ -387,11 +387,11 @@ def nats_node(
 
 async def start_one_deployment(servers: Sequence[ServerProcess]) -> None:
     """Start the first node, give the others its keys (sessions, seat tokens, the vaults: one
-    deployment's), then start them."""
+    deployment's), then start them, side by side."""
     first, *others = servers
     await first.start()
     for other in others:
         other.data_dir.mkdir(mode=0o700, exist_ok=True)
         for key in first.data_dir.glob("*.key"):
             shutil.copy2(key, other.data_dir / key.name)
-        await other.start()
+    await asyncio.gather(*(other.start() for other in others))

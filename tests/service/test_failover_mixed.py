@@ -374,15 +374,19 @@ async def _play_the_next_day(table: Table) -> str:
     return await _until_the_night_after(table.players[1], 2)
 
 
-async def _hang_up(table: Table, servers: Sequence[ServerProcess]) -> dict[str, Int16Array]:
-    """Check each call is still up on its node, hang up; each caller's recording, placed so
-    that its last sample is now."""
+async def _hang_up(
+    table: Table, servers: Sequence[ServerProcess]
+) -> tuple[float, dict[str, Int16Array]]:
+    """Check each call is still up on its node, hang up: the moment of the hang-up (the last
+    sample of each recording, time.time) and each caller's recording — read after baresip
+    quit, which may take seconds on a loaded machine and so is not that moment."""
     by_name = dict(zip(NODES, servers, strict=True))
     for name, node in table.landed.items():
         assert await calls_active(by_name[node]) == 1, (name, node)
     for phone in table.lines.values():
         await phone.hangup()
-    return {name: await table.lines[name].final_recording() for name in TONES}
+    ended = time.time()
+    return ended, {name: await table.lines[name].final_recording() for name in TONES}
 
 
 def _assert_heard_each_other(
@@ -423,8 +427,7 @@ async def test_a_mixed_game_goes_on_when_its_owner_node_is_killed(
         await _evil_seats_pick_a_bot(table.players, table.bots)  # the first night
         takeover = await _kill_the_owner(table, servers)
         reached = await _play_the_next_day(table)
-        heard = await _hang_up(table, servers)
-        ended = time.time()
+        ended, heard = await _hang_up(table, servers)
 
         owner = dict(zip(NODES, servers, strict=True))[str(takeover.after.owner)]
         events = await owner.events(table.game)
