@@ -39,6 +39,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/service/test_restart.py": 103,
     "tests/phone/e2e/test_ring_alert.py": 78,
     "tests/deploy/test_kamailio.py": 71,
+    "tests/service/test_failover_mixed.py": 70,
     "tests/service/test_workers.py": 70,
     "tests/browser/test_accessibility.py": 66,
     "tests/phone/e2e/test_day_call.py": 65,

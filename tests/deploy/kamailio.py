@@ -32,6 +32,9 @@ from vollmond.phone.sip.message import (
 CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "kamailio" / "kamailio.cfg"
 PROXY_HOST = "127.0.0.2"
 START_TIMEOUT_S = 20.0
+#: A node's operator settings (`--config`) behind the proxy: it takes calls as the proxy hands
+#: them on (the caller's media address is not the signalling source, `docs/security.md`).
+TRUSTING_THE_PROXY = f'[sip]\ntrusted_proxies = ["{PROXY_HOST}"]\n'
 
 
 @dataclass
@@ -254,3 +257,27 @@ class ProxiedDialog:
         found = re.search(r"@?[\d.]+:(\d+)", header_uri(self.answer.require("Contact")))
         assert found is not None, self.answer.require("Contact")
         return int(found.group(1))
+
+
+async def landing_of_a_call(proxy: Kamailio) -> int:
+    """Place one call through the proxy and hang up at once: the SIP port of the node that
+    answered it. The dispatcher's round robin moves on by one."""
+    peer = await UdpPeer.open("127.0.0.1")
+    try:
+        dialog = ProxiedDialog(peer, proxy)
+        answer = await dialog.invite()
+        assert answer.status == 200, answer
+        assert (await dialog.bye()).status == 200
+        return dialog.node_port
+    finally:
+        peer.close()
+
+
+async def round_robin_past(proxy: Kamailio, port: int) -> None:
+    """Place short calls until one lands on the node at `port`: with the round robin over n
+    live nodes, the next n - 1 calls then land on the n - 1 others, one each — a caller can
+    be sent to a node through the proxy without knowing where the rotation stands."""
+    landed: list[int] = []
+    while port not in landed:
+        assert len(landed) < 2 * len(proxy.nodes), f"no call landed on {port}: {landed}"
+        landed.append(await landing_of_a_call(proxy))

@@ -21,7 +21,13 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.deploy.kamailio import PROXY_HOST, Kamailio, ProxiedDialog, kamailio
+from tests.deploy.kamailio import (
+    PROXY_HOST,
+    TRUSTING_THE_PROXY,
+    Kamailio,
+    ProxiedDialog,
+    kamailio,
+)
 from tests.needs import need
 from tests.phone.e2e.support import Phone, rms, wait_until
 from tests.phone.helpers import UdpPeer
@@ -36,7 +42,7 @@ def node(root: Path, name: str) -> ServerProcess:
     home = root / name
     home.mkdir()
     config = home / "vollmond.toml"
-    config.write_text(f'[sip]\ntrusted_proxies = ["{PROXY_HOST}"]\n')
+    config.write_text(TRUSTING_THE_PROXY)
     return ServerProcess(data_dir=home / "data", sip_port=free_udp_port(), config=config)
 
 

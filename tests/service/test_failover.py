@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from tests.store.support import POSTGRES_URL
-from vollmond.store import open_store
-from vollmond.store.leases import Lease, get_lease
+from vollmond.store.leases import Lease
 
 from .process import (
     Browser,
@@ -30,6 +29,7 @@ from .process import (
     assert_each_seat_saw_its_log,
     nats_node,
     start_one_deployment,
+    wait_for_lease,
 )
 from .test_shards import NATS_URL
 
@@ -64,19 +64,8 @@ def _node(
     )
 
 
-async def _lease(schema: str | None, game: str) -> Lease | None:
-    async with open_store(POSTGRES_URL, schema=schema, migrate_to_head=False) as store:
-        return await get_lease(store, game)
-
-
-async def _owned_by(schema: str | None, game: str, node: str, within_s: float) -> Lease:
-    deadline = time.monotonic() + within_s
-    while True:
-        lease = await _lease(schema, game)
-        if lease is not None and lease.owner == node:
-            return lease
-        assert time.monotonic() < deadline, f"{game} not owned by {node} in {within_s} s: {lease}"
-        await asyncio.sleep(0.1)
+async def _owned_by(server: ServerProcess, game: str, node: str, within_s: float) -> Lease:
+    return await wait_for_lease(server, game, lambda lease: lease.owner == node, within_s)
 
 
 async def _play_on(player: Player, evil: list[Player], village: list[Player]) -> dict[str, Any]:
@@ -109,7 +98,7 @@ async def test_a_dead_nodes_game_goes_on_on_the_other_node(
             await player.connect(servers[i % 2])
         on_b = [p for i, p in enumerate(players) if i % 2 == 1]
         on_a = [p for p in players if p not in on_b]
-        before = await _lease(schema, game)
+        before = await a.lease(game)
         assert before is not None and before.owner == "a"
 
         members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
@@ -121,7 +110,7 @@ async def test_a_dead_nodes_game_goes_on_on_the_other_node(
         a.kill(signal.SIGKILL)
         acked = await _play_on(on_b[0], evil, village)  # waits for the new owner
         answered_s = time.monotonic() - killed
-        after = await _owned_by(schema, game, "b", TAKEOVER_LIMIT_S)
+        after = await _owned_by(b, game, "b", TAKEOVER_LIMIT_S)
         taken_s = time.monotonic() - killed
         print(
             f"\nfailover (lease ttl {LEASE_TTL_S} s): the command sent at the kill answered "
@@ -177,7 +166,7 @@ async def test_a_node_stopped_cleanly_hands_its_game_on_at_once(
             await player.connect(servers[i % 2])
         on_b = [p for i, p in enumerate(players) if i % 2 == 1]
         on_a = [p for p in players if p not in on_b]
-        before = await _lease(schema, game)
+        before = await a.lease(game)
         assert before is not None and before.owner == "a"
         members = next(p.view["night_room"]["members"] for p in players if p.view["night_room"])
         evil = [p for p in players if p.seat in members]
@@ -191,7 +180,7 @@ async def test_a_node_stopped_cleanly_hands_its_game_on_at_once(
         exited_s = time.monotonic() - stopped
         acked = await _play_on(on_b[0], evil, village)  # a is gone: b answers it
         answered_s = time.monotonic() - stopped
-        after = await _owned_by(schema, game, "b", CLEAN_TTL_S)
+        after = await _owned_by(b, game, "b", CLEAN_TTL_S)
         taken_s = time.monotonic() - stopped
         a.kill(signal.SIGTERM)  # reaped
         print(

@@ -223,13 +223,14 @@ async def test_a_mirror_s_command_reaches_the_node_that_took_the_game_over(
         await broker.close()
 
 
-async def test_a_command_reaching_the_new_owner_while_it_resumes_the_game_waits_for_it(
+async def test_a_command_during_the_takeover_waits_for_the_resume(
     store: Sessions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Node b holds the lease already and is still resuming the game from its log when a
-    command for it arrives (from a socket on b's own mirror): the command waits for the
-    resumed game and is applied there. Before, b answered "not running" in that window (seen
-    on a loaded machine after a clean stop, test_failover: the replay took long enough)."""
+    """Node b holds the lease it just took over while it still resumes the game from the log
+    (held up here): a command sent then — by b's mirror, through the owner call b answers
+    itself, and to b's hub directly — waits for the resume and is applied, instead of being
+    told the game does not run (the end-to-end failover test met the second as
+    `not_running`)."""
     clock = Clock()
     broker = Broker(str(tmp_path / "bus.sock"))
     await broker.start()
@@ -242,23 +243,30 @@ async def test_a_command_reaching_the_new_owner_while_it_resumes_the_game_waits_
         resuming, go_on = asyncio.Event(), asyncio.Event()
         resume = b._resume
 
-        async def slow_resume(running: Any) -> bool:
+        async def held_up(game_row: Any) -> bool:
             resuming.set()
             await go_on.wait()
-            return await resume(running)
+            return await resume(game_row)
 
-        monkeypatch.setattr(b, "_resume", slow_resume)
-        await a.close()  # hands the game on: b acquires its lease and starts resuming it
-        await asyncio.wait_for(resuming.wait(), 10)
-        assert b.owns(game) and game not in b.actors
-        command = asyncio.create_task(mirror.submit(Say(evil, "schon da?")))
-        await asyncio.sleep(0.1)  # the call reaches b's answering side meanwhile
+        monkeypatch.setattr(b, "_resume", held_up)
+        await a.close()  # its lease expires; b takes it over (told so, or its own round)
+        clock.advance(TTL_S)
+        assert b.leases is not None
+        taking = asyncio.create_task(b.leases.take_over())
+        await asyncio.wait_for(resuming.wait(), 5)
+        assert b.owns(game) and game not in b.actors  # the lease is b's, the actor not yet
+        sent = [
+            asyncio.create_task(mirror.submit(Say(evil, "durch den Spiegel"))),
+            asyncio.create_task(b.submit(game, Say(evil, "an den Hub"))),
+        ]
+        await asyncio.sleep(0.2)  # both have reached b's owner side and wait there
+        assert not any(task.done() for task in sent), [t.result() for t in sent if t.done()]
         go_on.set()
-        outcome = await asyncio.wait_for(command, 10)
-        assert isinstance(outcome, Accepted)
-        assert game in b.actors
-        texts = [_said(c.command) for c in await read_commands(store, game)]
-        assert "schon da?" in texts
+        await taking
+        outcomes = await asyncio.gather(*sent)
+        assert all(isinstance(outcome, Accepted) for outcome in outcomes), outcomes
+        said = [_said(c.command) for c in await read_commands(store, game)]
+        assert sorted(map(str, said[-2:])) == ["an den Hub", "durch den Spiegel"], said
     finally:
         await b.close()
         await broker.close()

@@ -85,6 +85,28 @@ def rms(samples: npt.NDArray[np.int16]) -> float:
     return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) if len(samples) else 0.0
 
 
+def stretch(recording: Int16Array, ended: float, start: float, stop: float) -> Int16Array:
+    """The part of a recording heard between two moments (time.time), placed from its end
+    (`ended`: when the phone hung up; baresip records every frame the server sent, 20 ms
+    each, so the last sample is the latest)."""
+    began = ended - len(recording) / RATE
+    a = max(0, int((start - began) * RATE))
+    b = max(a, int((stop - began) * RATE))
+    return recording[a:b]
+
+
+def tone_levels(samples: Int16Array, freq: float) -> list[float]:
+    """The tone's level in each half second, less the level 40 Hz beside it on either side:
+    a pure tone stands out of its neighbours, speech (the narration) lies across them."""
+    step = RATE // 2
+    out = []
+    for i in range(0, len(samples) - step + 1, step):
+        window = samples[i : i + step]
+        beside = max(level_at(window, freq - 40.0), level_at(window, freq + 40.0))
+        out.append(max(0.0, level_at(window, freq) - beside))
+    return out
+
+
 LAUNCH_ATTEMPTS = 3
 
 
@@ -145,8 +167,9 @@ class Phone:
         await process.wait()
         return None
 
-    async def dial(self, server_port: int, number: str = "1234") -> None:
-        await self.control.send("dial", f"sip:{number}@127.0.0.1:{server_port}")
+    async def dial(self, server_port: int, number: str = "1234", host: str = "127.0.0.1") -> None:
+        """Call `number` at `host:server_port` (a Vollmond node, or a proxy in front of them)."""
+        await self.control.send("dial", f"sip:{number}@{host}:{server_port}")
 
     async def keys(self, keys: str, gap: float = 0.25) -> None:
         """RFC 4733 key presses, one after the other."""

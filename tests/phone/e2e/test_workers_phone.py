@@ -17,8 +17,6 @@ neighbours 40 Hz away) stand apart from the narration's speech.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import signal
 import socket
 import time
@@ -30,8 +28,15 @@ import numpy as np
 import pytest
 
 from tests.needs import need
-from tests.phone.e2e.support import RATE, Phone, level_at, phones, tone
-from tests.service.process import Browser, Endpoint, Player, ServerProcess, WorkerPort
+from tests.phone.e2e.support import RATE, Phone, phones, stretch, tone, tone_levels
+from tests.service.process import (
+    Browser,
+    Endpoint,
+    Player,
+    ServerProcess,
+    WorkerPort,
+    json_lines,
+)
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -61,15 +66,21 @@ def _free_ports(count: int, kind: int) -> int:
 
 
 async def _join_by_keys(phone: Phone, sip_port: int, code: str) -> None:
-    """Dial and join by code without seeing the session (it runs in a worker): keys cut the
-    prompts short (barge-in), with a pause for each menu to come up."""
+    """Dial and join by code without seeing the session (it runs in a worker)."""
     await phone.dial(sip_port)
+    await to_the_code_prompt(phone)
+    await phone.keys(code + "#", gap=0.15)
+
+
+async def to_the_code_prompt(phone: Phone) -> None:
+    """From the announcer's greeting of a call just placed to the prompt for a round's code:
+    2 = as a guest, 2 = join by code. Keys cut the prompts short (barge-in), with a pause for
+    each menu to come up (the session runs in the server: nothing here to wait on)."""
     await asyncio.sleep(3.0)
     await phone.keys("2")
     await asyncio.sleep(2.5)
     await phone.keys("2")
     await asyncio.sleep(2.5)
-    await phone.keys(code + "#", gap=0.15)
 
 
 async def _phone_seats(browser: Browser, game: str) -> list[str]:
@@ -89,26 +100,6 @@ async def _phase(player: Player, phase: str, timeout: float) -> float:
             and frame["params"].get("phase") == phase
         ):
             return time.time()
-
-
-def _stretch(recording: Int16Array, ended: float, start: float, stop: float) -> Int16Array:
-    """The part of a recording heard between two moments (time.time), placed from its end."""
-    began = ended - len(recording) / RATE
-    a = max(0, int((start - began) * RATE))
-    b = max(a, int((stop - began) * RATE))
-    return recording[a:b]
-
-
-def _levels(samples: Int16Array, freq: float) -> list[float]:
-    """The tone's level in each half second, less the level 40 Hz beside it on either side:
-    a pure tone stands out of its neighbours, speech (the narration) lies across them."""
-    step = RATE // 2
-    out = []
-    for i in range(0, len(samples) - step + 1, step):
-        window = samples[i : i + step]
-        beside = max(level_at(window, freq - 40.0), level_at(window, freq + 40.0))
-        out.append(max(0.0, level_at(window, freq) - beside))
-    return out
 
 
 @pytest.mark.slow
@@ -180,7 +171,7 @@ async def callers_on_two_processes(
             heard = {name: await lines[name].final_recording() for name in TONES}
 
         relayed = [
-            entry for entry in _json_lines(log_text()) if entry.get("event") == "voice_line_follows"
+            entry for entry in json_lines(log_text()) if entry.get("event") == "voice_line_follows"
         ]
         assert relayed, "no line was relayed"
         landing = next(name for name in names if name != owner)
@@ -201,11 +192,11 @@ def _hear_each_other_by_day_only(
     other caller hears (one is the owner's local line, the other relayed)."""
     medians: dict[str, float] = {}
     for listener, other in (("anna", "bert"), ("bert", "anna")):
-        night = _stretch(heard[listener], ended, night_from, morning_from - 1.0)
-        day = _stretch(heard[listener], ended, day_from + 1.0, ended - 0.5)
+        night = stretch(heard[listener], ended, night_from, morning_from - 1.0)
+        day = stretch(heard[listener], ended, day_from + 1.0, ended - 0.5)
         assert len(night) > 4 * RATE and len(day) > 3 * RATE, (len(night), len(day))
-        night_levels = _levels(night, TONES[other])
-        day_levels = _levels(day, TONES[other])
+        night_levels = tone_levels(night, TONES[other])
+        day_levels = tone_levels(day, TONES[other])
         print(listener, other, "night", [round(x) for x in night_levels])
         print(listener, other, "day", [round(x) for x in day_levels])
         # Heard, the tone would be in every half second at about 1800 (ducked under the
@@ -215,15 +206,6 @@ def _hear_each_other_by_day_only(
         assert medians[listener] > HEARD, (listener, day_levels)
     # The relayed caller hears as loud as the owner's local caller (within a quarter).
     assert 0.75 < medians["anna"] / medians["bert"] < 1 / 0.75, medians
-
-
-def _json_lines(text: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            with contextlib.suppress(ValueError):
-                out.append(json.loads(line))
-    return out
 
 
 async def wait_until_seated(browser: Browser, game: str, callers: int) -> None:

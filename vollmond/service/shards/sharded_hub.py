@@ -194,6 +194,17 @@ class ShardedHub(Hub):
             elif game.status in (GameStatus.FINISHED, GameStatus.ABORTED):
                 await self.leases.release(game_id)
 
+    async def _taken_up(self, game_id: str) -> None:
+        """Wait for the take-up of a game whose lease this node holds but whose actor does
+        not run yet. The lease is this node's from the moment it is acquired; the actor runs
+        once the game is resumed from its log, under `_taking_up` (held from the acquisition
+        on, without a pause between). A command or a socket that comes in between — another
+        task's lookup, the takeover loop or a relayed line acquired the lease — waits for
+        the resume instead of being told that the game does not run."""
+        if self.leases is not None and game_id in self.leases.held and game_id not in self.actors:
+            async with self._taking_up:
+                pass
+
     def _on_moved(self, message: Message) -> None:
         """A game changed hands: this node's mirror of it tells the new owner which seats its
         sockets follow (the old owner's presence counts died with it)."""
@@ -360,13 +371,7 @@ class ShardedHub(Hub):
     async def _call(self, op: str, game_id: str, args: dict[str, Any]) -> Any:
         if not self.owns(game_id):  # never forwarded twice
             raise owner_calls.NotOwnerError(f"{self.node} does not own {game_id}")
-        if game_id not in self.actors and self.leases is not None:
-            # The lease may have just come here: its game is being resumed from the log, under
-            # the lock `_take_up` holds (acquiring it marked the lease held first). The call is
-            # answered once that is done, not with "not running" — an asker that had been
-            # sent here by the lease would otherwise give up on a game that is about to run.
-            async with self._taking_up:
-                pass
+        await self._taken_up(game_id)  # every call, not only a command
         if op == "submit":
             actor = self.actors.get(game_id)
             if actor is None:
@@ -446,6 +451,7 @@ class ShardedHub(Hub):
 
     async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
         if await self._owns(game_id):
+            await self._taken_up(game_id)
             try:
                 return await super().submit(game_id, command)
             except GameMovedError:  # refused by the store: the game runs elsewhere now
@@ -558,6 +564,7 @@ class ShardedHub(Hub):
         if owns is None:
             return None
         if owns:
+            await self._taken_up(game_id)
             return await super().running_actor(game_id)
         mirror = self.mirrors.get(game_id)
         if mirror is not None:
@@ -577,6 +584,7 @@ class ShardedHub(Hub):
         if owns is None:
             return None
         if owns:
+            await self._taken_up(game_id)
             return await super().readable(game_id)
         try:
             game = await get_game(self.sessions, game_id)
