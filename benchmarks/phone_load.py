@@ -672,13 +672,13 @@ def relay_counts(relay: Any) -> dict[str, int]:
     frames missing at a tick (underruns: the caller hears a gap), late and dropped."""
     if relay is None:
         return {}
-    buffers = [line.down for line in relay.lines.values()]
+    stats = relay.stats()  # the counters go on growing when a line ends: deltas hold
     return {
-        "relayed_lines": len(buffers),
-        "hosted_lines": len(relay.hosted),
-        "relay_underruns": sum(b.underruns for b in buffers),
-        "relay_late": sum(b.late for b in buffers),
-        "relay_dropped": sum(b.dropped for b in buffers),
+        "relayed_lines": stats.relayed_lines,
+        "hosted_lines": stats.hosted_lines,
+        "relay_underruns": stats.underruns,
+        "relay_late": stats.late,
+        "relay_dropped": stats.dropped,
     }
 
 

@@ -115,6 +115,12 @@ async def test_a_remote_line_hears_what_the_owners_routing_gives_its_seat(
         assert sum(day.values()) >= 6  # the living hear each other by day (one may be dead)
         assert {(h.node, h.game_id) for h in hosting.hosted.values()} == {("w1", game)}
         assert all(line.owner == "w0" and line.moves == 0 for line in lines.values())
+        # What operators read of both sides (`/metrics`, the console's node).
+        landing_stats, owner_stats = landing.node_stats().relay, owner.node_stats().relay
+        assert landing_stats is not None and owner_stats is not None
+        assert (landing_stats.relayed_lines, landing_stats.hosted_lines) == (4, 0)
+        assert (owner_stats.relayed_lines, owner_stats.hosted_lines) == (0, 4)
+        gaps = landing_stats.underruns
 
         # A line that ends is dropped by the owner at once, and the room with its last line.
         for seat in range(1, 5):
@@ -123,6 +129,9 @@ async def test_a_remote_line_hears_what_the_owners_routing_gives_its_seat(
         await owner_bus.flush()
         assert not hosting.hosted
         assert game not in owner_rooms.rooms
+        ended = landing.node_stats().relay
+        assert ended is not None and ended.relayed_lines == 0
+        assert ended.underruns >= gaps  # the ended lines' counters stay in the relay's
     finally:
         owner_rooms.close()
         landing_rooms.close()

@@ -10,6 +10,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 
 from vollmond.service.shards.stats import NodeStats
+from vollmond.voice.relay import RelayStats
 
 
 class SipStats(Protocol):
@@ -58,6 +59,28 @@ class _SipCollector(Collector):
 NodeStatsSource = Callable[[], NodeStats | None]
 
 
+def _relay_metrics(relay: RelayStats) -> Iterator[Metric]:
+    """The telephone's voice relay between processes (vollmond/voice/relay.py): lines relayed
+    from here and hosted here now; gaps, late and dropped mix frames since the start."""
+    yield GaugeMetricFamily(
+        "vollmond_voice_relayed_lines",
+        "Calls on this node whose game's voice room is on another node",
+        value=relay.relayed_lines,
+    )
+    yield GaugeMetricFamily(
+        "vollmond_voice_hosted_lines",
+        "Calls on other nodes mixed in the games this node runs",
+        value=relay.hosted_lines,
+    )
+    for name, value, help_text in (
+        ("vollmond_voice_relay_underruns", relay.underruns, "Ticks a relayed call heard a gap"),
+        ("vollmond_voice_relay_late", relay.late, "Relayed mix frames that came too late"),
+        ("vollmond_voice_relay_dropped", relay.dropped, "Relayed mix frames dropped"),
+        ("vollmond_voice_relay_bad_messages", relay.bad_messages, "Unreadable relay messages"),
+    ):
+        yield CounterMetricFamily(name, help_text, value=value)
+
+
 class _NodeCollector(Collector):
     """This node among several, read at scrape time from the hub (issue 15): which node, the
     games it runs and follows, its leases and what happened to them since it started. Nothing
@@ -87,6 +110,8 @@ class _NodeCollector(Collector):
             "Games owned by another node that this node's sockets follow",
             value=stats.games_mirrored,
         )
+        if stats.relay is not None:
+            yield from _relay_metrics(stats.relay)
         counters = stats.leases
         if counters is None:
             return

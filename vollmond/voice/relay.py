@@ -240,6 +240,29 @@ class JitterBuffer:
         self._over = 0
 
 
+@dataclass(slots=True)
+class EndedLines:
+    """The buffer counters of the relayed lines that ended, so the relay's go on growing."""
+
+    underruns: int = 0
+    late: int = 0
+    dropped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RelayStats:
+    """The relay at one moment, for operators (`/metrics`): the lines now, and counters since
+    the process started (the lines' buffers are summed in when a line ends, so they only grow).
+    A relayed caller's gap is an underrun here, not a frame not sent: the clock still sends."""
+
+    relayed_lines: int  # this process's lines whose game's room is on another process
+    hosted_lines: int  # other processes' lines mixed in the games this process runs
+    underruns: int  # ticks a relayed line had no mix frame to play (its caller heard a gap)
+    late: int  # mix frames that came after their turn or twice, not played
+    dropped: int  # mix frames dropped from a full buffer or to shed a standing delay
+    bad_messages: int  # relay messages that could not be read
+
+
 @dataclass(eq=False)
 class RelayedLine:
     """A local line whose game runs on another process: the landing side of the relay."""
@@ -322,6 +345,7 @@ class VoiceRelay:
         self._sweeper: asyncio.TimerHandle | None = None
         self._subscription: Any = None
         self.bad_messages = 0
+        self._ended = EndedLines()
 
     async def start(self) -> None:
         self._subscription = await self.bus.subscribe(voice_subject(self.node), self._on_message)
@@ -338,6 +362,18 @@ class VoiceRelay:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()
             self._subscription = None
+
+    def stats(self) -> RelayStats:
+        buffers = [line.down for line in self.lines.values()]
+        ended = self._ended
+        return RelayStats(
+            relayed_lines=len(self.lines),
+            hosted_lines=len(self.hosted),
+            underruns=ended.underruns + sum(b.underruns for b in buffers),
+            late=ended.late + sum(b.late for b in buffers),
+            dropped=ended.dropped + sum(b.dropped for b in buffers),
+            bad_messages=self.bad_messages,
+        )
 
     # -- the landing side ----------------------------------------------------------------------
     def link(self, key: Hashable, game_id: str, listener: Listener) -> RelayedLine:
@@ -364,6 +400,9 @@ class VoiceRelay:
         if line is None:
             return
         self._by_id.pop(line.id, None)
+        self._ended.underruns += line.down.underruns
+        self._ended.late += line.down.late
+        self._ended.dropped += line.down.dropped
         if line.owner is not None and line.owner != self.node:
             self._publish(line.owner, [Record(GONE, line.id, line.game_id)])
 

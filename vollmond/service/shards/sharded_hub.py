@@ -527,8 +527,11 @@ class ShardedHub(Hub):
         return {**self.actors, **self.mirrors}
 
     def node_stats(self) -> NodeStats:
+        relay = self.voice_relay.stats() if self.voice_relay is not None else None
         if self.leases is None:
-            return NodeStats(self.node, "hash", self.running_games(), len(self.mirrors))
+            return NodeStats(
+                self.node, "hash", self.running_games(), len(self.mirrors), relay=relay
+            )
         return NodeStats(
             self.node,
             "leases",
@@ -537,6 +540,7 @@ class ShardedHub(Hub):
             leases_held=len(self.leases.held),
             next_expiry_s=self.leases.next_expiry_s(),
             leases=dataclasses.replace(self.leases.counters),
+            relay=relay,
         )
 
     def running_phase(self, game_id: str) -> str | None:

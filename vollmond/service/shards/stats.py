@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vollmond.voice.relay import RelayStats
+
 
 @dataclass(slots=True)
 class LeaseCounters:
@@ -36,3 +38,4 @@ class NodeStats:
     leases_held: int = 0
     next_expiry_s: float | None = None  # seconds until the soonest of its leases expires
     leases: LeaseCounters | None = None  # a copy; None without leases
+    relay: RelayStats | None = None  # the telephone's voice relay; None without a telephone

@@ -222,6 +222,7 @@ def node_stats_json(stats: NodeStats) -> dict[str, Any]:
         "leases_held": stats.leases_held,
         "next_expiry_s": stats.next_expiry_s,
         "counters": counters,
+        "relay": None if stats.relay is None else dataclasses.asdict(stats.relay),
     }
 
 
