@@ -25,6 +25,7 @@ from typing import IO, Any, Protocol
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.store.support import POSTGRES_URL
 from vollmond.engine.core import Audience, AudienceKind, Viewer
 from vollmond.service.web.auth import CSRF_COOKIE
 from vollmond.store import open_store, read_events
@@ -32,6 +33,9 @@ from vollmond.store.gamelog import StoredCommand, StoredEvent, read_commands
 from vollmond.store.leases import Lease, get_lease
 
 from .support import CLIENT_LIMITS, CLIENT_TLS, PASSWORD, Loopback, free_port
+
+#: The machine's NATS server, which the node tests share (each under a namespace of its own).
+NATS_URL = os.environ.get("VOLLMOND_TEST_NATS_URL", "nats://127.0.0.1:4222")
 
 SERVE = Path(sys.executable).parent / "vollmond"
 START_TIMEOUT_S = 30.0
@@ -353,10 +357,10 @@ def nats_node(
     node: str,
     nodes: Sequence[str],
     *,
-    nats_url: str,
     namespace: str,
-    database_url: str,
     schema: str | None,
+    nats_url: str = NATS_URL,
+    database_url: str = POSTGRES_URL,
     extra_args: Sequence[str] = (),
     sip_port: int = 0,
     config: str | None = None,

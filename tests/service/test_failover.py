@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from tests.store.support import POSTGRES_URL
 from vollmond.store.leases import Lease
 
 from .process import (
@@ -31,7 +30,6 @@ from .process import (
     start_one_deployment,
     wait_for_lease,
 )
-from .test_shards import NATS_URL
 
 NODES = ("a", "b")
 LEASE_TTL_S = 3.0
@@ -56,9 +54,7 @@ def _node(
         tmp_path,
         node,
         NODES,
-        nats_url=NATS_URL,
         namespace=namespace,
-        database_url=POSTGRES_URL,
         schema=schema,
         extra_args=["--ownership", "leases", "--lease-ttl", str(ttl_s)],
     )

@@ -66,7 +66,6 @@ from tests.phone.e2e.test_workers_phone import (
     wait_until_seated,
 )
 from tests.phone.test_sipp import free_udp_port
-from tests.store.support import POSTGRES_URL
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import phone_code
 from vollmond.store.gamelog import StoredCommand, StoredEvent
@@ -83,7 +82,6 @@ from .process import (
     start_one_deployment,
     wait_for_lease,
 )
-from .test_shards import NATS_URL
 
 NODES = ("a", "b", "c")
 LEASE_TTL_S = 3.0
@@ -119,9 +117,7 @@ def _node(root: Path, node: str, schema: str | None, namespace: str) -> ServerPr
         root,
         node,
         NODES,
-        nats_url=NATS_URL,
         namespace=namespace,
-        database_url=POSTGRES_URL,
         schema=schema,
         extra_args=["--ownership", "leases", "--lease-ttl", str(LEASE_TTL_S)],
         sip_port=free_udp_port(),

@@ -4,16 +4,11 @@ frames as counters, read from the hub's node figures at scrape time."""
 
 from __future__ import annotations
 
-import re
-
 from vollmond.service.metrics import Metrics
 from vollmond.service.shards.stats import NodeStats
 from vollmond.voice.relay import RelayStats
 
-
-def _sample(text: str, name: str) -> float | None:
-    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
-    return float(found.group(1)) if found else None
+from .test_node_console import sample
 
 
 def test_a_node_with_a_telephone_shows_its_relayed_and_hosted_lines() -> None:
@@ -24,17 +19,17 @@ def test_a_node_with_a_telephone_shows_its_relayed_and_hosted_lines() -> None:
     metrics = Metrics()
     metrics.watch_node(lambda: stats)
     text = metrics.render().decode()
-    assert _sample(text, "vollmond_voice_relayed_lines") == 3
-    assert _sample(text, "vollmond_voice_hosted_lines") == 5
-    assert _sample(text, "vollmond_voice_relay_underruns_total") == 7
-    assert _sample(text, "vollmond_voice_relay_late_total") == 2
-    assert _sample(text, "vollmond_voice_relay_dropped_total") == 1
-    assert _sample(text, "vollmond_voice_relay_bad_messages_total") == 0
+    assert sample(text, "vollmond_voice_relayed_lines") == 3
+    assert sample(text, "vollmond_voice_hosted_lines") == 5
+    assert sample(text, "vollmond_voice_relay_underruns_total") == 7
+    assert sample(text, "vollmond_voice_relay_late_total") == 2
+    assert sample(text, "vollmond_voice_relay_dropped_total") == 1
+    assert sample(text, "vollmond_voice_relay_bad_messages_total") == 0
 
 
 def test_a_node_without_a_telephone_shows_no_relay() -> None:
     metrics = Metrics()
     metrics.watch_node(lambda: NodeStats("a", "hash", 0, 0))
     text = metrics.render().decode()
-    assert _sample(text, "vollmond_games_owned") == 0
+    assert sample(text, "vollmond_games_owned") == 0
     assert "vollmond_voice_relayed_lines" not in text

@@ -16,13 +16,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.store.support import POSTGRES_URL
 from vollmond.cli import app
 from vollmond.nodes import NodeSpec
 from vollmond.workers import WorkersError
 
 from .process import nats_node, start_one_deployment
-from .test_shards import NATS_URL
 from .test_workers import play_and_check
 
 NODES = ("a", "b")
@@ -39,9 +37,7 @@ async def test_players_on_two_nodes_share_one_game(
             tmp_path,
             node,
             NODES,
-            nats_url=NATS_URL,
             namespace=namespace,
-            database_url=POSTGRES_URL,
             schema=schema,
         )
         for node in NODES

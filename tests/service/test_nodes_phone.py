@@ -14,10 +14,8 @@ import pytest
 from tests.needs import need
 from tests.phone.e2e.test_workers_phone import callers_on_two_processes
 from tests.phone.test_sipp import free_udp_port
-from tests.store.support import POSTGRES_URL
 
 from .process import nats_node, start_one_deployment
-from .test_shards import NATS_URL
 
 NODES = ("a", "b")
 
@@ -36,9 +34,7 @@ async def test_two_callers_on_two_nodes_hear_each_other_by_day_not_at_night(
             tmp_path,
             node,
             NODES,
-            nats_url=NATS_URL,
             namespace=namespace,
-            database_url=POSTGRES_URL,
             schema=schema,
             sip_port=free_udp_port(),
         )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -44,10 +43,10 @@ from vollmond.service.shards.transport import (
 from vollmond.store import Sessions, open_store
 from vollmond.workers import WorkersError, serve_workers, worker_settings
 
+from .process import NATS_URL
+
 STANDARD = get_ruleset("standard")
 
-
-NATS_URL = os.environ.get("VOLLMOND_TEST_NATS_URL", "nats://127.0.0.1:4222")
 
 Connect = Callable[[], Awaitable[Transport]]
 """A new process's connection to the bus under test."""
