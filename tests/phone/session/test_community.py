@@ -143,6 +143,29 @@ async def test_a_friends_invitation_is_told_and_8_seats_the_caller(
     await session.close()
 
 
+@pytest.mark.rule("X4")
+async def test_an_invitation_to_a_table_that_is_full_is_kept_when_8_is_refused(
+    hub: Hub, box: Community
+) -> None:
+    """The join is refused (the table filled up after the invitation): the caller hears why,
+    and the invitation is still theirs (before, 8 used it up before the join was tried, as the
+    browser never did)."""
+    session, me = await signed_in(hub)
+    anna = Owner.account((await create_account(hub.sessions, "Anna", "password-a")).id)
+    await box.friends.ask(anna, me)
+    await box.friends.accept(me, anna)
+    table = await hub.found(
+        GameOptions(players=5), private=True, host_account_id=anna.account_id, host_name="Anna"
+    )
+    invitation = await box.friends.invite(anna, me, table.game.id)
+    for name in ("B", "C", "D", "E"):  # the last seat is taken: the game starts
+        await hub.join(table.game.id, account_id=None, name=name)
+    await press(session, "8")
+    assert session.announcer.lobby_game != table.game.id
+    assert box.friends.invitations(me) == [invitation]  # kept, not used up by the refusal
+    await session.close()
+
+
 @pytest.mark.rule("X3", "X4")
 async def test_bad_input_gets_a_clear_reason(hub: Hub, box: Community) -> None:
     guest = await call_in(hub)

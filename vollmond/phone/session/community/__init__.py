@@ -129,12 +129,16 @@ async def _accept(announcer: Announcer) -> None:
     invitation = invitations[0]
     match invitation.to:
         case ToTable(game_id=game_id):
+            friends = community(session).friends
             try:
-                community(session).friends.take(me, invitation.id)
+                friends.invitation(me, invitation.id)  # still open
             except CommunityError:
                 session.refuse(session.t("phone.friends.no_invitation"))
                 return
             await announcer._join(game_id)
+            if announcer.lobby_game == game_id:  # used once seated; a refused join keeps it
+                with contextlib.suppress(CommunityError):
+                    friends.take(me, invitation.id)
         case ToRoom(room_id=room_id):
             await _enter_invited_room(session, me, invitation.id, room_id)
 
