@@ -23,6 +23,10 @@ echo "== pytest"
 # timers ran late (measured: 14 min side by side). loadfile keeps a module's fixtures (a
 # browser, a server process) on one worker. Both runs always run; the suite fails if either
 # fails. With arguments (a file, -k, ...) one run takes them as given.
+# --no-loadscope-reorder: pytest-xdist would otherwise hand out the files with the most tests
+# first, whatever the collection order, so the long files of one or two tests (a whole game by
+# phone, the failover) started last and one worker ran them alone at the end; with it, the
+# order tests/conftest.py gives (HEAVY_FILES, longest first) is the order handed out.
 run_pytest() {
     set +e
     pytest "$@"
@@ -35,7 +39,7 @@ run_pytest() {
     return "$rc"
 }
 if [ "$#" -gt 0 ]; then
-    run_pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile "$@"
+    run_pytest -n "${PYTEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder "$@"
     exit $?
 fi
 core=${PYTEST_WORKERS:-6}
@@ -50,9 +54,9 @@ rc=0
 mypy > "$tmp/mypy.log" 2>&1 &
 mypy_pid=$!
 echo "-- everything but the browser table, on $core workers"
-run_pytest -n "$core" --dist loadfile --durations=25 --ignore=tests/browser --basetemp="$tmp/core" || rc=$?
+run_pytest -n "$core" --dist loadfile --no-loadscope-reorder --durations=25 --ignore=tests/browser --basetemp="$tmp/core" || rc=$?
 echo "-- the browser table in Chromium, on $chromium workers"
-run_pytest -n "$chromium" --dist loadfile --durations=15 tests/browser --basetemp="$tmp/browser" || rc=$?
+run_pytest -n "$chromium" --dist loadfile --no-loadscope-reorder --durations=15 tests/browser --basetemp="$tmp/browser" || rc=$?
 echo "== mypy --strict (run beside the tests)"
 mypy_rc=0
 wait "$mypy_pid" || mypy_rc=$?
