@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from tests.phone.test_baresip import Control, free_tcp_port, write_config_file
+from tests.phone.baresip import Control, free_tcp_port, write_config_file
 from tests.phone.test_sipp import free_udp_port
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import Int16Array
