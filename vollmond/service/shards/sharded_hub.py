@@ -148,7 +148,13 @@ class ShardedHub(Hub):
         return relay
 
     async def _owns(self, game_id: str) -> bool:
-        return await self._owner(game_id) == self.node
+        """Whether this node owns the game; a game whose lease it has just acquired counts
+        once its resume from the log is done (`_taken_up`), so no caller of this — a command,
+        a socket's hello, a lobby call — is told in between that the game does not run."""
+        if await self._owner(game_id) != self.node:
+            return False
+        await self._taken_up(game_id)
+        return True
 
     async def _owns_known(self, game_id: str) -> bool | None:
         """`_owns` for readers: None for a game the store does not know (leases are only
@@ -198,9 +204,8 @@ class ShardedHub(Hub):
         """Wait for the take-up of a game whose lease this node holds but whose actor does
         not run yet. The lease is this node's from the moment it is acquired; the actor runs
         once the game is resumed from its log, under `_taking_up` (held from the acquisition
-        on, without a pause between). A command or a socket that comes in between — another
-        task's lookup, the takeover loop or a relayed line acquired the lease — waits for
-        the resume instead of being told that the game does not run."""
+        on, without a pause between). Asked by `_owns` (every path that asks the owner here)
+        and by an owner call from another node."""
         if self.leases is not None and game_id in self.leases.held and game_id not in self.actors:
             async with self._taking_up:
                 pass
@@ -451,7 +456,6 @@ class ShardedHub(Hub):
 
     async def submit(self, game_id: str, command: Command) -> Rejection | Accepted:
         if await self._owns(game_id):
-            await self._taken_up(game_id)
             try:
                 return await super().submit(game_id, command)
             except GameMovedError:  # refused by the store: the game runs elsewhere now
@@ -568,7 +572,6 @@ class ShardedHub(Hub):
         if owns is None:
             return None
         if owns:
-            await self._taken_up(game_id)
             return await super().running_actor(game_id)
         mirror = self.mirrors.get(game_id)
         if mirror is not None:
@@ -588,7 +591,6 @@ class ShardedHub(Hub):
         if owns is None:
             return None
         if owns:
-            await self._taken_up(game_id)
             return await super().readable(game_id)
         try:
             game = await get_game(self.sessions, game_id)
