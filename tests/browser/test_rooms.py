@@ -51,6 +51,7 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
     assert not in_room, describe(in_room)
     anna.page.fill("#chat-text", "Guten Abend!")
     anna.page.click("#chat-form button[type=submit]")
+    expect(anna.page.locator("#chat")).to_contain_text(f"{anna.name}: Guten Abend!")
     expect(bert.page.locator("#chat")).to_contain_text(f"{anna.name}: Guten Abend!")
 
     bert.page.click("#listen-toggle")  # listen only: no writing

@@ -10,6 +10,9 @@ import { api, ApiError, h, replaceChildren } from "/util.js";
 import { initialLang, setLang, lang } from "/i18n.js";
 
 const POLL_MS = 1000;
+// One poll at a time, so a poll that hangs (a connection lost without a word) would stop the
+// page for good: it is given up after this long and the next tick asks again.
+const POLL_TIMEOUT_MS = 8000;
 const INVITATIONS_MS = 5000;
 const GATHER_WAIT_MS = 1500;
 const state = { words: {}, rooms: [], member: null, after: 0, chat: [], timer: null, polling: false, error: "", note: "", invitations: [] };
@@ -110,7 +113,9 @@ async function poll() {
   if (!state.member || state.polling) return;
   state.polling = true; // one request at a time: a slow answer is not overtaken by the next
   try {
-    const data = await api(`/api/rooms/member/${state.member.token}?after=${state.after}`);
+    const data = await api(`/api/rooms/member/${state.member.token}?after=${state.after}`, {
+      timeoutMs: POLL_TIMEOUT_MS,
+    });
     update(data);
   } catch (error) {
     if (error instanceof ApiError && MEMBERSHIP_OVER.has(error.status)) {

@@ -54,7 +54,7 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(path, { method = "GET", body } = {}) {
+export async function api(path, { method = "GET", body, timeoutMs } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET") {
     headers["Content-Type"] = "application/json";
@@ -66,6 +66,8 @@ export async function api(path, { method = "GET", body } = {}) {
     headers,
     credentials: "same-origin",
     body: body === undefined ? undefined : JSON.stringify(body),
+    // A request that never answers (a dropped connection) is given up after timeoutMs.
+    signal: timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined,
   });
   let data = null;
   try {
