@@ -956,6 +956,22 @@ async def _retire_games(database_url: str, game_ids: list[str]) -> None:
                 await set_game_status(sessions, game_id, GameStatus.ABORTED)
 
 
+def _workers_option(program: str, workers: int, env: dict[str, str]) -> list[str]:
+    """`--workers N`, left out for a server from before the option existed.
+
+    A before/after comparison runs this benchmark against an older tree (its package first on
+    the path); that server is one process, which is what `--workers 1` asks for.
+    """
+    usage = subprocess.run(
+        [program, "serve", "--help"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    if "--workers" in usage:
+        return ["--workers", str(workers)]
+    if workers != 1:
+        raise SystemExit("this server has no --workers option: run it with --workers 1")
+    return []
+
+
 async def run_real(args: argparse.Namespace, players: int) -> Step:
     step = Step(players, "real")
     games = max(1, players // args.group)
@@ -972,9 +988,10 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
     config = data_dir / "vollmond.toml"
     config.write_text(f"[web]\nws_connections_per_address = {players + 64}\n")
     env["VOLLMOND_CONFIG"] = str(config)
+    program = str(Path(sys.executable).parent / "vollmond")
     server = subprocess.Popen(
         [
-            str(Path(sys.executable).parent / "vollmond"),
+            program,
             "serve",
             "--host",
             HOST,
@@ -984,8 +1001,7 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
             str(data_dir),
             "--sip-port",
             "0",  # no telephone: the SIP port of a test server may be taken
-            "--workers",
-            str(args.workers),
+            *_workers_option(program, args.workers, env),
         ],
         env=env,
         stdout=subprocess.DEVNULL,

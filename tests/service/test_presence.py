@@ -214,7 +214,9 @@ class _Line:
     def deliver(self, seq: int, event: Event) -> None:
         pass
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: GameState, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         pass
 
 

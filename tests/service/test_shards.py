@@ -199,7 +199,9 @@ class Seat:
     def deliver(self, seq: int, event: Event) -> None:
         self.got.append((seq, event.code, dict(event.params)))
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         pass
 
 

@@ -92,7 +92,9 @@ class BotSeat:
         if event.audience.kind is AudienceKind.SEATS and self.seat in seats and self.actor.state:
             self._schedule(self._delay(soon=True))
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         rules = self.actor.ruleset
         if rules.is_over(state):
             self.stop()

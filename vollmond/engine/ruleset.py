@@ -386,6 +386,16 @@ class RuleSet(Protocol[StateT, CommandT, TimerT, OptionsT, ViewT_co, RouteT_co])
         """The current phase's name as the lobby and the clock show it ("over" when over)."""
         ...
 
+    def views_follow_events(self, before: StateT, after: StateT) -> bool:
+        """Whether this change (within one phase) shows only to the viewers its events reach.
+
+        When it does, a viewer that none of the change's events reached sees the same view
+        after it as before, and the runtime does not rebuild that view (issue 16: most
+        night actions reach one or two seats of a table). False is always correct, and
+        costs only the rebuilding; tests/engine/test_views_follow_events.py holds every rule
+        set's answer to its views over whole bot games."""
+        ...
+
     def timer_phase(self, timer: TimerT) -> int | None:
         """The `phase_seq` a timer ends (its phase timeout), or None for other timers."""
         ...

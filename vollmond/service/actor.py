@@ -59,8 +59,14 @@ class Subscriber(Protocol):
     def deliver(self, seq: int, event: Event) -> None:
         """Called with every event the viewer may receive, in log order; must not block."""
 
-    def state_changed(self, state: GameState, phase_changed: bool) -> None:
-        """Called after each accepted command, so the client may refresh its view."""
+    def state_changed(
+        self, state: GameState, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
+        """Called after each accepted command, so the client may refresh its view.
+
+        `view_unchanged`: this viewer's view is the same as before the command (no event of
+        it reached the viewer, and the rule set says such a change is seen by none else:
+        `RuleSet.views_follow_events`), so a client that shows views need not rebuild it."""
 
 
 @runtime_checkable
@@ -450,9 +456,9 @@ class GameActor:
         """Fan a command's events out and mark a game that it ended: the same for the owner
         and for a worker's mirror (`shards/mirror.py`), which applies the owner's entries."""
         rules = self.ruleset
-        self._fan_out(
-            first_seq, events, phase_changed=rules.phase_seq(before) != rules.phase_seq(after)
-        )
+        phase_changed = rules.phase_seq(before) != rules.phase_seq(after)
+        quiet = not phase_changed and rules.views_follow_events(before, after)
+        self._fan_out(first_seq, events, phase_changed=phase_changed, quiet=quiet)
         if rules.is_over(after):
             self.finished.set()
 
@@ -496,14 +502,20 @@ class GameActor:
             return
 
     # -- fan-out ---------------------------------------------------------------------------
-    def _fan_out(self, first_seq: int, events: Sequence[Event], *, phase_changed: bool) -> None:
+    def _fan_out(
+        self, first_seq: int, events: Sequence[Event], *, phase_changed: bool, quiet: bool
+    ) -> None:
+        """`quiet`: the change shows only to the viewers its events reach; the others are told
+        that their view stayed as it was."""
         state = self.state
         assert state is not None
         for subscriber in list(self.subscribers):
+            reached = False
             for offset, event in enumerate(events):
                 if event.audience.includes(subscriber.viewer):
                     subscriber.deliver(first_seq + offset, event)
-            subscriber.state_changed(state, phase_changed)
+                    reached = True
+            subscriber.state_changed(state, phase_changed, view_unchanged=quiet and not reached)
         for observer in list(self.observers):
             try:
                 observer(first_seq, events, state)

@@ -107,7 +107,9 @@ class GamePresence:
     def deliver(self, seq: int, event: Event) -> None:
         """Events are not needed here; phase changes arrive through `state_changed`."""
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         if not phase_changed:
             return
         now = self.clock()

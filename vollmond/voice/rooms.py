@@ -109,7 +109,9 @@ class Room:
     def deliver(self, seq: int, event: Event) -> None:
         """Events are the lines' business; the room only follows the state."""
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         self.state = state
         table = self._routing(state)
         self.mixer.set_routing(table)

@@ -111,6 +111,11 @@ class ClassicRuleSet:
     def phase_seq(self, state: GameState) -> int:
         return state.phase_seq
 
+    def views_follow_events(self, before: GameState, after: GameState) -> bool:
+        """Never: a wolf's vote shows in the other wolves' views (`me.wolf_votes`) with no
+        event to them, and a night is a few commands, so rebuilding every view costs little."""
+        return False
+
     def phase_name(self, state: GameState) -> str:
         return str(state.phase.value)
 

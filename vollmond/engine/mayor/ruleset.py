@@ -119,6 +119,11 @@ class MayorRuleSet:
     def phase_seq(self, state: MayorState) -> int:
         return state.phase_seq
 
+    def views_follow_events(self, before: MayorState, after: MayorState) -> bool:
+        """Always: everything a mayor's-election view shows changes with an event to whoever
+        sees it."""
+        return True
+
     def phase_name(self, state: MayorState) -> str:
         return str(state.stage.value)
 

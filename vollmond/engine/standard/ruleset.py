@@ -41,7 +41,7 @@ from vollmond.engine.standard.sim import play_game
 from vollmond.engine.standard.smart_bot import SmartBot
 from vollmond.engine.standard.state import GameState
 from vollmond.engine.standard.types import ActionKind, Phase
-from vollmond.engine.standard.view import StandardView, project
+from vollmond.engine.standard.view import StandardView, project, views_follow_events
 
 
 def _random_bot(seat: int, rng: Any) -> RandomBot:
@@ -140,6 +140,9 @@ class StandardRuleSet:
 
     def phase_seq(self, state: GameState) -> int:
         return state.phase_seq
+
+    def views_follow_events(self, before: GameState, after: GameState) -> bool:
+        return views_follow_events(before, after)
 
     def phase_name(self, state: GameState) -> str:
         return str(state.phase.value)

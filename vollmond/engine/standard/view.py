@@ -263,6 +263,25 @@ class StandardView:
         }
 
 
+def views_follow_events(before: GameState, after: GameState) -> bool:
+    """Whether a change shows only to the seats its events reach (`RuleSet.views_follow_events`).
+
+    Everything a view shows comes with an event to whoever sees it, but one thing: by day,
+    everyone sees who is away from the market in an answered call (`present`), and answering,
+    hanging up or a call's timeout tells only its two parties. So a change is quiet when the
+    seats in answered calls stayed the same."""
+    return before.calls is after.calls or _in_answered_calls(before) == _in_answered_calls(after)
+
+
+def _in_answered_calls(state: GameState) -> frozenset[int]:
+    return frozenset(
+        seat
+        for call in state.calls
+        if call.status is CallStatus.ACTIVE
+        for seat in (call.caller, call.callee)
+    )
+
+
 def _public_seats(state: GameState) -> tuple[SeatView, ...]:
     """The houses as everyone sees them (revealed roles; lovers only after the end)."""
     over = state.phase is Phase.OVER

@@ -117,7 +117,9 @@ class GameLine(GameLineBase):
         if event.code == "game_started":
             self._learn_composition(event)
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         if self.actor.ruleset.is_over(state):
             self._game_over()
             return

@@ -167,7 +167,9 @@ class GameLineBase(ABC):
         return event_words(self.s.prompts.renders, event, self.s.lang, self.world, self.rs)
 
     @abstractmethod
-    def state_changed(self, state: Any, phase_changed: bool) -> None: ...
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None: ...
 
     def _phase_begins(self, params: Mapping[str, Any]) -> None:
         """A phase began now, with its length if it has one (for "noch N Sekunden"). What

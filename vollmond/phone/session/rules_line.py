@@ -90,7 +90,9 @@ class RulesLine(GameLineBase):
         if over:
             self._game_over()
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
         if self.actor.ruleset.is_over(state):
             self._game_over()
             return

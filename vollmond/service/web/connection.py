@@ -179,8 +179,11 @@ class Connection:
         """A line of the spectators' room; the actor sends it only to its readers."""
         self._put({"type": "side_chat", "room": "spectators", "name": line.name, "text": line.text})
 
-    def state_changed(self, state: Any, phase_changed: bool) -> None:
-        self._view_due()
+    def state_changed(
+        self, state: Any, phase_changed: bool, *, view_unchanged: bool = False
+    ) -> None:
+        if not view_unchanged:  # else the view sent (or due) is still this viewer's
+            self._view_due()
 
     def _view_due(self) -> None:
         """Send a fresh view once the queued messages are out."""
