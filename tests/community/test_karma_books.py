@@ -32,6 +32,7 @@ from vollmond.store import (
     karma_history,
     karma_total,
     set_game_status,
+    tables_shared,
 )
 from vollmond.store.models import AccountRow, GameStatus, SeatRow
 from vollmond.store.owners import Owner
@@ -201,6 +202,58 @@ async def test_the_same_group_again_earns_less_and_the_cap_holds(sessions: Sessi
     await tight.book_game(third_id, get_ruleset("standard"), third_state)
     for account_id in third_accounts.values():
         assert await karma_total(sessions, account_id) <= 12
+
+
+async def table(
+    sessions: Sessions,
+    owners: list[tuple[int | None, int | None]],
+    *,
+    status: GameStatus = GameStatus.FINISHED,
+    created: datetime | None = None,
+) -> str:
+    """A game whose seats are (account id, phone identity id) pairs, with the given status."""
+    game = await create_game(
+        sessions, world="werwolf", options={}, seed=1, status=status, now=created
+    )
+    for index, (account_id, phone_id) in enumerate(owners, start=1):
+        await add_seat(
+            sessions,
+            game.id,
+            account_id=account_id,
+            phone_identity_id=phone_id,
+            name=f"p{index}",
+            channel="web",
+            token=f"t{index}{game.id}",
+        )
+    return game.id
+
+
+@pytest.mark.rule("P4")
+async def test_the_store_counts_the_tables_a_group_shared(sessions: Sessions) -> None:
+    """`tables_shared` counts, in the database, the earlier finished tables where enough of
+    a group sat: by account, or by phone identity for a seat taken without an account."""
+    a, b, c, d = [await quick_account(sessions, f"Shared{i}") for i in range(4)]
+    p = (await create_phone_identity(sessions)).id
+    linked = (await create_phone_identity(sessions)).id
+    group = {Owner.account(a), Owner.account(b), Owner.account(c), Owner.phone(p)}
+    since = datetime.now(UTC) - timedelta(days=7)
+    now_table = await table(sessions, [(a, None), (b, None), (c, None), (None, p)])
+    await table(sessions, [(a, None), (b, None), (c, None), (None, p), (None, None)])  # all 4
+    await table(sessions, [(a, None), (b, None), (None, p), (d, None)])  # 3 of them
+    await table(sessions, [(a, None), (d, None), (None, None)])  # 1 of them
+    await table(sessions, [(a, linked), (b, None), (c, None)])  # 3: the seat is a's account
+    await table(sessions, [(None, None), (d, p)])  # p sat with an account: d's seat, 0
+    await table(sessions, [(a, None), (a, None), (b, None)])  # a twice is one person: 2
+    await table(sessions, [(a, None), (b, None), (c, None)], status=GameStatus.RUNNING)
+    await table(sessions, [(a, None), (b, None), (c, None)], created=since - timedelta(days=1))
+
+    async def shared(at_least: int) -> int:
+        return await tables_shared(sessions, group, since, besides=now_table, at_least=at_least)
+
+    assert await shared(4) == 1
+    assert await shared(3) == 3
+    assert await shared(2) == 4
+    assert await tables_shared(sessions, [], since, besides=now_table, at_least=2) == 0
 
 
 @pytest.mark.rule("P5")

@@ -12,7 +12,7 @@ from vollmond.community.karma import (
     KarmaReason,
     award,
     earned_today,
-    same_group,
+    same_group_size,
 )
 from vollmond.engine.ruleset import SeatResult
 from vollmond.settings.karma import KarmaSettings
@@ -134,16 +134,12 @@ def test_the_same_group_again_never_earns_more(
 
 
 @pytest.mark.rule("P4")
-def test_the_same_group_is_found_by_overlap() -> None:
-    group = frozenset({1, 2, 3, 4, 5})
-    earlier = [
-        frozenset({1, 2, 3, 4, 5, 9}),  # the same five and one more
-        frozenset({1, 2, 3, 4, 7}),  # four of the five: 80 %
-        frozenset({1, 2, 8, 9, 10}),  # two of the five: a new mix
-    ]
-    assert same_group(group, earlier, 80) == 2
-    assert same_group(group, earlier, 100) == 1
-    assert same_group(frozenset({1}), [frozenset({1})], 80) == 0  # one player is no group
+def test_the_same_group_is_most_of_a_table_and_never_one_player() -> None:
+    assert same_group_size(5, 80) == 4  # four of the five
+    assert same_group_size(5, 100) == 5
+    assert same_group_size(7, 80) == 6  # 5.6 rounded up
+    assert same_group_size(1, 80) == 2  # one player is no group
+    assert same_group_size(2, 10) == 2
 
 
 def test_settings_refuse_nonsense() -> None:

@@ -8,10 +8,9 @@ so a player's history says why (docs/community.md).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
 
 from vollmond.engine.ruleset import SeatResult
 from vollmond.settings.karma import KarmaSettings
@@ -28,7 +27,6 @@ class KarmaReason(StrEnum):
     LEAVE = "game_left"
 
 
-Person = TypeVar("Person", bound=Hashable)
 """However the service names a player with a ledger (an account or a phone identity)."""
 
 GAME_REASONS = frozenset(reason.value for reason in KarmaReason)
@@ -97,16 +95,13 @@ def _within(
             yield reason, granted
 
 
-def same_group(
-    humans: frozenset[Person], earlier: Iterable[frozenset[Person]], percent: int
-) -> int:
-    """How many earlier games were played by (nearly) the same humans: at least `percent`
-    of this game's humans sat at that table too. A group of friends playing together again
-    and again earns less each time (P4); a new mix of players earns in full."""
-    if not humans:
-        return 0
-    needed = -(-len(humans) * percent // 100)  # ceiling
-    return sum(1 for table in earlier if len(humans & table) >= max(needed, 2))
+def same_group_size(humans: int, percent: int) -> int:
+    """How many of a game's `humans` must have sat at an earlier table together for that
+    table to count as the same group again: at least `percent` of them (rounded up), and
+    never fewer than two, as one player is no group. A group of friends playing together
+    again and again earns less each time (P4); a new mix of players earns in full. The
+    store counts such tables (`store.karma.tables_shared`)."""
+    return max(-(-humans * percent // 100), 2)
 
 
 def earned_today(amounts: Sequence[int]) -> int:

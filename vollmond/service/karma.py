@@ -22,7 +22,7 @@ from vollmond.community.karma import (
     GameFacts,
     award,
     earned_today,
-    same_group,
+    same_group_size,
 )
 from vollmond.engine.ruleset import AnyRuleSet, ScoresSeats
 from vollmond.service.policy import Policy
@@ -37,7 +37,7 @@ from vollmond.store import (
     karma_since,
     karma_total,
     read_commands,
-    tables_played,
+    tables_shared,
 )
 from vollmond.store.karma import seat_owner
 from vollmond.store.owners import Owner, OwnerLike, owner_of
@@ -95,8 +95,14 @@ class KarmaBooks:
                 people[seat.house] = owner
         now = self.clock()
         window = now - timedelta(days=self.rules.repeat_window_days)
-        earlier = await tables_played(self.sessions, people.values(), window, besides=game_id)
-        repeats = same_group(frozenset(people.values()), earlier, self.rules.repeat_overlap_percent)
+        group = frozenset(people.values())
+        repeats = await tables_shared(
+            self.sessions,
+            group,
+            window,
+            besides=game_id,
+            at_least=same_group_size(len(group), self.rules.repeat_overlap_percent),
+        )
         awards: dict[Owner, Award] = {}
         for house, owner in people.items():
             result = results.get(house)

@@ -78,7 +78,7 @@ from vollmond.store.karma import (
     karma_history,
     karma_since,
     karma_total,
-    tables_played,
+    tables_shared,
 )
 from vollmond.store.leases import Fence
 from vollmond.store.migrate import migrate, open_store
@@ -188,7 +188,7 @@ __all__ = [
     "set_game_status",
     "set_pin",
     "set_role",
-    "tables_played",
+    "tables_shared",
     "verify_number",
     "verify_password",
     "verify_pin",

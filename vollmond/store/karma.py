@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store._validate import check_amount, check_reason
@@ -149,33 +149,39 @@ def seat_owner(account_id: int | None, phone_identity_id: int | None) -> Owner |
     return None
 
 
-async def tables_played(
-    sessions: Sessions, owners: Collection[Owner], since: datetime, *, besides: str
-) -> list[frozenset[Owner]]:
-    """The people of the finished games since `since` (but `besides`) in which any of
-    `owners` sat: each game's humans with a ledger (account or phone identity), as one set."""
+async def tables_shared(
+    sessions: Sessions, owners: Collection[Owner], since: datetime, *, besides: str, at_least: int
+) -> int:
+    """How many finished games created since `since` (but `besides`) had at least `at_least`
+    of `owners` at their table (a seat is its owner's as in `seat_owner`).
+
+    Counted by the database from those owners' seats alone: a Python loop over every earlier
+    table's people ran on the event loop for every finished game, and it grew with how much
+    the group had played (issue 16: seconds at a time in a long benchmark)."""
     accounts = [o.account_id for o in owners if o.account_id is not None]
     phones = [o.phone_id for o in owners if o.phone_id is not None]
+    if not accounts and not phones:
+        return 0
+    theirs = or_(
+        SeatRow.account_id.in_(accounts),
+        and_(SeatRow.account_id.is_(None), SeatRow.phone_identity_id.in_(phones)),
+    )
+    people = func.count(func.distinct(SeatRow.account_id)) + func.count(
+        func.distinct(case((SeatRow.account_id.is_(None), SeatRow.phone_identity_id)))
+    )
+    tables = (
+        select(SeatRow.game_id)
+        .join(GameRow, GameRow.id == SeatRow.game_id)
+        .where(
+            theirs,
+            SeatRow.game_id != besides,
+            GameRow.status == GameStatus.FINISHED,
+            GameRow.created_at >= since,
+        )
+        .group_by(SeatRow.game_id)
+        .having(people >= at_least)
+        .subquery()
+    )
     async with sessions() as session:
-        games = (
-            select(SeatRow.game_id)
-            .where(or_(SeatRow.account_id.in_(accounts), SeatRow.phone_identity_id.in_(phones)))
-            .distinct()
-        )
-        rows = await session.execute(
-            select(SeatRow.game_id, SeatRow.account_id, SeatRow.phone_identity_id)
-            .join(GameRow, GameRow.id == SeatRow.game_id)
-            .where(
-                SeatRow.game_id.in_(games),
-                SeatRow.game_id != besides,
-                or_(SeatRow.account_id.is_not(None), SeatRow.phone_identity_id.is_not(None)),
-                GameRow.status == GameStatus.FINISHED,
-                GameRow.created_at >= since,
-            )
-        )
-        tables: dict[str, set[Owner]] = {}
-        for game_id, account_id, phone_id in rows:
-            owner = seat_owner(account_id, phone_id)
-            if owner is not None:
-                tables.setdefault(game_id, set()).add(owner)
-    return [frozenset(t) for t in tables.values()]
+        found = await session.scalar(select(func.count()).select_from(tables))
+    return int(found or 0)
