@@ -25,6 +25,7 @@ from vollmond.store import (
     grant_premium,
     has_premium,
     karma_change,
+    karma_changes,
     karma_history,
     karma_total,
     premium_until,
@@ -220,3 +221,25 @@ async def test_grants_expire_and_can_be_revoked(sessions: Sessions) -> None:
     assert len(await active_grants(sessions, account_id, NOW, name="private_seats")) == 1
     with pytest.raises(GrantNotFoundError):
         await revoke_grant(sessions, seats.id + 1000)
+
+
+async def test_a_games_karma_is_booked_whole_or_not_at_all(sessions: Sessions) -> None:
+    """`karma_changes` books a finished game's lines in one transaction: an unknown owner or
+    a bad line refuses all of them, and nothing is half booked."""
+    anna = await _account_id(sessions, "Anna")
+    bert = await _account_id(sessions, "Bert")
+    booked = await karma_changes(
+        sessions, [(anna, 10, " game_won "), (bert, 4, "game_stayed"), (anna, 2, "game_stayed")]
+    )
+    assert [(e.account_id, e.amount, e.reason) for e in booked] == [
+        (anna, 10, "game_won"),
+        (bert, 4, "game_stayed"),
+        (anna, 2, "game_stayed"),
+    ]
+    with pytest.raises(AccountNotFoundError):
+        await karma_changes(sessions, [(bert, 5, "game_won"), (anna + bert + 99, 5, "game_won")])
+    with pytest.raises(ValueError, match="zero"):
+        await karma_changes(sessions, [(bert, 5, "game_won"), (anna, 0, "game_won")])
+    assert await karma_total(sessions, anna) == 12
+    assert await karma_total(sessions, bert) == 4
+    assert await karma_changes(sessions, []) == []

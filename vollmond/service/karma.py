@@ -33,7 +33,7 @@ from vollmond.store import (
     add_grant,
     game_booked,
     get_game,
-    karma_change,
+    karma_changes,
     karma_since,
     karma_total,
     read_commands,
@@ -116,12 +116,14 @@ class KarmaBooks:
                     await karma_since(self.sessions, owner, _midnight(now), GAME_REASONS)
                 ),
             )
-            awarded = award(result, facts, self.rules)
-            for reason, amount in awarded.lines:
-                await karma_change(
-                    self.sessions, owner, amount, reason.value, game_id=game_id, now=now
-                )
-            awards[owner] = awarded
+            awards[owner] = award(result, facts, self.rules)
+        lines = [
+            (owner, amount, reason.value)
+            for owner, awarded in awards.items()
+            for reason, amount in awarded.lines
+        ]
+        await karma_changes(self.sessions, lines, game_id=game_id, now=now)
+        for owner in awards:
             await self.unlock_if_due(owner)
         log.info("karma_booked", game=game_id, players=len(awards), repeats=repeats)
         return Booked(awards)

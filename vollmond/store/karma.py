@@ -7,7 +7,7 @@ phone-only identity (`Owner`; a bare int is an account id).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,11 +56,32 @@ async def karma_change(
     now: datetime | None = None,
 ) -> KarmaEntry:
     """Record a karma change with its reason."""
-    check_amount(amount)
+    (row,) = await karma_changes(sessions, [(who, amount, reason)], game_id=game_id, now=now)
+    return row
+
+
+async def karma_changes(
+    sessions: Sessions,
+    lines: Sequence[tuple[OwnerLike, int, str]],
+    *,
+    game_id: str | None = None,
+    now: datetime | None = None,
+) -> list[KarmaEntry]:
+    """Record several changes, each (owner, amount, reason), in one transaction: a finished
+    game's whole booking takes the database's one writer once, not once a line (on SQLite a
+    table's thirty small transactions queued behind the game logs' writer, issue 16), and
+    is booked whole or not at all."""
+    checked = [(who, check_amount(amount), check_reason(reason)) for who, amount, reason in lines]
+    if not checked:
+        return []
     async with sessions.begin() as session:
-        await require_owner(session, who)
-        row = book_karma(session, who, amount, check_reason(reason), game_id=game_id, now=now)
-    return _entry(row)
+        for who in {owner for owner, _, _ in checked}:
+            await require_owner(session, who)
+        rows = [
+            book_karma(session, who, amount, reason, game_id=game_id, now=now)
+            for who, amount, reason in checked
+        ]
+    return [_entry(row) for row in rows]
 
 
 def book_karma(
