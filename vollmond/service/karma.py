@@ -9,6 +9,7 @@ its lines already there.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -61,6 +62,9 @@ class Booked:
     awards: Mapping[Owner, Award]
 
 
+BOOKINGS_AT_ONCE = 2  # of the pool's connections (five at rest), the rest stay for players
+
+
 class KarmaBooks:
     """Books finished games and opens unlocks; every time comes from `clock`."""
 
@@ -75,11 +79,19 @@ class KarmaBooks:
         self.rules = rules
         self.policy = policy
         self.clock = clock
+        # Bookings are background work of some forty queries each. Tables that end together
+        # (many games started at once) took every pooled connection, and a player's hello
+        # or a command's read waited seconds behind them (issue 16, ws_load at 5,000).
+        self._booking = asyncio.Semaphore(BOOKINGS_AT_ONCE)
 
     async def book_game(self, game_id: str, ruleset: AnyRuleSet, state: Any) -> Booked:
         """Book every human player's karma for this finished game, once: a seat with an
         account books to it, a phone-only seat to its phone identity; bots and guests
         (no ledger) and spectators (no seat) earn nothing."""
+        async with self._booking:
+            return await self._book_game(game_id, ruleset, state)
+
+    async def _book_game(self, game_id: str, ruleset: AnyRuleSet, state: Any) -> Booked:
         if not isinstance(ruleset, ScoresSeats) or not ruleset.is_over(state):
             return Booked({})
         if await game_booked(self.sessions, game_id, GAME_REASONS):
