@@ -10,7 +10,7 @@ from functools import partial
 import pytest
 
 from tests.engine.driver import states_along
-from vollmond.engine.standard import DeckId, GameOptions
+from vollmond.engine.standard import DeckId, GameOptions, Phase
 from vollmond.engine.standard.legal import command_groups, legal_actions, legal_menu
 from vollmond.engine.standard.menus import describe
 from vollmond.engine.standard.options import CallSettings
@@ -20,7 +20,7 @@ from vollmond.engine.standard.sim import play_game
 
 GAMES = [
     (GameOptions(players=8, world="werwolf"), 1),
-    (GameOptions(players=7, world="vampir", deck=DeckId.STARTER), 2),
+    (GameOptions(players=7, world="vampir", deck=DeckId.STARTER), 7),
     (GameOptions(players=13, world="mafia", deck=DeckId.TRIBUNAL, instant_kill=True), 3),
     (GameOptions(players=12), 4),
     (GameOptions(players=10, deck=DeckId.CAULDRON), 6),
@@ -81,3 +81,24 @@ def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed:
             assert list(menu) == legal_actions(state, seat)
             assert menu_json == [describe(cmd) for cmd in menu]
     assert {"nominate", "vote", "call"} <= kinds
+
+
+@pytest.mark.parametrize(("options", "seed"), GAMES)
+def test_the_menu_holds_every_ability_that_is_available(options: GameOptions, seed: int) -> None:
+    """A seat's menu (`seat_menu`) leaves out the abilities whose phases are not now without
+    asking them: none of those may be available, and every available one makes its group."""
+    game = play_game(options, seed)
+    opened = new_game(options, rng_for(seed, 0))
+    states = states_along(opened, apply, game.commands, partial(rng_for, seed))
+    available = 0
+    for state in states:
+        if state.phase is Phase.OVER:
+            continue
+        for seat in range(1, options.players + 1):
+            player = state.player(seat)
+            kinds = {group.kind for group in command_groups(state, seat)}
+            for ability in player.spec.abilities:
+                if ability.available(state, player) is None:
+                    assert ability.kind.value in kinds, (ability.kind, state.phase)
+                    available += 1
+    assert available > 0

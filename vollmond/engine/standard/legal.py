@@ -36,6 +36,7 @@ from vollmond.engine.standard.properties import (
     in_night_room,
     spec_of,
 )
+from vollmond.engine.standard.roles.base import RoleSpec
 from vollmond.engine.standard.rules import check_seated, needs_living_actor
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase
@@ -98,6 +99,19 @@ class _AbilityGroup(CommandGroup):
         if not state.has_seat(target):
             return False
         return ability.check_target(state, player, target) is None
+
+    def legal(self) -> Sequence[Command]:
+        """`allowed` on every candidate, with its questions about the actor asked once."""
+        player, ability, state = self._player, self._ability, self._state
+        if not player.alive or spec_of(player).ability(ability.kind) is not ability:
+            return []
+        seat, kind, check_target = player.seat, ability.kind, ability.check_target
+        return [
+            UseAbility(seat, kind, target)
+            for target in ability.candidates(state, player)
+            if (ability.allows_nobody if target is None else state.has_seat(target))
+            and (target is None or check_target(state, player, target) is None)
+        ]
 
 
 class _RuleGroup(CommandGroup):
@@ -256,27 +270,94 @@ _ONCE: tuple[int | None] = (None,)
 _YES_NO: tuple[int, int] = (1, 0)
 
 
-def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
+class GroupKind:
+    """A kind of action a seat may have in some phase, and how to make its group now: the
+    maker gives None when the group does not exist in this state (an ability whose
+    `available` refuses, a vote without a day)."""
+
+    __slots__ = ("kind", "make")
+
+    def __init__(self, kind: str, make: Callable[[GameState, Player], CommandGroup | None]) -> None:
+        self.kind = kind
+        self.make = make
+
+
+class SeatMenu:
+    """The kinds of action a seat of one role has in one phase, in or out of a call, in
+    group order: the same for every state with that role, phase and call status, so it is
+    made once and shared (`seat_menu`). Bots draw their keenness per kind on it and make
+    only the groups they want (bots.py)."""
+
+    __slots__ = ("kinds",)
+
+    def __init__(self, kinds: tuple[GroupKind, ...]) -> None:
+        self.kinds = kinds
+
+
+def _ability_kind(ability: Ability) -> GroupKind:
+    def make(state: GameState, player: Player) -> CommandGroup | None:
+        if ability.available(state, player) is not None:
+            return None
+        return _AbilityGroup(state, player, ability)
+
+    return GroupKind(ability.kind.value, make)
+
+
+def _vote_group(state: GameState, player: Player) -> CommandGroup | None:
+    return None if state.day is None else _VoteGroup(state, player, state.day.nominees)
+
+
+def _rule_kind(
+    kind: str, make: Callable[[int, int | None], Command], targets: Sequence[int | None]
+) -> GroupKind:
+    return GroupKind(kind, lambda state, player: _RuleGroup(kind, state, player, make, targets))
+
+
+_NOMINATE_KIND = GroupKind("nominate", _NominateGroup)
+_VOTE_KIND = GroupKind("vote", _vote_group)
+_CALL_KIND = GroupKind("call", _CallGroup)
+_INTERJECT_KIND = _rule_kind("interject", _interject, _ONCE)
+_IN_CALL_KINDS = (
+    _rule_kind("answer", _answer, _YES_NO),
+    _rule_kind("hang_up", _hang_up, _ONCE),
+    _rule_kind("toggle", _toggle, _ONCE),
+)
+_MENUS: dict[tuple[int, Phase, bool], tuple[RoleSpec, SeatMenu]] = {}
+_NO_MENU = SeatMenu(())
+
+
+def _make_menu(spec: RoleSpec, phase: Phase, in_call: bool) -> SeatMenu:
+    # Outside its `phases` an ability is never available (Ability.available): left out.
+    kinds = [_ability_kind(ability) for ability in spec.abilities if phase in ability.phases]
+    if phase is Phase.DAY:
+        kinds.append(_NOMINATE_KIND)
+    if phase is Phase.VOTE:
+        kinds.append(_VOTE_KIND)
+    kinds.append(_INTERJECT_KIND)
+    kinds += _IN_CALL_KINDS if in_call else (_CALL_KIND,)
+    menu = SeatMenu(tuple(kinds))
+    _MENUS[(id(spec), phase, in_call)] = (spec, menu)  # held here, so its id stays its own
+    return menu
+
+
+def seat_menu(state: GameState, seat: int) -> SeatMenu:
+    """The kinds of action this seat may have now (none once the game is over): what
+    `command_groups` makes groups of. Kept per (role spec, phase, call status), the spec by
+    identity (a constant of the rule set, held by the cache)."""
     if state.phase is Phase.OVER or not state.has_seat(seat):
+        return _NO_MENU
+    spec, phase = state.players[seat - 1].spec, state.phase
+    in_call = state.call_of(seat) is not None
+    hit = _MENUS.get((id(spec), phase, in_call))
+    return hit[1] if hit is not None else _make_menu(spec, phase, in_call)
+
+
+def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
+    kinds = seat_menu(state, seat).kinds
+    if not kinds:
         return []
     player = state.player(seat)
-    groups: list[CommandGroup] = [
-        _AbilityGroup(state, player, ability)
-        for ability in spec_of(player).abilities
-        if ability.available(state, player) is None
-    ]
-    if state.phase is Phase.DAY:
-        groups.append(_NominateGroup(state, player))
-    if state.phase is Phase.VOTE and state.day is not None:
-        groups.append(_VoteGroup(state, player, state.day.nominees))
-    groups.append(_RuleGroup("interject", state, player, _interject, _ONCE))
-    if state.call_of(seat) is None:
-        groups.append(_CallGroup(state, player))
-    else:
-        groups.append(_RuleGroup("answer", state, player, _answer, _YES_NO))
-        groups.append(_RuleGroup("hang_up", state, player, _hang_up, _ONCE))
-        groups.append(_RuleGroup("toggle", state, player, _toggle, _ONCE))
-    return groups
+    return [group for kind in kinds if (group := kind.make(state, player)) is not None]
 
 
 def legal_actions(state: GameState, seat: int) -> list[Command]:
