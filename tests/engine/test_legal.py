@@ -5,6 +5,7 @@ or hide something they allow, and bots would play differently from before."""
 
 from __future__ import annotations
 
+import random
 from functools import partial
 
 import pytest
@@ -63,7 +64,8 @@ FAST_GAMES = [
 @pytest.mark.parametrize(("options", "seed"), FAST_GAMES)
 def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed: int) -> None:
     """A group's `legal` (and its JSON) equals its candidates through `allowed`, which the
-    test above holds to `validate`: the shared targets change nothing a seat is offered."""
+    test above holds to `validate`: the shared targets change nothing a seat is offered.
+    What a bot draws from the group is one of them, or nothing when there is none."""
     game = play_game(options, seed)
     opened = new_game(options, rng_for(seed, 0))
     states = states_along(opened, apply, game.commands, partial(rng_for, seed))
@@ -76,6 +78,8 @@ def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed:
                 assert list(legal) == expected, (group.kind, seat, state.phase)
                 assert list(group.legal()) == expected
                 assert list(described) == [describe(cmd) for cmd in expected]
+                drawn = group.draw(random.Random(f"{seat}:{state.phase_seq}"))
+                assert drawn in expected if expected else drawn is None
                 kinds.update(group.kind for _ in expected[:1])
             menu, menu_json = legal_menu(state, seat)
             assert list(menu) == legal_actions(state, seat)

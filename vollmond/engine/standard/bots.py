@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from vollmond.engine.kit.draws import below, pick
+from vollmond.engine.kit.draws import below
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.legal import GroupKind, SeatMenu, seat_menu
 from vollmond.engine.standard.state import GameState
@@ -86,7 +86,8 @@ class RandomBot:
         another wanted kind taken. That is the choice of shuffling the kinds, wanting each in
         turn and taking the first with a legal command (each wanted kind with something to
         do is equally likely to come first), but only the wanted kinds' groups are made, and
-        their legal commands come from the menus shared per state (legal.py)."""
+        a group draws its command from the menus shared per state or, for an ability, tries
+        random targets until one is allowed (legal.py `draw`)."""
         menu = seat_menu(state, self.seat)
         kinds = self._keen.get(menu)
         if kinds is None:
@@ -100,9 +101,7 @@ class RandomBot:
         while wanted:
             chosen = wanted.pop(below(self.rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
             group = chosen.make(state, player)
-            if group is None:
-                continue
-            legal = group.legal()
-            if legal:
-                return pick(self.rng, legal)
+            command = None if group is None else group.draw(self.rng)
+            if command is not None:
+                return command
         return None

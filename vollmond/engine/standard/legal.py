@@ -12,9 +12,13 @@ offer something the rules would refuse.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 from vollmond.engine.core import Json
+from vollmond.engine.kit.draws import below, pick
 from vollmond.engine.standard.abilities.base import Ability
 from vollmond.engine.standard.calls import DAY_CALL_PHASES
 from vollmond.engine.standard.commands import (
@@ -69,6 +73,11 @@ class CommandGroup:
         legal = self.legal()
         return legal, [describe(cmd) for cmd in legal]
 
+    def draw(self, rng: random.Random) -> Command | None:
+        """One of `legal`, each equally likely (None if there is none): for bots."""
+        legal = self.legal()
+        return pick(rng, legal) if legal else None
+
 
 class _AbilityGroup(CommandGroup):
     """A role's ability whose `available` passed: only the target is left to check (what
@@ -99,6 +108,26 @@ class _AbilityGroup(CommandGroup):
         if not state.has_seat(target):
             return False
         return ability.check_target(state, player, target) is None
+
+    def draw(self, rng: random.Random) -> Command | None:
+        """A random candidate until one is allowed, each tried at most once: each allowed
+        candidate is as likely as with `legal`, but a target is usually found after a try
+        or two instead of checking all."""
+        player, ability, state = self._player, self._ability, self._state
+        if not player.alive or spec_of(player).ability(ability.kind) is not ability:
+            return None
+        left = list(ability.candidates(state, player))
+        while left:
+            index = below(rng, len(left))
+            target = left[index]
+            if target is None:
+                if ability.allows_nobody:
+                    return UseAbility(player.seat, ability.kind, None)
+            elif state.has_seat(target) and ability.check_target(state, player, target) is None:
+                return UseAbility(player.seat, ability.kind, target)
+            left[index] = left[-1]
+            left.pop()
+        return None
 
     def legal(self) -> Sequence[Command]:
         """`allowed` on every candidate, with its questions about the actor asked once."""
@@ -144,7 +173,33 @@ class _RuleGroup(CommandGroup):
         return check_seated(self._state, command) is None
 
 
-class _NominateGroup(_RuleGroup):
+Rows = tuple[list[Command], list[Json]]
+Picker = Callable[[Sequence[Any]], Sequence[Any]]
+
+
+class _MenuGroup(_RuleGroup):
+    """A long group (nominate, call, vote) whose legal commands are a selection of the
+    actor's interned rows (menus.py) by targets worked out once per state: `_menu` gives the
+    rows and the selection, or None when the actor may not give this kind of command now."""
+
+    __slots__ = ()
+
+    def _menu(self) -> tuple[Rows, Picker] | None:
+        raise NotImplementedError
+
+    def legal(self) -> Sequence[Command]:
+        menu = self._menu()
+        return () if menu is None else menu[1](menu[0][0])
+
+    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+        menu = self._menu()
+        if menu is None:
+            return (), ()
+        (commands, described), select = menu
+        return select(commands), select(described)
+
+
+class _NominateGroup(_MenuGroup):
     """Nominations by day (D2): any living seat nobody has nominated yet, but oneself, if
     the actor lives and has not nominated today — what `check_nominate` asks, with the
     target's part answered once per state for every seat (menus.py)."""
@@ -154,21 +209,17 @@ class _NominateGroup(_RuleGroup):
     def __init__(self, state: GameState, player: Player) -> None:
         super().__init__("nominate", state, player, _nominate, range(1, len(state.players) + 1))
 
-    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+    def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         day = state.today()
         seat = player.seat
         if not player.alive or seat in day.nominations or (seat, NOMINATE) in day.used:
-            return (), ()
-        commands, described = _NOMINATIONS.rows(seat, len(state.players))
+            return None
         nominable = shared_targets(state).nominable
-        return nominable.pick(commands, seat), nominable.pick(described, seat)
-
-    def legal(self) -> Sequence[Command]:
-        return self.legal_described()[0]
+        return _NOMINATIONS.rows(seat, len(state.players)), partial(nominable.pick, without=seat)
 
 
-class _CallGroup(_RuleGroup):
+class _CallGroup(_MenuGroup):
     """Calls to place (C1-C9) for a seat not in a call: any other living seat if the
     actor may call at all now, else (at night) only a partner (twin, lover) — what
     `check_place` asks, with the living seats worked out once per state (menus.py)."""
@@ -178,53 +229,52 @@ class _CallGroup(_RuleGroup):
     def __init__(self, state: GameState, player: Player) -> None:
         super().__init__("call", state, player, _place_call, range(1, len(state.players) + 1))
 
-    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+    def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         if not player.alive:
-            return (), ()
+            return None
         seat, settings = player.seat, state.options.calls
-        commands, described = _CALLS.rows(seat, len(state.players))
+        rows = _CALLS.rows(seat, len(state.players))
         if state.phase in DAY_CALL_PHASES:
             if not (settings.enabled and settings.by_day):
-                return (), ()
+                return None
         elif state.phase is not Phase.NIGHT:
-            return (), ()
+            return None
         elif not (
             settings.enabled
             and (settings.evil_may_call or not in_night_room(player))
             and state.calls_placed.get(seat, 0) < settings.per_night
         ):
             partners = [t for t in _partners(state, player) if state.player(t).alive]
-            return [commands[t] for t in partners], [described[t] for t in partners]
-        living = shared_targets(state).living
-        return living.pick(commands, seat), living.pick(described, seat)
-
-    def legal(self) -> Sequence[Command]:
-        return self.legal_described()[0]
+            return rows, partial(_select, partners)
+        return rows, partial(shared_targets(state).living.pick, without=seat)
 
 
-class _VoteGroup(_RuleGroup):
+def _select(targets: list[int], rows: Sequence[Any]) -> list[Any]:
+    return [rows[t] for t in targets]
+
+
+class _VoteGroup(_MenuGroup):
     """The evening vote (D3): abstain or any nominee, if the actor lives, has not voted and
     has not given the vote away (S15) — what `check_vote` asks; the ballot is worked out
     once per state (menus.py)."""
 
     __slots__ = ()
 
-    def __init__(self, state: GameState, player: Player, nominees: tuple[int, ...]) -> None:
-        super().__init__("vote", state, player, _vote, (None, *nominees))
+    def __init__(self, state: GameState, player: Player) -> None:
+        super().__init__("vote", state, player, _vote, ())
 
-    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+    def candidates(self) -> list[Command]:
+        seat = self._player.seat
+        return [_vote(seat, target) for target in (None, *self._state.today().nominees)]
+
+    def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         day = state.today()
         seat = player.seat
         if not player.alive or seat in day.transfers or seat in day.votes:
-            return (), ()
-        commands, described = _VOTES.rows(seat, len(state.players))
-        ballot = shared_targets(state).ballot
-        return ballot.pick(commands), ballot.pick(described)
-
-    def legal(self) -> Sequence[Command]:
-        return self.legal_described()[0]
+            return None
+        return _VOTES.rows(seat, len(state.players)), shared_targets(state).ballot.pick
 
 
 def _partners(state: GameState, player: Player) -> list[int]:
@@ -304,7 +354,7 @@ def _ability_kind(ability: Ability) -> GroupKind:
 
 
 def _vote_group(state: GameState, player: Player) -> CommandGroup | None:
-    return None if state.day is None else _VoteGroup(state, player, state.day.nominees)
+    return None if state.day is None else _VoteGroup(state, player)
 
 
 def _rule_kind(
@@ -344,10 +394,11 @@ def seat_menu(state: GameState, seat: int) -> SeatMenu:
     """The kinds of action this seat may have now (none once the game is over): what
     `command_groups` makes groups of. Kept per (role spec, phase, call status), the spec by
     identity (a constant of the rule set, held by the cache)."""
-    if state.phase is Phase.OVER or not state.has_seat(seat):
+    phase, players = state.phase, state.players
+    if phase is Phase.OVER or not 1 <= seat <= len(players):
         return _NO_MENU
-    spec, phase = state.players[seat - 1].spec, state.phase
-    in_call = state.call_of(seat) is not None
+    spec = players[seat - 1].spec
+    in_call = bool(state.calls) and state.call_of(seat) is not None
     hit = _MENUS.get((id(spec), phase, in_call))
     return hit[1] if hit is not None else _make_menu(spec, phase, in_call)
 
