@@ -9,13 +9,12 @@ target, so a seat's menu is a selection of existing objects, not N new ones per 
 
 from __future__ import annotations
 
-import contextlib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 from vollmond.engine.core import Json
+from vollmond.engine.kit.kept import MISSING, Kept
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.state import GameState
 
@@ -92,21 +91,15 @@ class SharedTargets:
 
 
 SHARED_STATES = 64
-_by_state: OrderedDict[int, tuple[GameState, SharedTargets]] = OrderedDict()
+_by_state: Kept[GameState, SharedTargets] = Kept(SHARED_STATES)
 
 
 def shared_targets(state: GameState) -> SharedTargets:
     """Kept by the state's identity, like the view's shared part (view.py, `_shared`)."""
-    key = id(state)
-    hit = _by_state.get(key)
-    if hit is not None and hit[0] is state:
-        return hit[1]
-    shared = SharedTargets(state)
-    _by_state[key] = (state, shared)
-    if len(_by_state) > SHARED_STATES:
-        with contextlib.suppress(KeyError):  # another thread may have taken it (bot games)
-            _by_state.popitem(last=False)
-    return shared
+    hit = _by_state.get(state)
+    if hit is not MISSING:
+        return hit
+    return _by_state.put(state, SharedTargets(state))
 
 
 class Interned:
