@@ -60,8 +60,10 @@ def _keen_on(temperament: Temperament) -> dict[SeatMenu, Keen]:
     by every bot of the temperament (by identity: held here, so an id stays its own)."""
     hit = _KEEN.get(id(temperament))
     if hit is None:
-        if len(_KEEN) >= KEEN_TEMPERAMENTS:  # tests make many; a bot keeps its own table
-            _KEEN.pop(next(iter(_KEEN)), None)
+        if len(_KEEN) >= KEEN_TEMPERAMENTS:
+            # Tests make many; bots made already keep their tables. One step, so a bot game
+            # in another thread (balance preview) never sees it half done.
+            _KEEN.clear()
         hit = _KEEN[id(temperament)] = (temperament, {})
     return hit[1]
 
