@@ -16,6 +16,7 @@ from tests.engine.test_properties import foundings, temperaments
 from vollmond.engine.standard import (
     GameOptions,
     GameState,
+    Phase,
     Vote,
     apply,
     new_game,
@@ -54,7 +55,8 @@ def test_the_bot_only_sends_legal_commands(
     """In every state of a game, every seat's bot (its own random stream, asked three times)
     chooses nothing or a command `validate` accepts."""
     chosen = 0
-    for index, state in enumerate(game_states(options, seed, temperament)):
+    states = game_states(options, seed, temperament)
+    for index, state in enumerate(states):
         for seat in range(1, options.players + 1):
             bot = RandomBot(seat, random.Random(f"{seed}:{index}:{seat}"), temperament)
             for _ in range(3):
@@ -62,7 +64,8 @@ def test_the_bot_only_sends_legal_commands(
                 if command is not None:
                     assert validate(state, command) is None, (command, state.phase)
                     chosen += 1
-    assert chosen > 0
+    if states[0].phase is not Phase.OVER:  # a deck can decide the game at the deal
+        assert chosen > 0
 
 
 def test_every_legal_command_is_within_reach() -> None:

@@ -11,7 +11,15 @@ from functools import partial
 import pytest
 
 from tests.engine.driver import states_along
-from vollmond.engine.standard import DeckId, GameOptions, Phase
+from vollmond.engine.standard import (
+    Command,
+    DeckId,
+    GameOptions,
+    Interject,
+    Phase,
+    PlaceCall,
+    UseAbility,
+)
 from vollmond.engine.standard.legal import command_groups, legal_actions, legal_menu
 from vollmond.engine.standard.menus import describe
 from vollmond.engine.standard.options import CallSettings
@@ -89,20 +97,31 @@ def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed:
 
 @pytest.mark.parametrize(("options", "seed"), GAMES)
 def test_the_menu_holds_every_ability_that_is_available(options: GameOptions, seed: int) -> None:
-    """A seat's menu (`seat_menu`) leaves out the abilities whose phases are not now without
-    asking them: none of those may be available, and every available one makes its group."""
+    """A seat's menu (`seat_menu`) leaves out without asking the abilities whose phases are
+    not now, and for a seat out of the game every kind the skeleton refuses to it: none of
+    those may be accepted, and every available ability of a living seat makes its group."""
     game = play_game(options, seed)
     opened = new_game(options, rng_for(seed, 0))
     states = states_along(opened, apply, game.commands, partial(rng_for, seed))
-    available = 0
+    available = dead = 0
     for state in states:
         if state.phase is Phase.OVER:
             continue
         for seat in range(1, options.players + 1):
             player = state.player(seat)
             kinds = {group.kind for group in command_groups(state, seat)}
+            if not player.alive:
+                assert kinds <= {"hang_up"}, kinds
+                candidates: list[Command] = [
+                    Interject(seat),
+                    PlaceCall(seat, seat % options.players + 1),
+                ]
+                candidates += [UseAbility(seat, a.kind, 1) for a in player.spec.abilities]
+                assert all(validate(state, command) is not None for command in candidates)
+                dead += 1
+                continue
             for ability in player.spec.abilities:
                 if ability.available(state, player) is None:
                     assert ability.kind.value in kinds, (ability.kind, state.phase)
                     available += 1
-    assert available > 0
+    assert available > 0 and dead > 0

@@ -321,22 +321,28 @@ _YES_NO: tuple[int, int] = (1, 0)
 
 
 class GroupKind:
-    """A kind of action a seat may have in some phase, and how to make its group now: the
-    maker gives None when the group does not exist in this state (an ability whose
-    `available` refuses, a vote without a day)."""
+    """A kind of action a seat may have in some phase, its command's type, and how to make
+    its group now: the maker gives None when the group does not exist in this state (an
+    ability whose `available` refuses, a vote without a day)."""
 
-    __slots__ = ("kind", "make")
+    __slots__ = ("command", "kind", "make")
 
-    def __init__(self, kind: str, make: Callable[[GameState, Player], CommandGroup | None]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        command: type,
+        make: Callable[[GameState, Player], CommandGroup | None],
+    ) -> None:
         self.kind = kind
+        self.command = command
         self.make = make
 
 
 class SeatMenu:
-    """The kinds of action a seat of one role has in one phase, in or out of a call, in
-    group order: the same for every state with that role, phase and call status, so it is
-    made once and shared (`seat_menu`). Bots draw their keenness per kind on it and make
-    only the groups they want (bots.py)."""
+    """The kinds of action a seat of one role has in one phase, in or out of a call, alive
+    or out of the game, in group order: the same for every state with those, so it is made
+    once and shared (`seat_menu`). Bots draw their keenness per kind on it and make only the
+    groups they want (bots.py)."""
 
     __slots__ = ("kinds",)
 
@@ -350,7 +356,7 @@ def _ability_kind(ability: Ability) -> GroupKind:
             return None
         return _AbilityGroup(state, player, ability)
 
-    return GroupKind(ability.kind.value, make)
+    return GroupKind(ability.kind.value, UseAbility, make)
 
 
 def _vote_group(state: GameState, player: Player) -> CommandGroup | None:
@@ -358,25 +364,31 @@ def _vote_group(state: GameState, player: Player) -> CommandGroup | None:
 
 
 def _rule_kind(
-    kind: str, make: Callable[[int, int | None], Command], targets: Sequence[int | None]
+    kind: str,
+    command: type,
+    make: Callable[[int, int | None], Command],
+    targets: Sequence[int | None],
 ) -> GroupKind:
-    return GroupKind(kind, lambda state, player: _RuleGroup(kind, state, player, make, targets))
+    def group(state: GameState, player: Player) -> CommandGroup:
+        return _RuleGroup(kind, state, player, make, targets)
+
+    return GroupKind(kind, command, group)
 
 
-_NOMINATE_KIND = GroupKind("nominate", _NominateGroup)
-_VOTE_KIND = GroupKind("vote", _vote_group)
-_CALL_KIND = GroupKind("call", _CallGroup)
-_INTERJECT_KIND = _rule_kind("interject", _interject, _ONCE)
+_NOMINATE_KIND = GroupKind("nominate", Nominate, _NominateGroup)
+_VOTE_KIND = GroupKind("vote", Vote, _vote_group)
+_CALL_KIND = GroupKind("call", PlaceCall, _CallGroup)
+_INTERJECT_KIND = _rule_kind("interject", Interject, _interject, _ONCE)
 _IN_CALL_KINDS = (
-    _rule_kind("answer", _answer, _YES_NO),
-    _rule_kind("hang_up", _hang_up, _ONCE),
-    _rule_kind("toggle", _toggle, _ONCE),
+    _rule_kind("answer", AnswerCall, _answer, _YES_NO),
+    _rule_kind("hang_up", HangUp, _hang_up, _ONCE),
+    _rule_kind("toggle", ToggleCallMode, _toggle, _ONCE),
 )
-_MENUS: dict[tuple[int, Phase, bool], tuple[RoleSpec, SeatMenu]] = {}
+_MENUS: dict[tuple[int, Phase, bool, bool], tuple[RoleSpec, SeatMenu]] = {}
 _NO_MENU = SeatMenu(())
 
 
-def _make_menu(spec: RoleSpec, phase: Phase, in_call: bool) -> SeatMenu:
+def _make_menu(spec: RoleSpec, phase: Phase, in_call: bool, alive: bool) -> SeatMenu:
     # Outside its `phases` an ability is never available (Ability.available): left out.
     kinds = [_ability_kind(ability) for ability in spec.abilities if phase in ability.phases]
     if phase is Phase.DAY:
@@ -385,22 +397,25 @@ def _make_menu(spec: RoleSpec, phase: Phase, in_call: bool) -> SeatMenu:
         kinds.append(_VOTE_KIND)
     kinds.append(_INTERJECT_KIND)
     kinds += _IN_CALL_KINDS if in_call else (_CALL_KIND,)
+    if not alive:  # the skeleton refuses the rest to a seat out of the game
+        kinds = [kind for kind in kinds if not needs_living_actor(kind.command)]
     menu = SeatMenu(tuple(kinds))
-    _MENUS[(id(spec), phase, in_call)] = (spec, menu)  # held here, so its id stays its own
+    _MENUS[(id(spec), phase, in_call, alive)] = (spec, menu)  # held: its id stays its own
     return menu
 
 
 def seat_menu(state: GameState, seat: int) -> SeatMenu:
     """The kinds of action this seat may have now (none once the game is over): what
-    `command_groups` makes groups of. Kept per (role spec, phase, call status), the spec by
-    identity (a constant of the rule set, held by the cache)."""
+    `command_groups` makes groups of. Kept per (role spec, phase, call status, alive), the
+    spec by identity (a constant of the rule set, held by the cache)."""
     phase, players = state.phase, state.players
     if phase is Phase.OVER or not 1 <= seat <= len(players):
         return _NO_MENU
-    spec = players[seat - 1].spec
+    player = players[seat - 1]
+    spec, alive = player.spec, player.alive
     in_call = bool(state.calls) and state.call_of(seat) is not None
-    hit = _MENUS.get((id(spec), phase, in_call))
-    return hit[1] if hit is not None else _make_menu(spec, phase, in_call)
+    hit = _MENUS.get((id(spec), phase, in_call, alive))
+    return hit[1] if hit is not None else _make_menu(spec, phase, in_call, alive)
 
 
 def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
