@@ -68,6 +68,20 @@ def test_a_builder_makes_what_the_constructor_makes() -> None:
     assert event == Event("code", Audience.to(2), {"x": 1})
 
 
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ValueError("count")
+
+
+def test_no_builder_for_a_class_whose_init_checks() -> None:
+    with pytest.raises(TypeError, match="__post_init__"):
+        builder(_Checked)
+
+
 def test_a_draft_refuses_a_name_that_is_not_a_field() -> None:
     tx: Tx[_State, object] = Tx(_state(), random.Random(0))
     tx.change(round=2)

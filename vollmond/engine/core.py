@@ -71,6 +71,8 @@ def builder(cls: Callable[..., V]) -> Callable[..., V]:
     without `__post_init__`, about twice as fast): for the values made on every command
     (events, results, timers)."""
     assert isinstance(cls, type)
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} has a __post_init__, which a builder would skip")
     setters = (_COPIERS.get(cls) or _copier(cls))[1]
     names = tuple(setters)
     lines = [f"def build({', '.join(names)}):", "    new = new_(cls)"]
