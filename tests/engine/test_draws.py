@@ -1,20 +1,26 @@
-"""The bots' shuffle draws exactly what `random.Random.shuffle` draws (replays depend on it)."""
+"""The bots' draws are exactly the library's (`sample`, `randrange`, `choice`): replays and
+golden games depend on it."""
 
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING, TypeVar
 
-from vollmond.engine.kit.draws import permutation, shuffle
+from vollmond.engine.kit.draws import below, permutation, pick
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsLenAndGetItem
+
+T = TypeVar("T")
 
 
-def test_shuffle_orders_and_draws_like_the_library() -> None:
+def test_below_and_pick_draw_like_randrange_and_choice() -> None:
     for seed in range(200):
-        for size in (0, 1, 2, 3, 7, 12, 33, 200):
-            ours, theirs = random.Random(f"s{seed}"), random.Random(f"s{seed}")
-            mine, library = list(range(size)), list(range(size))
-            shuffle(ours, mine)
-            theirs.shuffle(library)
-            assert mine == library
+        for size in (1, 2, 3, 7, 12, 33, 200):
+            ours, theirs = random.Random(f"b{seed}"), random.Random(f"b{seed}")
+            items = [f"x{i}" for i in range(size)]
+            assert below(ours, size) == theirs.randrange(size)
+            assert pick(ours, items) == theirs.choice(items)
             assert ours.random() == theirs.random()  # the stream is at the same place
 
 
@@ -27,16 +33,19 @@ def test_permutation_is_a_full_sample_of_the_library() -> None:
             assert ours.random() == theirs.random()
 
 
-class _Reversing(random.Random):
-    def shuffle(self, x: list[object]) -> None:  # type: ignore[override]
-        x.reverse()
+class _OwnWays(random.Random):
+    def randrange(self, *args: object, **kwargs: object) -> int:
+        return -1
+
+    def choice(self, seq: SupportsLenAndGetItem[T]) -> T:
+        return seq[len(seq) - 1]
 
     def sample(self, population: object, k: int, *, counts: object = None) -> list[object]:  # type: ignore[override]
         return ["own"]
 
 
-def test_another_generator_shuffles_its_own_way() -> None:
+def test_another_generator_draws_its_own_way() -> None:
     items = [1, 2, 3]
-    shuffle(_Reversing(1), items)
-    assert items == [3, 2, 1]
-    assert permutation(_Reversing(1), items) == ["own"]
+    assert below(_OwnWays(1), 3) == -1
+    assert [pick(_OwnWays(seed), items) for seed in range(20)] == [3] * 20
+    assert permutation(_OwnWays(1), items) == ["own"]

@@ -30,7 +30,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 GAMES: dict[str, tuple[GameOptions, int]] = {
     "werwolf_auto_8_seed1": (GameOptions(players=8, world="werwolf"), 1),
-    "vampir_starter_seed2": (GameOptions(players=7, world="vampir", deck=DeckId.STARTER), 2),
+    "vampir_starter_seed11": (GameOptions(players=7, world="vampir", deck=DeckId.STARTER), 11),
     "mafia_tribunal_instant_kill_seed3": (
         GameOptions(players=13, world="mafia", deck=DeckId.TRIBUNAL, instant_kill=True),
         3,

@@ -5,12 +5,21 @@ or hide something they allow, and bots would play differently from before."""
 
 from __future__ import annotations
 
+import random
 from functools import partial
 
 import pytest
 
 from tests.engine.driver import states_along
-from vollmond.engine.standard import DeckId, GameOptions
+from vollmond.engine.standard import (
+    Command,
+    DeckId,
+    GameOptions,
+    Interject,
+    Phase,
+    PlaceCall,
+    UseAbility,
+)
 from vollmond.engine.standard.legal import command_groups, legal_actions, legal_menu
 from vollmond.engine.standard.menus import describe
 from vollmond.engine.standard.options import CallSettings
@@ -20,7 +29,7 @@ from vollmond.engine.standard.sim import play_game
 
 GAMES = [
     (GameOptions(players=8, world="werwolf"), 1),
-    (GameOptions(players=7, world="vampir", deck=DeckId.STARTER), 2),
+    (GameOptions(players=7, world="vampir", deck=DeckId.STARTER), 7),
     (GameOptions(players=13, world="mafia", deck=DeckId.TRIBUNAL, instant_kill=True), 3),
     (GameOptions(players=12), 4),
     (GameOptions(players=10, deck=DeckId.CAULDRON), 6),
@@ -63,7 +72,8 @@ FAST_GAMES = [
 @pytest.mark.parametrize(("options", "seed"), FAST_GAMES)
 def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed: int) -> None:
     """A group's `legal` (and its JSON) equals its candidates through `allowed`, which the
-    test above holds to `validate`: the shared targets change nothing a seat is offered."""
+    test above holds to `validate`: the shared targets change nothing a seat is offered.
+    What a bot draws from the group is one of them, or nothing when there is none."""
     game = play_game(options, seed)
     opened = new_game(options, rng_for(seed, 0))
     states = states_along(opened, apply, game.commands, partial(rng_for, seed))
@@ -76,8 +86,42 @@ def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed:
                 assert list(legal) == expected, (group.kind, seat, state.phase)
                 assert list(group.legal()) == expected
                 assert list(described) == [describe(cmd) for cmd in expected]
+                drawn = group.draw(random.Random(f"{seat}:{state.phase_seq}"))
+                assert drawn in expected if expected else drawn is None
                 kinds.update(group.kind for _ in expected[:1])
             menu, menu_json = legal_menu(state, seat)
             assert list(menu) == legal_actions(state, seat)
             assert menu_json == [describe(cmd) for cmd in menu]
     assert {"nominate", "vote", "call"} <= kinds
+
+
+@pytest.mark.parametrize(("options", "seed"), GAMES)
+def test_the_menu_holds_every_ability_that_is_available(options: GameOptions, seed: int) -> None:
+    """A seat's menu (`seat_menu`) leaves out without asking the abilities whose phases are
+    not now, and for a seat out of the game every kind the skeleton refuses to it: none of
+    those may be accepted, and every available ability of a living seat makes its group."""
+    game = play_game(options, seed)
+    opened = new_game(options, rng_for(seed, 0))
+    states = states_along(opened, apply, game.commands, partial(rng_for, seed))
+    available = dead = 0
+    for state in states:
+        if state.phase is Phase.OVER:
+            continue
+        for seat in range(1, options.players + 1):
+            player = state.player(seat)
+            kinds = {group.kind for group in command_groups(state, seat)}
+            if not player.alive:
+                assert kinds <= {"hang_up"}, kinds
+                candidates: list[Command] = [
+                    Interject(seat),
+                    PlaceCall(seat, seat % options.players + 1),
+                ]
+                candidates += [UseAbility(seat, a.kind, 1) for a in player.spec.abilities]
+                assert all(validate(state, command) is not None for command in candidates)
+                dead += 1
+                continue
+            for ability in player.spec.abilities:
+                if ability.available(state, player) is None:
+                    assert ability.kind.value in kinds, (ability.kind, state.phase)
+                    available += 1
+    assert available > 0 and dead > 0

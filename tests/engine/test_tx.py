@@ -4,11 +4,11 @@ handed out and a state assigned from elsewhere are never changed afterwards."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 
 import pytest
 
-from vollmond.engine.core import evolve
+from vollmond.engine.core import Audience, Event, builder, evolve
 from vollmond.engine.kit.tx import Tx
 
 
@@ -41,6 +41,52 @@ def test_evolve_copies_with_the_changes_and_leaves_the_original() -> None:
 def test_evolve_refuses_a_name_that_is_not_a_field() -> None:
     with pytest.raises(TypeError, match="rounds"):
         evolve(_state(), rounds=2)
+
+
+@dataclass(frozen=True)
+class _Unslotted:
+    name: str
+    count: int = 0
+
+
+def test_evolve_sets_fields_without_slots_too() -> None:
+    """Slotted fields are set through their slots; a class without slots by name."""
+    before = _Unslotted("a")
+    after = evolve(before, count=3)
+    assert (after, before) == (_Unslotted("a", 3), _Unslotted("a"))
+    with pytest.raises(TypeError, match="size"):
+        evolve(before, size=1)
+
+
+def test_a_builder_makes_what_the_constructor_makes() -> None:
+    made = builder(_State)((_Seat(1),), 2, "day", {1: "a"})
+    assert made == _State((_Seat(1),), round=2, phase="day", notes={1: "a"})
+    assert type(made) is _State
+    with pytest.raises(FrozenInstanceError):
+        made.round = 3  # type: ignore[misc]
+    event = builder(Event)("code", Audience.to(2), {"x": 1})
+    assert event == Event("code", Audience.to(2), {"x": 1})
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ValueError("count")
+
+
+def test_no_builder_for_a_class_whose_init_checks() -> None:
+    with pytest.raises(TypeError, match="__post_init__"):
+        builder(_Checked)
+
+
+def test_a_draft_refuses_a_name_that_is_not_a_field() -> None:
+    tx: Tx[_State, object] = Tx(_state(), random.Random(0))
+    tx.change(round=2)
+    with pytest.raises(TypeError, match="rounds"):
+        tx.change(rounds=3)
 
 
 def test_the_first_change_copies_and_later_ones_write_into_the_copy() -> None:

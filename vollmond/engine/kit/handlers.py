@@ -62,7 +62,11 @@ class HandlerTable(Generic[S, X]):
 
     def validate(self, state: S, command: object) -> Rejection | None:
         """Why `command` would be refused now, or None if `apply` would accept it."""
-        handler = self.handlers.get(type(command))
+        return self._validate(state, command, self.handlers.get(type(command)))
+
+    def _validate(
+        self, state: S, command: object, handler: Handler[S, X] | None
+    ) -> Rejection | None:
         if handler is None:
             return Rejection(self.refusals.not_a_player)
         if self.is_over(state) and not isinstance(command, Say):
@@ -96,10 +100,12 @@ class HandlerTable(Generic[S, X]):
     def run(self, state: S, command: object, rng: Rng) -> X | Rejection:
         """Validate, then change: the finished transaction, or the rejection (which leaves
         `state` exactly as it was)."""
-        refused = self.validate(state, command)
+        handler = self.handlers.get(type(command))
+        refused = self._validate(state, command, handler)
         if refused is not None:
             return refused
+        assert handler is not None  # a command without one is refused
         tx = self.open_tx(state, rng)
-        self.handlers[type(command)].perform(tx, command)
+        handler.perform(tx, command)
         self.after(tx)
         return tx

@@ -16,10 +16,25 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from vollmond.engine.core import Audience, Event, Json, Result, Rng, Timer, evolve
+from vollmond.engine.core import (
+    Audience,
+    Event,
+    Json,
+    Result,
+    Rng,
+    Timer,
+    builder,
+    evolve,
+    overwrite,
+)
 
 S = TypeVar("S")
 C = TypeVar("C")
+
+# Made on every command: built field by field, without `__init__` (core.builder).
+_event = builder(Event)
+_timer = builder(Timer)
+_result = builder(Result)
 
 
 class Tx(Generic[S, C]):
@@ -42,8 +57,7 @@ class Tx(Generic[S, C]):
         the first change keeps the old value (the state handed in), after it the draft."""
         state = self.state
         if state is self._draft:
-            for name, value in fields.items():
-                object.__setattr__(state, name, value)
+            overwrite(state, fields)
         else:
             self.state = self._draft = evolve(state, **fields)
 
@@ -54,12 +68,12 @@ class Tx(Generic[S, C]):
         self.change(players=tuple(players))
 
     def emit(self, code: str, audience: Audience, **params: Json) -> None:
-        self.events.append(Event(code, audience, params))
+        self.events.append(_event(code, audience, params))
 
     def after(self, delay_s: float, command: C) -> None:
-        self.timers.append(Timer(delay_s, command))
+        self.timers.append(_timer(delay_s, command))
 
     def result(self) -> Result[S, C]:
         """What the command did: the new state (frozen from here on), its events and timers."""
         self._draft = None
-        return Result(self.state, tuple(self.events), tuple(self.timers))
+        return _result(self.state, tuple(self.events), tuple(self.timers))

@@ -3,9 +3,10 @@
 A rule set brings its own bots (`RuleSet.bots`); channels and the simulator reach this one only
 through the protocol.
 
-It decides from the legal candidates of its own seat only, so it never learns more than its
-seat may know. It picks a kind of action first, then a valid target through the group's cheap
-filter (legal.py), so it does not have to validate every possible command at every step.
+It decides from the legal commands of its own seat only, so it never learns more than its
+seat may know. It picks the kinds of action it wants first, and only then asks for their
+legal commands (legal.py), so it does not have to validate every possible command at every
+step.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from vollmond.engine.kit.draws import shuffle
+from vollmond.engine.kit.draws import below
 from vollmond.engine.standard.commands import Command
-from vollmond.engine.standard.legal import command_groups
+from vollmond.engine.standard.legal import GroupKind, SeatMenu, seat_menu
 from vollmond.engine.standard.state import GameState
 
 _DEFAULT_KEENNESS: Mapping[str, float] = MappingProxyType(
@@ -45,36 +46,64 @@ class Temperament:
         return self.keenness.get(kind, self.ability)
 
 
+DEFAULT_TEMPERAMENT = Temperament()
+
+Keen = tuple[tuple[float, GroupKind], ...]
+"""A menu's kinds, each with how keen a temperament is on it."""
+
+KEEN_TEMPERAMENTS = 64
+_KEEN: dict[int, tuple[Temperament, dict[SeatMenu, Keen]]] = {}
+
+
+def _keen_on(temperament: Temperament) -> dict[SeatMenu, Keen]:
+    """The menus (legal.py `seat_menu`, kept there) with this temperament's keenness, shared
+    by every bot of the temperament (by identity: held here, so an id stays its own)."""
+    hit = _KEEN.get(id(temperament))
+    if hit is None:
+        if len(_KEEN) >= KEEN_TEMPERAMENTS:
+            # Tests make many; bots made already keep their tables. One step, so a bot game
+            # in another thread (balance preview) never sees it half done.
+            _KEEN.clear()
+        hit = _KEEN[id(temperament)] = (temperament, {})
+    return hit[1]
+
+
 class RandomBot:
-    __slots__ = ("keenness", "rng", "seat", "temperament")
+    __slots__ = ("_keen", "rng", "seat", "temperament")
 
     def __init__(
         self, seat: int, rng: random.Random, temperament: Temperament | None = None
     ) -> None:
         self.seat = seat
         self.rng = rng
-        self.temperament = temperament or Temperament()
-        self.keenness = self.temperament.for_kind
+        self.temperament = temperament or DEFAULT_TEMPERAMENT
+        self._keen = _keen_on(self.temperament)
 
     def choose(self, state: GameState) -> Command | None:
         """One command to give now, or None to wait for the phase to move on.
 
-        The draws are the same in number and order whatever the speed-ups (golden games and
-        replays hold them fixed): a list of one or none is not shuffled, which draws nothing
-        anyway, and `shuffle` is `random.Random.shuffle`'s draws, inlined."""
-        rng = self.rng
-        groups = command_groups(state, self.seat)
-        if len(groups) > 1:
-            shuffle(rng, groups)
-        draw, keenness = rng.random, self.keenness
-        for group in groups:
-            if draw() >= keenness(group.kind):
-                continue
-            candidates = group.candidates()
-            if len(candidates) > 1:
-                shuffle(rng, candidates)
-            allowed = group.allowed
-            for command in candidates:
-                if allowed(command):
-                    return command
+        Each kind of action on the seat's menu is wanted with the temperament's keenness
+        (one draw per kind, none for a keenness of 0 or 1); of the kinds wanted, one is taken
+        at random, and of its legal commands one at random; a kind with none is dropped and
+        another wanted kind taken. That is the choice of shuffling the kinds, wanting each in
+        turn and taking the first with a legal command (each wanted kind with something to
+        do is equally likely to come first), but only the wanted kinds' groups are made, and
+        a group draws its command from the menus shared per state or, for an ability, tries
+        random targets until one is allowed (legal.py `draw`)."""
+        menu = seat_menu(state, self.seat)
+        kinds = self._keen.get(menu)
+        if kinds is None:
+            keenness = self.temperament.for_kind
+            kinds = self._keen[menu] = tuple((keenness(k.kind), k) for k in menu.kinds)
+        draw = self.rng.random
+        wanted = [kind for p, kind in kinds if p >= 1.0 or (p > 0.0 and draw() < p)]
+        if not wanted:
+            return None
+        player = state.players[self.seat - 1]
+        while wanted:
+            chosen = wanted.pop(below(self.rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
+            group = chosen.make(state, player)
+            command = None if group is None else group.draw(self.rng)
+            if command is not None:
+                return command
         return None

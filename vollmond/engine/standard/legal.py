@@ -12,9 +12,13 @@ offer something the rules would refuse.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 from vollmond.engine.core import Json
+from vollmond.engine.kit.draws import below, pick
 from vollmond.engine.standard.abilities.base import Ability
 from vollmond.engine.standard.calls import DAY_CALL_PHASES
 from vollmond.engine.standard.commands import (
@@ -36,6 +40,7 @@ from vollmond.engine.standard.properties import (
     in_night_room,
     spec_of,
 )
+from vollmond.engine.standard.roles.base import RoleSpec
 from vollmond.engine.standard.rules import check_seated, needs_living_actor
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase
@@ -68,6 +73,11 @@ class CommandGroup:
         legal = self.legal()
         return legal, [describe(cmd) for cmd in legal]
 
+    def draw(self, rng: random.Random) -> Command | None:
+        """One of `legal`, each equally likely (None if there is none): for bots."""
+        legal = self.legal()
+        return pick(rng, legal) if legal else None
+
 
 class _AbilityGroup(CommandGroup):
     """A role's ability whose `available` passed: only the target is left to check (what
@@ -98,6 +108,39 @@ class _AbilityGroup(CommandGroup):
         if not state.has_seat(target):
             return False
         return ability.check_target(state, player, target) is None
+
+    def draw(self, rng: random.Random) -> Command | None:
+        """A random candidate until one is allowed, each tried at most once: each allowed
+        candidate is as likely as with `legal`, but a target is usually found after a try
+        or two instead of checking all."""
+        player, ability, state = self._player, self._ability, self._state
+        if not player.alive or spec_of(player).ability(ability.kind) is not ability:
+            return None
+        left = list(ability.candidates(state, player))
+        while left:
+            index = below(rng, len(left))
+            target = left[index]
+            if target is None:
+                if ability.allows_nobody:
+                    return UseAbility(player.seat, ability.kind, None)
+            elif state.has_seat(target) and ability.check_target(state, player, target) is None:
+                return UseAbility(player.seat, ability.kind, target)
+            left[index] = left[-1]
+            left.pop()
+        return None
+
+    def legal(self) -> Sequence[Command]:
+        """`allowed` on every candidate, with its questions about the actor asked once."""
+        player, ability, state = self._player, self._ability, self._state
+        if not player.alive or spec_of(player).ability(ability.kind) is not ability:
+            return []
+        seat, kind, check_target = player.seat, ability.kind, ability.check_target
+        return [
+            UseAbility(seat, kind, target)
+            for target in ability.candidates(state, player)
+            if (ability.allows_nobody if target is None else state.has_seat(target))
+            and (target is None or check_target(state, player, target) is None)
+        ]
 
 
 class _RuleGroup(CommandGroup):
@@ -130,7 +173,33 @@ class _RuleGroup(CommandGroup):
         return check_seated(self._state, command) is None
 
 
-class _NominateGroup(_RuleGroup):
+Rows = tuple[list[Command], list[Json]]
+Picker = Callable[[Sequence[Any]], Sequence[Any]]
+
+
+class _MenuGroup(_RuleGroup):
+    """A long group (nominate, call, vote) whose legal commands are a selection of the
+    actor's interned rows (menus.py) by targets worked out once per state: `_menu` gives the
+    rows and the selection, or None when the actor may not give this kind of command now."""
+
+    __slots__ = ()
+
+    def _menu(self) -> tuple[Rows, Picker] | None:
+        raise NotImplementedError
+
+    def legal(self) -> Sequence[Command]:
+        menu = self._menu()
+        return () if menu is None else menu[1](menu[0][0])
+
+    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+        menu = self._menu()
+        if menu is None:
+            return (), ()
+        (commands, described), select = menu
+        return select(commands), select(described)
+
+
+class _NominateGroup(_MenuGroup):
     """Nominations by day (D2): any living seat nobody has nominated yet, but oneself, if
     the actor lives and has not nominated today — what `check_nominate` asks, with the
     target's part answered once per state for every seat (menus.py)."""
@@ -140,21 +209,17 @@ class _NominateGroup(_RuleGroup):
     def __init__(self, state: GameState, player: Player) -> None:
         super().__init__("nominate", state, player, _nominate, range(1, len(state.players) + 1))
 
-    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+    def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         day = state.today()
         seat = player.seat
         if not player.alive or seat in day.nominations or (seat, NOMINATE) in day.used:
-            return (), ()
-        commands, described = _NOMINATIONS.rows(seat, len(state.players))
+            return None
         nominable = shared_targets(state).nominable
-        return nominable.pick(commands, seat), nominable.pick(described, seat)
-
-    def legal(self) -> Sequence[Command]:
-        return self.legal_described()[0]
+        return _NOMINATIONS.rows(seat, len(state.players)), partial(nominable.pick, without=seat)
 
 
-class _CallGroup(_RuleGroup):
+class _CallGroup(_MenuGroup):
     """Calls to place (C1-C9) for a seat not in a call: any other living seat if the
     actor may call at all now, else (at night) only a partner (twin, lover) — what
     `check_place` asks, with the living seats worked out once per state (menus.py)."""
@@ -164,53 +229,52 @@ class _CallGroup(_RuleGroup):
     def __init__(self, state: GameState, player: Player) -> None:
         super().__init__("call", state, player, _place_call, range(1, len(state.players) + 1))
 
-    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+    def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         if not player.alive:
-            return (), ()
+            return None
         seat, settings = player.seat, state.options.calls
-        commands, described = _CALLS.rows(seat, len(state.players))
+        rows = _CALLS.rows(seat, len(state.players))
         if state.phase in DAY_CALL_PHASES:
             if not (settings.enabled and settings.by_day):
-                return (), ()
+                return None
         elif state.phase is not Phase.NIGHT:
-            return (), ()
+            return None
         elif not (
             settings.enabled
             and (settings.evil_may_call or not in_night_room(player))
             and state.calls_placed.get(seat, 0) < settings.per_night
         ):
             partners = [t for t in _partners(state, player) if state.player(t).alive]
-            return [commands[t] for t in partners], [described[t] for t in partners]
-        living = shared_targets(state).living
-        return living.pick(commands, seat), living.pick(described, seat)
-
-    def legal(self) -> Sequence[Command]:
-        return self.legal_described()[0]
+            return rows, partial(_select, partners)
+        return rows, partial(shared_targets(state).living.pick, without=seat)
 
 
-class _VoteGroup(_RuleGroup):
+def _select(targets: list[int], rows: Sequence[Any]) -> list[Any]:
+    return [rows[t] for t in targets]
+
+
+class _VoteGroup(_MenuGroup):
     """The evening vote (D3): abstain or any nominee, if the actor lives, has not voted and
     has not given the vote away (S15) — what `check_vote` asks; the ballot is worked out
     once per state (menus.py)."""
 
     __slots__ = ()
 
-    def __init__(self, state: GameState, player: Player, nominees: tuple[int, ...]) -> None:
-        super().__init__("vote", state, player, _vote, (None, *nominees))
+    def __init__(self, state: GameState, player: Player) -> None:
+        super().__init__("vote", state, player, _vote, ())
 
-    def legal_described(self) -> tuple[Sequence[Command], Sequence[Json]]:
+    def candidates(self) -> list[Command]:
+        seat = self._player.seat
+        return [_vote(seat, target) for target in (None, *self._state.today().nominees)]
+
+    def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         day = state.today()
         seat = player.seat
         if not player.alive or seat in day.transfers or seat in day.votes:
-            return (), ()
-        commands, described = _VOTES.rows(seat, len(state.players))
-        ballot = shared_targets(state).ballot
-        return ballot.pick(commands), ballot.pick(described)
-
-    def legal(self) -> Sequence[Command]:
-        return self.legal_described()[0]
+            return None
+        return _VOTES.rows(seat, len(state.players)), shared_targets(state).ballot.pick
 
 
 def _partners(state: GameState, player: Player) -> list[int]:
@@ -256,27 +320,110 @@ _ONCE: tuple[int | None] = (None,)
 _YES_NO: tuple[int, int] = (1, 0)
 
 
+class GroupKind:
+    """A kind of action a seat may have in some phase, its command's type, and how to make
+    its group now: the maker gives None when the group does not exist in this state (an
+    ability whose `available` refuses, a vote without a day)."""
+
+    __slots__ = ("command", "kind", "make")
+
+    def __init__(
+        self,
+        kind: str,
+        command: type,
+        make: Callable[[GameState, Player], CommandGroup | None],
+    ) -> None:
+        self.kind = kind
+        self.command = command
+        self.make = make
+
+
+class SeatMenu:
+    """The kinds of action a seat of one role has in one phase, in or out of a call, alive
+    or out of the game, in group order: the same for every state with those, so it is made
+    once and shared (`seat_menu`). Bots draw their keenness per kind on it and make only the
+    groups they want (bots.py)."""
+
+    __slots__ = ("kinds",)
+
+    def __init__(self, kinds: tuple[GroupKind, ...]) -> None:
+        self.kinds = kinds
+
+
+def _ability_kind(ability: Ability) -> GroupKind:
+    def make(state: GameState, player: Player) -> CommandGroup | None:
+        if ability.available(state, player) is not None:
+            return None
+        return _AbilityGroup(state, player, ability)
+
+    return GroupKind(ability.kind.value, UseAbility, make)
+
+
+def _vote_group(state: GameState, player: Player) -> CommandGroup | None:
+    return None if state.day is None else _VoteGroup(state, player)
+
+
+def _rule_kind(
+    kind: str,
+    command: type,
+    make: Callable[[int, int | None], Command],
+    targets: Sequence[int | None],
+) -> GroupKind:
+    def group(state: GameState, player: Player) -> CommandGroup:
+        return _RuleGroup(kind, state, player, make, targets)
+
+    return GroupKind(kind, command, group)
+
+
+_NOMINATE_KIND = GroupKind("nominate", Nominate, _NominateGroup)
+_VOTE_KIND = GroupKind("vote", Vote, _vote_group)
+_CALL_KIND = GroupKind("call", PlaceCall, _CallGroup)
+_INTERJECT_KIND = _rule_kind("interject", Interject, _interject, _ONCE)
+_IN_CALL_KINDS = (
+    _rule_kind("answer", AnswerCall, _answer, _YES_NO),
+    _rule_kind("hang_up", HangUp, _hang_up, _ONCE),
+    _rule_kind("toggle", ToggleCallMode, _toggle, _ONCE),
+)
+_MENUS: dict[tuple[int, Phase, bool, bool], tuple[RoleSpec, SeatMenu]] = {}
+_NO_MENU = SeatMenu(())
+
+
+def _make_menu(spec: RoleSpec, phase: Phase, in_call: bool, alive: bool) -> SeatMenu:
+    # Outside its `phases` an ability is never available (Ability.available): left out.
+    kinds = [_ability_kind(ability) for ability in spec.abilities if phase in ability.phases]
+    if phase is Phase.DAY:
+        kinds.append(_NOMINATE_KIND)
+    if phase is Phase.VOTE:
+        kinds.append(_VOTE_KIND)
+    kinds.append(_INTERJECT_KIND)
+    kinds += _IN_CALL_KINDS if in_call else (_CALL_KIND,)
+    if not alive:  # the skeleton refuses the rest to a seat out of the game
+        kinds = [kind for kind in kinds if not needs_living_actor(kind.command)]
+    menu = SeatMenu(tuple(kinds))
+    _MENUS[(id(spec), phase, in_call, alive)] = (spec, menu)  # held: its id stays its own
+    return menu
+
+
+def seat_menu(state: GameState, seat: int) -> SeatMenu:
+    """The kinds of action this seat may have now (none once the game is over): what
+    `command_groups` makes groups of. Kept per (role spec, phase, call status, alive), the
+    spec by identity (a constant of the rule set, held by the cache)."""
+    phase, players = state.phase, state.players
+    if phase is Phase.OVER or not 1 <= seat <= len(players):
+        return _NO_MENU
+    player = players[seat - 1]
+    spec, alive = player.spec, player.alive
+    in_call = bool(state.calls) and state.call_of(seat) is not None
+    hit = _MENUS.get((id(spec), phase, in_call, alive))
+    return hit[1] if hit is not None else _make_menu(spec, phase, in_call, alive)
+
+
 def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
-    if state.phase is Phase.OVER or not state.has_seat(seat):
+    kinds = seat_menu(state, seat).kinds
+    if not kinds:
         return []
     player = state.player(seat)
-    groups: list[CommandGroup] = [
-        _AbilityGroup(state, player, ability)
-        for ability in spec_of(player).abilities
-        if ability.available(state, player) is None
-    ]
-    if state.phase is Phase.DAY:
-        groups.append(_NominateGroup(state, player))
-    if state.phase is Phase.VOTE and state.day is not None:
-        groups.append(_VoteGroup(state, player, state.day.nominees))
-    groups.append(_RuleGroup("interject", state, player, _interject, _ONCE))
-    if state.call_of(seat) is None:
-        groups.append(_CallGroup(state, player))
-    else:
-        groups.append(_RuleGroup("answer", state, player, _answer, _YES_NO))
-        groups.append(_RuleGroup("hang_up", state, player, _hang_up, _ONCE))
-        groups.append(_RuleGroup("toggle", state, player, _toggle, _ONCE))
-    return groups
+    return [group for kind in kinds if (group := kind.make(state, player)) is not None]
 
 
 def legal_actions(state: GameState, seat: int) -> list[Command]:

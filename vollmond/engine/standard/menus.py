@@ -9,14 +9,12 @@ target, so a seat's menu is a selection of existing objects, not N new ones per 
 
 from __future__ import annotations
 
-import contextlib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from vollmond.engine.core import Json
+from vollmond.engine.kit.kept import MISSING, Kept
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.state import GameState
 
@@ -55,38 +53,53 @@ class Targets:
         return tuple(picked[:index]) + tuple(picked[index + 1 :])
 
 
-@dataclass(frozen=True, slots=True)
 class SharedTargets:
     """Per state: the living seats (calls), the living seats nobody has nominated yet, and
-    the ballot (0 for abstaining, then the nominees)."""
+    the ballot (0 for abstaining, then the nominees). Each is worked out when first asked:
+    a state shows only some of them (nominations by day, the ballot at the vote), and a bot
+    game asks them of a new state after nearly every command."""
 
-    living: Targets
-    nominable: Targets
-    ballot: Targets
+    __slots__ = ("_ballot", "_living", "_nominable", "_state")
+
+    def __init__(self, state: GameState) -> None:
+        self._state = state
+        self._living: Targets | None = None
+        self._nominable: Targets | None = None
+        self._ballot: Targets | None = None
+
+    @property
+    def living(self) -> Targets:
+        if self._living is None:
+            self._living = Targets(tuple(p.seat for p in self._state.players if p.alive))
+        return self._living
+
+    @property
+    def nominable(self) -> Targets:
+        if self._nominable is None:
+            day = self._state.day
+            nominees = day.nominees if day is not None else ()
+            seats = tuple(seat for seat in self.living.seats if seat not in nominees)
+            self._nominable = Targets(seats)
+        return self._nominable
+
+    @property
+    def ballot(self) -> Targets:
+        if self._ballot is None:
+            day = self._state.day
+            self._ballot = Targets((0, *day.nominees) if day is not None else (0,))
+        return self._ballot
 
 
 SHARED_STATES = 64
-_by_state: OrderedDict[int, tuple[GameState, SharedTargets]] = OrderedDict()
+_by_state: Kept[GameState, SharedTargets] = Kept(SHARED_STATES)
 
 
 def shared_targets(state: GameState) -> SharedTargets:
     """Kept by the state's identity, like the view's shared part (view.py, `_shared`)."""
-    key = id(state)
-    hit = _by_state.get(key)
-    if hit is not None and hit[0] is state:
-        return hit[1]
-    living = tuple(p.seat for p in state.players if p.alive)
-    nominees = state.day.nominees if state.day is not None else ()
-    shared = SharedTargets(
-        living=Targets(living),
-        nominable=Targets(tuple(seat for seat in living if seat not in nominees)),
-        ballot=Targets((0, *nominees)),
-    )
-    _by_state[key] = (state, shared)
-    if len(_by_state) > SHARED_STATES:
-        with contextlib.suppress(KeyError):  # another thread may have taken it (bot games)
-            _by_state.popitem(last=False)
-    return shared
+    hit = _by_state.get(state)
+    if hit is not MISSING:
+        return hit
+    return _by_state.put(state, SharedTargets(state))
 
 
 class Interned:

@@ -76,9 +76,6 @@ def play_game(
                 awake.update(event.audience.seats)
         return True
 
-    def moved(since: int) -> bool:
-        return state.phase_seq != since
-
     while not _is_over(state) and (max_commands is None or len(game.commands) < max_commands):
         phase_seq = state.phase_seq
         awake.clear()
@@ -90,11 +87,11 @@ def play_game(
                 command = bots[seat - 1].choose(state)
                 if command is None or not send(command):
                     awake.discard(seat)
-                if moved(phase_seq):
+                if state.phase_seq != phase_seq:  # the phase moved on
                     break
-            if moved(phase_seq):
+            if state.phase_seq != phase_seq:
                 break
-        if not moved(phase_seq):
+        if state.phase_seq == phase_seq:
             _fire_timers(pending, send, state.phase_seq)
     game.state = state
     return game

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections import OrderedDict
-
 from vollmond.engine.core import Audience
+from vollmond.engine.kit.kept import MISSING, Kept
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.properties import has_trait, on_team
 from vollmond.engine.standard.state import GameState, Outcome, Player
@@ -13,7 +11,7 @@ from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import Phase, Side, Team, Trait
 
 DECIDED_KEPT = 256
-_decided: OrderedDict[int, tuple[tuple[Player, ...], Outcome | None]] = OrderedDict()
+_decided: Kept[tuple[Player, ...], Outcome | None] = Kept(DECIDED_KEPT)
 
 
 def decide(state: GameState) -> Outcome | None:
@@ -23,16 +21,10 @@ def decide(state: GameState) -> Outcome | None:
     nominations, calls) leave the players' tuple as it was: the answer is kept by the tuple's
     identity (the entry holds the tuple, so its id cannot be reused while kept)."""
     players = state.players
-    hit = _decided.get(id(players))
-    if hit is not None and hit[0] is players:
-        return hit[1]
-    outcome = _decide(players)
-    _decided[id(players)] = (players, outcome)
-    if len(_decided) > DECIDED_KEPT:
-        # Bot games may run in worker threads (balance preview): another may have evicted it.
-        with contextlib.suppress(KeyError):
-            _decided.popitem(last=False)
-    return outcome
+    hit = _decided.get(players)
+    if hit is not MISSING:
+        return hit
+    return _decided.put(players, _decide(players))
 
 
 def _decide(players: tuple[Player, ...]) -> Outcome | None:

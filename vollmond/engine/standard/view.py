@@ -5,14 +5,13 @@ Channels never filter secrets themselves; if it is not in `view`, they cannot le
 
 from __future__ import annotations
 
-import contextlib
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from vollmond.engine.core import Json, Viewer, ViewerKind, evolve
 from vollmond.engine.kit import view as kit_view
+from vollmond.engine.kit.kept import MISSING, Kept
 from vollmond.engine.standard.chat import hears_market_quietly, is_on_market
 from vollmond.engine.standard.commands import Command
 from vollmond.engine.standard.legal import legal_menu
@@ -514,17 +513,14 @@ class _Shared:
 SHARED_STATES = 64
 """States whose shared part is kept: a fan-out asks for every seat of one state, and several
 games' fan-outs may interleave."""
-_shared_parts: OrderedDict[int, tuple[GameState, _Shared]] = OrderedDict()
+_shared_parts: Kept[GameState, _Shared] = Kept(SHARED_STATES)
 
 
 def _shared(state: GameState) -> _Shared:
-    """The shared part of `state`'s views. Kept by the state's identity (states are immutable
-    values once `apply` returned them), first in, first out; the entry holds the state, so its
-    id cannot be taken by another object while cached."""
-    key = id(state)
-    hit = _shared_parts.get(key)
-    if hit is not None and hit[0] is state:
-        return hit[1]
+    """The shared part of `state`'s views, kept by the state's identity (kit/kept.py)."""
+    hit = _shared_parts.get(state)
+    if hit is not MISSING:
+        return hit
     outcome = state.outcome
     shared = _Shared(
         seats=_public_seats(state),
@@ -533,13 +529,7 @@ def _shared(state: GameState) -> _Shared:
         if outcome is None
         else OutcomeView(outcome.sides, tuple(sorted(outcome.winners))),
     )
-    _shared_parts[key] = (state, shared)
-    if len(_shared_parts) > SHARED_STATES:
-        # The oldest goes (a fan-out follows its state at once). Bot games may run in a
-        # worker thread (balance preview): another thread may have taken it already.
-        with contextlib.suppress(KeyError):
-            _shared_parts.popitem(last=False)
-    return shared
+    return _shared_parts.put(state, shared)
 
 
 def project(state: GameState, viewer: Viewer) -> StandardView:

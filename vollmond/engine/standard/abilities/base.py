@@ -45,7 +45,8 @@ class Ability:
         return state
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
-        """Whether the ability can be used now at all, whatever the target."""
+        """Whether the ability can be used now at all, whatever the target. Never outside
+        `phases`: the seats' menus leave it out there without asking (legal.py)."""
         if state.phase not in self.phases:
             return reject(Rej.WRONG_PHASE)
         if state.phase is Phase.NIGHT:
