@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -49,6 +50,24 @@ class Endpoint(Protocol):
 
     @property
     def ws_url(self) -> str: ...
+
+
+def free_ports(count: int, kind: int = socket.SOCK_STREAM) -> int:
+    """A base port with `count` free ports of socket type `kind` from it (the workers' own
+    ports of `--worker-port-base`, their SIP ports of `--sip-port`)."""
+    while True:
+        with socket.socket(socket.AF_INET, kind) as probe:
+            probe.bind(("127.0.0.1", 0))
+            base: int = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for port in range(base, base + count):
+                with socket.socket(socket.AF_INET, kind) as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
 
 
 @dataclass(frozen=True)

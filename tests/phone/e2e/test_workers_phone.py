@@ -35,6 +35,7 @@ from tests.service.process import (
     Player,
     ServerProcess,
     WorkerPort,
+    free_ports,
     json_lines,
 )
 from vollmond.phone.media import Int16Array
@@ -46,23 +47,6 @@ NIGHT_S = 12.0
 TONES = {"anna": 2300.0, "bert": 2900.0}  # above most of the narration's voiced energy
 HEARD = 800.0  # the other's 6000-amplitude tone, even ducked under a prompt (0.3): ~1800
 QUIET = 300.0  # at night: what the narration's speech leaves at a tone's frequency (< 60 seen)
-
-
-def _free_ports(count: int, kind: int) -> int:
-    """A base port with `count` free ports of socket type `kind` from it."""
-    while True:
-        with socket.socket(socket.AF_INET, kind) as probe:
-            probe.bind(("127.0.0.1", 0))
-            base: int = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for port in range(base, base + count):
-                with socket.socket(socket.AF_INET, kind) as sock:
-                    sock.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
 
 
 async def _join_by_keys(phone: Phone, sip_port: int, code: str) -> None:
@@ -108,8 +92,8 @@ async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
     tmp_path: Path,
 ) -> None:
     need("baresip", "espeak-ng", "sox")
-    web = _free_ports(WORKERS, socket.SOCK_STREAM)
-    sip = _free_ports(WORKERS, socket.SOCK_DGRAM)
+    web = free_ports(WORKERS, socket.SOCK_STREAM)
+    sip = free_ports(WORKERS, socket.SOCK_DGRAM)
     workers = [WorkerPort(web + i) for i in range(WORKERS)]
     server = ServerProcess(
         tmp_path / "data",

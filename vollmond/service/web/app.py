@@ -550,6 +550,7 @@ async def _start_channels(
     the channels besides the web (the telephone), whose SIP counters `/metrics` shows."""
     rooms = VoiceRooms(hub, hub.notices)
     rooms.relay = await hub.start_voice_relay(rooms)  # workers and nodes: see voice/relay.py
+    rooms.followed = hub.followed_games  # a relayed browser peer's place: the mirror's state
     app.state.voice = BrowserVoice(rooms, settings.voice)  # the sockets, tests, benchmark
     phone = await channels.start(hub, settings, enforcer, rooms)
     app.state.phone = phone  # None when settings.sip_port is 0 or there is no telephone
