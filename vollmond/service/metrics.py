@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollecto
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from vollmond.service.shards.group_metrics import GroupMetrics
 from vollmond.service.shards.stats import NodeStats
 from vollmond.voice.relay import RelayStats
 
@@ -193,6 +194,13 @@ class Metrics:
         self.registry.register(self._sip)
         self._node = _NodeCollector()
         self.registry.register(self._node)
+        self._games: Callable[[], int] | None = None
+        #: Where several workers answer one port: every worker's figures (the app's lifespan).
+        self.group: GroupMetrics | None = None
+
+    def watch_games(self, source: Callable[[], int]) -> None:
+        """Read the running games from `source` (the hub's `running_games`) at each render."""
+        self._games = source
 
     def watch_node(self, source: NodeStatsSource | None) -> None:
         """Report this node's games and leases from `source` at each scrape (the hub's
@@ -204,4 +212,13 @@ class Metrics:
         self._sip.source = source
 
     def render(self) -> bytes:
+        """This process's figures."""
+        if self._games is not None:
+            self.games_running.set(self._games())
         return generate_latest(self.registry)
+
+    async def scrape(self) -> bytes:
+        """What `/metrics` answers: this process's figures, or every worker's (`group`)."""
+        if self.group is not None:
+            return await self.group.render()
+        return self.render()
