@@ -319,6 +319,22 @@ class Player:
             self.ws = None
 
 
+def workers_server(
+    data_dir: Path, workers: int, **options: Any
+) -> tuple[ServerProcess, list[WorkerPort]]:
+    """`vollmond serve --workers N` (not yet started) with worker i also alone on a port of
+    its own, so a test decides which worker each client reaches; `options` as ServerProcess
+    takes them (database, SIP port, config)."""
+    base = free_ports(workers)
+    server = ServerProcess(
+        data_dir,
+        extra_args=["--workers", str(workers), "--worker-port-base", str(base)],
+        start_timeout_s=120.0,
+        **options,
+    )
+    return server, [WorkerPort(base + i) for i in range(workers)]
+
+
 def json_lines(text: str) -> list[dict[str, Any]]:
     """The structured entries of a server's log (`log_text`): one JSON object a line; the
     other lines (uvicorn's own, a traceback's) are left out."""

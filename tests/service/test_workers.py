@@ -26,9 +26,8 @@ from .process import (
     Endpoint,
     Player,
     ServerProcess,
-    WorkerPort,
     assert_each_seat_saw_its_log,
-    free_ports,
+    workers_server,
 )
 
 WORKERS = 2
@@ -146,14 +145,11 @@ async def test_players_on_two_workers_share_one_game(
     tmp_path: Path, database: tuple[str, str | None]
 ) -> None:
     backend, schema = database
-    base = free_ports(WORKERS)
-    workers = [WorkerPort(base + i) for i in range(WORKERS)]
-    server = ServerProcess(
+    server, workers = workers_server(
         tmp_path / "data",
+        WORKERS,
         database_url=POSTGRES_URL if backend == "postgresql" else None,
         schema=schema,
-        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(base)],
-        start_timeout_s=120.0,
     )
     try:
         await server.start(ready=workers)

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from .process import Browser, ServerProcess, WorkerPort, free_ports
+from .process import Browser, WorkerPort, workers_server
 from .support import PASSWORD
 
 WORKERS = 2
@@ -38,16 +38,9 @@ ws_connections_per_address = {SOCKETS}
 
 @pytest.fixture
 async def workers(tmp_path: Path) -> AsyncIterator[list[WorkerPort]]:
-    base = free_ports(WORKERS)
-    ports = [WorkerPort(base + i) for i in range(WORKERS)]
     config = tmp_path / "vollmond.toml"
     config.write_text(CONFIG)
-    server = ServerProcess(
-        tmp_path / "data",
-        config=config,
-        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(base)],
-        start_timeout_s=120.0,
-    )
+    server, ports = workers_server(tmp_path / "data", WORKERS, config=config)
     try:
         await server.start(ready=ports)
         yield ports

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.phone.e2e.support import level_at
-from tests.service.process import Browser, ServerProcess, WorkerPort, free_ports, json_lines
+from tests.service.process import Browser, json_lines, workers_server
 from tests.voice.client import VoiceClient, listen_on, open_voice
 from tests.voice.test_browser_voice import HEARD, SILENT, flowing_level
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -46,13 +46,7 @@ def _statuses(client: VoiceClient) -> list[dict[str, Any]]:
 @pytest.mark.slow
 @pytest.mark.rule("X5", "D2")
 async def test_browsers_on_two_workers_hear_each_other_through_the_owner(tmp_path: Path) -> None:
-    base = free_ports(WORKERS)
-    workers = [WorkerPort(base + i) for i in range(WORKERS)]
-    server = ServerProcess(
-        tmp_path / "data",
-        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(base)],
-        start_timeout_s=120.0,
-    )
+    server, workers = workers_server(tmp_path / "data", WORKERS)
     browsers = [Browser(workers[i % WORKERS]) for i in range(4)]
     clients: list[VoiceClient] = []
     try:

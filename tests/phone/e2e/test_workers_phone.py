@@ -33,10 +33,9 @@ from tests.service.process import (
     Browser,
     Endpoint,
     Player,
-    ServerProcess,
-    WorkerPort,
     free_ports,
     json_lines,
+    workers_server,
 )
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import phone_code
@@ -92,15 +91,8 @@ async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
     tmp_path: Path,
 ) -> None:
     need("baresip", "espeak-ng", "sox")
-    web = free_ports(WORKERS, socket.SOCK_STREAM)
     sip = free_ports(WORKERS, socket.SOCK_DGRAM)
-    workers = [WorkerPort(web + i) for i in range(WORKERS)]
-    server = ServerProcess(
-        tmp_path / "data",
-        sip_port=sip,
-        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(web)],
-        start_timeout_s=120.0,
-    )
+    server, workers = workers_server(tmp_path / "data", WORKERS, sip_port=sip)
     try:
         await server.start(ready=workers)
         sip_ports = [sip + i for i in range(WORKERS)]

@@ -17,7 +17,6 @@ targets and answer for themselves (`vollmond.nodes`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Iterator, Mapping
 
 import structlog
@@ -26,7 +25,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
-from vollmond.service.shards.transport import Message, NoRespondersError, Subscription, Transport
+from vollmond.service.shards.transport import Message, NoRespondersError, Served, Transport
 
 log = structlog.get_logger(__name__)
 
@@ -88,18 +87,13 @@ class GroupMetrics:
         self.nodes = nodes
         self.transport = transport
         self.render_here = render
-        self._subscription: Subscription | None = None
+        self.served = Served(transport, metrics_subject(node), self._on_request)
 
     async def start(self) -> None:
-        self._subscription = await self.transport.subscribe(
-            metrics_subject(self.node), self._on_request
-        )
+        await self.served.start()
 
     async def close(self) -> None:
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-            self._subscription = None
+        await self.served.close()
 
     def _on_request(self, message: Message) -> None:
         if message.reply is not None:

@@ -21,13 +21,12 @@ answers; the budget is then per process again until the owner is back.
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 
 import structlog
 
 from vollmond.service.shards.ownership import HashOwnership
-from vollmond.service.shards.transport import Message, NoRespondersError, Subscription, Transport
+from vollmond.service.shards.transport import Message, NoRespondersError, Served, Transport
 from vollmond.service.web.limits import LimitTable
 
 log = structlog.get_logger(__name__)
@@ -71,18 +70,13 @@ class SharedLimits:
         self.asked = 0  # questions sent to other processes
         self.unanswered = 0  # of those, counted here because the owner did not answer
         self._here: Counter[tuple[str, str]] = Counter()  # sockets counted here instead
-        self._subscription: Subscription | None = None
+        self.served = Served(transport, limits_subject(node), self._on_message)
 
     async def start(self) -> None:
-        self._subscription = await self.transport.subscribe(
-            limits_subject(self.node), self._on_message
-        )
+        await self.served.start()
 
     async def close(self) -> None:
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
-            self._subscription = None
+        await self.served.close()
 
     def _owner(self, limit: str, key: str) -> str:
         return self.ownership.owner_of(f"{limit}/{key}")
