@@ -25,6 +25,7 @@ from .process import Browser, WorkerPort, workers_server
 from .support import PASSWORD
 
 WORKERS = 2
+NAMES = ("w0", "w1")
 SIGNUPS = 3  # [policy] login_attempts_per_minute
 SOCKETS = 2  # [web] ws_connections_per_address
 CONFIG = f"""
@@ -92,18 +93,22 @@ async def test_one_address_meets_one_budget_on_all_workers(workers: list[WorkerP
 
 
 async def test_metrics_of_either_worker_answer_for_both(workers: list[WorkerPort]) -> None:
-    ws, answer = await _socket(workers[1])
+    sockets = [await _socket(worker) for worker in workers]  # one socket on each worker
     try:
-        assert answer["type"] == "pong"
+        assert [answer["type"] for _, answer in sockets] == ["pong", "pong"]
         async with httpx.AsyncClient(timeout=10) as http:
             for worker in workers:
                 text = (await http.get(worker.base_url + "/metrics")).text
-                for name in ("w0", "w1"):
+                for name in NAMES:
                     assert f'vollmond_worker_scraped{{worker="{name}"}} 1.0' in text
                     assert f'vollmond_games_running{{worker="{name}"}} 0.0' in text
                     assert f'process_resident_memory_bytes{{worker="{name}"}}' in text
-                assert 'vollmond_players_connected{worker="w0"} 0.0' in text
-                assert 'vollmond_players_connected{worker="w1"} 1.0' in text
+                    assert f'vollmond_players_connected{{worker="{name}"}} 1.0' in text
+                    assert f'vollmond_limits_unanswered_total{{worker="{name}"}} 0.0' in text
                 assert text.count("# TYPE vollmond_players_connected gauge") == 1
+                # The sockets' address is counted by one worker: the other asked it once.
+                asked = [f'vollmond_limits_asked_total{{worker="{n}"}} 1.0' in text for n in NAMES]
+                assert sorted(asked) == [False, True]
     finally:
-        await ws.close()
+        for ws, _ in sockets:
+            await ws.close()

@@ -170,6 +170,38 @@ class _NodeCollector(Collector):
             yield CounterMetricFamily(name, help_text, value=value)
 
 
+class LimitsStats(Protocol):
+    """The sharing of the web's limits between processes (`SharedLimits`)."""
+
+    @property
+    def asked(self) -> int: ...
+
+    @property
+    def unanswered(self) -> int: ...
+
+
+class _LimitsCollector(Collector):
+    """How often this process asked another about a limit's key, and how often it got no
+    answer and counted the key itself (docs/scaling.md, "Limits"). Nothing in one process."""
+
+    def __init__(self) -> None:
+        self.source: LimitsStats | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        if self.source is None:
+            return
+        yield CounterMetricFamily(
+            "vollmond_limits_asked",
+            "Limit checks asked of the process that counts the key",
+            value=self.source.asked,
+        )
+        yield CounterMetricFamily(
+            "vollmond_limits_unanswered",
+            "Limit checks the counting process did not answer (counted here instead)",
+            value=self.source.unanswered,
+        )
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -194,9 +226,15 @@ class Metrics:
         self.registry.register(self._sip)
         self._node = _NodeCollector()
         self.registry.register(self._node)
+        self._limits = _LimitsCollector()
+        self.registry.register(self._limits)
         self._games: Callable[[], int] | None = None
         #: Where several workers answer one port: every worker's figures (the app's lifespan).
         self.group: GroupMetrics | None = None
+
+    def watch_limits(self, source: LimitsStats | None) -> None:
+        """Report how the web's limits were shared with other processes (None: not shared)."""
+        self._limits.source = source
 
     def watch_games(self, source: Callable[[], int]) -> None:
         """Read the running games from `source` (the hub's `running_games`) at each render."""

@@ -580,6 +580,7 @@ async def _share(hub: Hub, limits: WebLimits, metrics: Metrics) -> None:
     `/metrics` answering for all the workers of the port (service/shards)."""
     metrics.watch_games(hub.running_games)
     limits.shared = await hub.share_limits(limits.table)
+    metrics.watch_limits(limits.shared)
     metrics.group = await hub.gather_metrics(metrics.render)
 
 
