@@ -253,6 +253,29 @@ async def test_a_line_sent_to_a_node_without_the_game_moves_to_its_owner(
         await close()
 
 
+async def test_an_owner_that_says_no_is_asked_again_only_after_a_while(
+    store: Sessions, bus: Connect
+) -> None:
+    """The lookup keeps naming a process without the game (it ended there, and the hash
+    still names it): the line asks it once per OWNER_CHECK_S, not at every tick."""
+    owners = Owners(["w2"])
+    _, _, _, landing, game, close = await _relay_pair(store, bus, owners)
+    try:
+        line = landing.link("call", game, 1)
+        started = time.monotonic()
+        moves = []
+        while time.monotonic() - started < 1.5:
+            line.push(1, voice(1))
+            line.pull()
+            moves.append((time.monotonic() - started, line.moves))
+            await asyncio.sleep(0.02)
+        assert max(m for t, m in moves if t < 0.9) == 1  # refused once, not asked again
+        assert line.moves == 2  # asked again after OWNER_CHECK_S, refused again
+        assert owners.forgotten == 2
+    finally:
+        await close()
+
+
 async def test_a_silent_owner_is_looked_up_again(store: Sessions, bus: Connect) -> None:
     owners = Owners(["w0"])
     _, _, hosting, landing, game, close = await _relay_pair(store, bus, owners)

@@ -287,6 +287,11 @@ class RelayedLine:
     waiting_since: float | None = None
     #: How often the line left an owner (moved, or looked for a silent or wrong one again).
     moves: int = 0
+    #: The process that last said the game does not run there, and until when it is not
+    #: asked again if the lookup still names it (an ended game whose page or call is still
+    #: open: its owner dropped it, the hash still names that owner).
+    refused_by: str | None = None
+    refused_until: float = 0.0
     #: The caller's frames received since the last tick (sent with the next one), and as whom.
     pending: list[bytes] = field(default_factory=list)
     speaker: int = 0
@@ -452,6 +457,8 @@ class VoiceRelay:
         if line.owner is None or now >= line.next_check:
             line.next_check = now + OWNER_CHECK_S
             owner = self.owner_of(line.game_id)
+            if owner is not None and owner == line.refused_by and now < line.refused_until:
+                owner = None  # it said no a moment ago: not 50 times a second
             if owner != line.owner:
                 self._moved(line, owner)
         if line.owner == self.node:  # the game runs here: the local room serves the line
@@ -480,6 +487,7 @@ class VoiceRelay:
         line.waiting_since = None
         if record.kind == NOT_OWNER:
             log.info("voice_owner_moved", game=line.game_id, was=node, node=self.node)
+            line.refused_by, line.refused_until = node, self.clock() + OWNER_CHECK_S
             self._lost_owner(line)
         elif record.kind == HEARD:
             line.heard.update(record.pcm)
