@@ -80,6 +80,7 @@ def sharded_hub_maker(spec: WorkerSpec) -> HubMaker:
         spec.node,
         spec.nodes,
         lambda: LocalTransport.connect(spec.bus_path, on_lost=stop_this_process),
+        group=True,
     )
 
 
@@ -88,9 +89,12 @@ def hub_maker(
     nodes: tuple[str, ...],
     connect: Callable[[], Awaitable[Transport]],
     ownership: Callable[[Sessions], Ownership] | None = None,
+    *,
+    group: bool = False,
 ) -> HubMaker:
     """A sharded hub for `node` among `nodes`, on the transport `connect` opens; ownership is
-    the rendezvous hash over `nodes` unless `ownership` makes another (the nodes' leases)."""
+    the rendezvous hash over `nodes` unless `ownership` makes another (the nodes' leases);
+    `group`: `nodes` are the workers of one port (their `/metrics` answered together)."""
 
     async def make(sessions: Sessions, settings: Settings, key: bytes) -> Hub:
         transport = await connect()
@@ -102,6 +106,7 @@ def hub_maker(
             transport=transport,
             invitation_key=key,
             karma=settings.karma,
+            group=nodes if group else (),
         )
         await hub.serve_calls()
         return hub

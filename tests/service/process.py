@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -49,6 +50,24 @@ class Endpoint(Protocol):
 
     @property
     def ws_url(self) -> str: ...
+
+
+def free_ports(count: int, kind: int = socket.SOCK_STREAM) -> int:
+    """A base port with `count` free ports of socket type `kind` from it (the workers' own
+    ports of `--worker-port-base`, their SIP ports of `--sip-port`)."""
+    while True:
+        with socket.socket(socket.AF_INET, kind) as probe:
+            probe.bind(("127.0.0.1", 0))
+            base: int = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for port in range(base, base + count):
+                with socket.socket(socket.AF_INET, kind) as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
 
 
 @dataclass(frozen=True)
@@ -298,6 +317,22 @@ class Player:
             with contextlib.suppress(Exception):
                 await self.ws.close()
             self.ws = None
+
+
+def workers_server(
+    data_dir: Path, workers: int, **options: Any
+) -> tuple[ServerProcess, list[WorkerPort]]:
+    """`vollmond serve --workers N` (not yet started) with worker i also alone on a port of
+    its own, so a test decides which worker each client reaches; `options` as ServerProcess
+    takes them (database, SIP port, config)."""
+    base = free_ports(workers)
+    server = ServerProcess(
+        data_dir,
+        extra_args=["--workers", str(workers), "--worker-port-base", str(base)],
+        start_timeout_s=120.0,
+        **options,
+    )
+    return server, [WorkerPort(base + i) for i in range(workers)]
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 from vollmond.voice.relay import (
     CATCH_UP_TICKS,
     DOWN,
+    HEARD,
     NOT_OWNER,
     UP,
     JitterBuffer,
@@ -143,17 +144,20 @@ async def _who_hears_whom(
     lines: dict[int, RelayedLine], rooms: VoiceRooms, game: str
 ) -> dict[tuple[int, int], bool]:
     """Each seat talks in turn; every remote line must hear it exactly when the owner's
-    routing table (the gain matrix of the game's room) routes it to that seat, at its gain."""
+    routing table (the gain matrix of the game's room) routes it to that seat, at its gain,
+    and is told that seat spoke exactly then (HEARD)."""
     audible: dict[tuple[int, int], bool] = {}
     for speaker in lines:
         heard = await talk(lines, speaker, 0.3)
         room = rooms.room_for(game)
         assert room is not None
         gains = room.mixer.gains
-        for listener in lines:
+        for listener, line in lines.items():
             should = bool(gains[listener - 1, speaker - 1] != 0.0)
             audible[(speaker, listener)] = should
             assert hears(heard[listener]) is should, (speaker, listener)
+            # What a relayed browser's speaking indicator is told: that seat, exactly then.
+            assert line.take_heard() == ({speaker} if should else set())
             if should:  # the seat's own level, at the table's gain
                 levels = {int(f[0]) for f in heard[listener] if f is not None and f.any()}
                 assert levels == {int(500 * speaker * float(gains[listener - 1, speaker - 1]))}
@@ -169,6 +173,8 @@ async def _drain(lines: dict[int, RelayedLine]) -> None:
         quiet = 0 if any(f is not None and f.any() for f in heard) else quiet + 1
         await asyncio.sleep(0.02)
     assert quiet == 3
+    for line in lines.values():
+        line.take_heard()  # the last talker's, heard while draining
 
 
 class Owners:
@@ -247,6 +253,29 @@ async def test_a_line_sent_to_a_node_without_the_game_moves_to_its_owner(
         await close()
 
 
+async def test_an_owner_that_says_no_is_asked_again_only_after_a_while(
+    store: Sessions, bus: Connect
+) -> None:
+    """The lookup keeps naming a process without the game (it ended there, and the hash
+    still names it): the line asks it once per OWNER_CHECK_S, not at every tick."""
+    owners = Owners(["w2"])
+    _, _, _, landing, game, close = await _relay_pair(store, bus, owners)
+    try:
+        line = landing.link("call", game, 1)
+        started = time.monotonic()
+        moves = []
+        while time.monotonic() - started < 1.5:
+            line.push(1, voice(1))
+            line.pull()
+            moves.append((time.monotonic() - started, line.moves))
+            await asyncio.sleep(0.02)
+        assert max(m for t, m in moves if t < 0.9) == 1  # refused once, not asked again
+        assert line.moves == 2  # asked again after OWNER_CHECK_S, refused again
+        assert owners.forgotten == 2
+    finally:
+        await close()
+
+
 async def test_a_silent_owner_is_looked_up_again(store: Sessions, bus: Connect) -> None:
     owners = Owners(["w0"])
     _, _, hosting, landing, game, close = await _relay_pair(store, bus, owners)
@@ -275,6 +304,7 @@ def test_messages_carry_batches_of_records() -> None:
         Record(UP, 7, "g1", 3, 3, 41, pcm),
         Record(DOWN, 8, "g2", SPECTATORS, 0, 42, b""),
         Record(NOT_OWNER, 2**32 - 1, "g3", None),
+        Record(HEARD, 8, "g2", None, 0, 42, bytes([1, 200])),
     ]
     assert decode(encode("w7", records)) == ("w7", records)
     with pytest.raises(ValueError, match="size"):

@@ -14,7 +14,6 @@ sees the same view from both workers. On SQLite (one file, two writers) and on P
 from __future__ import annotations
 
 import signal
-import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,30 +26,13 @@ from .process import (
     Endpoint,
     Player,
     ServerProcess,
-    WorkerPort,
     assert_each_seat_saw_its_log,
+    workers_server,
 )
 
 WORKERS = 2
 WORKER_NAMES = tuple(worker_names(WORKERS))
 NIGHT_S = 25.0  # long enough for the set-up below on a loaded machine; then the timer ends it
-
-
-def _free_ports(count: int) -> int:
-    """A base port with `count` free ports from it."""
-    while True:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base: int = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for port in range(base, base + count):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
 
 
 def _options(size: int) -> dict[str, Any]:
@@ -163,14 +145,11 @@ async def test_players_on_two_workers_share_one_game(
     tmp_path: Path, database: tuple[str, str | None]
 ) -> None:
     backend, schema = database
-    base = _free_ports(WORKERS)
-    workers = [WorkerPort(base + i) for i in range(WORKERS)]
-    server = ServerProcess(
+    server, workers = workers_server(
         tmp_path / "data",
+        WORKERS,
         database_url=POSTGRES_URL if backend == "postgresql" else None,
         schema=schema,
-        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(base)],
-        start_timeout_s=120.0,
     )
     try:
         await server.start(ready=workers)

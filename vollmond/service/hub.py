@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,9 @@ from vollmond.store.seats import (
 from vollmond.worlds import world_ids
 
 if TYPE_CHECKING:
+    from vollmond.service.shards.group_metrics import GroupMetrics
+    from vollmond.service.shards.shared_limits import SharedLimits
+    from vollmond.service.web.limits import LimitTable
     from vollmond.voice.relay import VoiceRelay
     from vollmond.voice.rooms import VoiceRooms
 
@@ -314,6 +318,16 @@ class Hub:
         reads it, None if none; where games are sharded over processes, a mirror of a game
         another worker owns (service/shards)."""
         return self.actors.get(game_id)
+
+    async def share_limits(self, table: LimitTable) -> SharedLimits | None:
+        """The web's limits of `table` counted once for all processes that share the games
+        (`service/shards/shared_limits.py`); none where every game runs in this process."""
+        return None
+
+    async def gather_metrics(self, render: Callable[[], bytes]) -> GroupMetrics | None:
+        """`/metrics` for every worker of the port (`service/shards/group_metrics.py`); none
+        where this process is the only one that answers it."""
+        return None
 
     async def start_voice_relay(self, rooms: VoiceRooms) -> VoiceRelay | None:
         """The relay that carries a line's voice to its game's room on another process

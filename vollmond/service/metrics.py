@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollecto
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from vollmond.service.shards.group_metrics import GroupMetrics
 from vollmond.service.shards.stats import NodeStats
 from vollmond.voice.relay import RelayStats
 
@@ -169,6 +170,38 @@ class _NodeCollector(Collector):
             yield CounterMetricFamily(name, help_text, value=value)
 
 
+class LimitsStats(Protocol):
+    """The sharing of the web's limits between processes (`SharedLimits`)."""
+
+    @property
+    def asked(self) -> int: ...
+
+    @property
+    def unanswered(self) -> int: ...
+
+
+class _LimitsCollector(Collector):
+    """How often this process asked another about a limit's key, and how often it got no
+    answer and counted the key itself (docs/scaling.md, "Limits"). Nothing in one process."""
+
+    def __init__(self) -> None:
+        self.source: LimitsStats | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        if self.source is None:
+            return
+        yield CounterMetricFamily(
+            "vollmond_limits_asked",
+            "Limit checks asked of the process that counts the key",
+            value=self.source.asked,
+        )
+        yield CounterMetricFamily(
+            "vollmond_limits_unanswered",
+            "Limit checks the counting process did not answer (counted here instead)",
+            value=self.source.unanswered,
+        )
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -193,6 +226,19 @@ class Metrics:
         self.registry.register(self._sip)
         self._node = _NodeCollector()
         self.registry.register(self._node)
+        self._limits = _LimitsCollector()
+        self.registry.register(self._limits)
+        self._games: Callable[[], int] | None = None
+        #: Where several workers answer one port: every worker's figures (the app's lifespan).
+        self.group: GroupMetrics | None = None
+
+    def watch_limits(self, source: LimitsStats | None) -> None:
+        """Report how the web's limits were shared with other processes (None: not shared)."""
+        self._limits.source = source
+
+    def watch_games(self, source: Callable[[], int]) -> None:
+        """Read the running games from `source` (the hub's `running_games`) at each render."""
+        self._games = source
 
     def watch_node(self, source: NodeStatsSource | None) -> None:
         """Report this node's games and leases from `source` at each scrape (the hub's
@@ -204,4 +250,13 @@ class Metrics:
         self._sip.source = source
 
     def render(self) -> bytes:
+        """This process's figures."""
+        if self._games is not None:
+            self.games_running.set(self._games())
         return generate_latest(self.registry)
+
+    async def scrape(self) -> bytes:
+        """What `/metrics` answers: this process's figures, or every worker's (`group`)."""
+        if self.group is not None:
+            return await self.group.render()
+        return self.render()

@@ -40,6 +40,9 @@ CATCH_UP_TICKS = 25
 CEILING = 0.89 * 32767
 #: Per tick, the limiter gain recovers this fraction of the way back to 1 (about 0.2 s).
 RELEASE = 0.1
+#: A house counts as speaking above this RMS (of int16 full scale; about -40 dBFS): the
+#: browser's speaking indicator, for a peer on the game's process and a relayed one alike.
+SPEAKING_RMS = 300.0
 #: Room audio under a spoken prompt (the room is ducked so the prompt is understood).
 ROOM_UNDER_PROMPT = 0.3
 

@@ -26,6 +26,10 @@ clock of 20 ms; the two clocks' unrelated phases then cost a wait on each side, 
 measured 50-65 ms mean; driven by the landing's clock the round trip fits between two of its
 ticks, one frame (benchmarks/voice_relay.py; docs/decisions.md).
 
+A browser's voice peer (`vollmond/voice/webrtc.py`) on a process that does not own its game
+is a relayed line like a call: the same records, plus the houses speaking in each mix
+(:data:`HEARD`) for the page's speaking indicator.
+
 Every message is addressed to one process (``voice.<node>``) and carries a batch of records.
 
 A line follows its game's owner: the landing asks the owner again every
@@ -52,6 +56,7 @@ import structlog
 from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 from vollmond.voice.mixer import CATCH_UP_TICKS as MIXER_CATCH_UP_TICKS
+from vollmond.voice.mixer import SPEAKING_RMS
 from vollmond.voice.rooms import Room, VoiceRooms
 
 log = structlog.get_logger(__name__)
@@ -72,15 +77,18 @@ OWNER_SILENT_S = 1.0
 #: The owner drops a remote line not heard from for this long.
 EXPIRE_S = 2.0
 
-UP, DOWN, GONE, NOT_OWNER, TICK = 1, 2, 3, 4, 5
+UP, DOWN, GONE, NOT_OWNER, TICK, HEARD = 1, 2, 3, 4, 5, 6
 """Record kinds: a caller's frame to the owner (one that came between ticks); a mix to the
 landing; the line ended; the game does not run on this owner; a line's tick to the owner (with
-the tick's frame, if any: push it, pull the mix and send it back)."""
+the tick's frame, if any: push it, pull the mix and send it back); the houses speaking in the
+mix just sent (its payload one byte per house, sent after a DOWN when any were: what a
+browser's speaking indicator shows, the listener's own row only, as for a local peer)."""
 
 _VERSION = 1
 _HEAD = struct.Struct("!BB")  # version, length of the sender's node name
 _RECORD = struct.Struct("!BIiiIBH")  # kind, line, listener, speaker, seq, game len, pcm len
 _PCM_BYTES = FRAME_SAMPLES * 2
+_MAX_HOUSE = 255  # a HEARD record names houses in one byte each (the engine deals 200 at most)
 _NO_LISTENER = -1
 _SPECTATORS = 0
 
@@ -148,7 +156,7 @@ def decode(data: bytes) -> tuple[str, list[Record]]:
         at += game_len
         pcm = data[at : at + pcm_len]
         at += pcm_len
-        if pcm_len not in (0, _PCM_BYTES) or len(pcm) != pcm_len:
+        if len(pcm) != pcm_len or (kind != HEARD and pcm_len not in (0, _PCM_BYTES)):
             raise ValueError("voice relay frame of the wrong size")
         heard: Listener | None = listener
         if listener == _NO_LISTENER:
@@ -279,9 +287,17 @@ class RelayedLine:
     waiting_since: float | None = None
     #: How often the line left an owner (moved, or looked for a silent or wrong one again).
     moves: int = 0
+    #: The process that last said the game does not run there, and until when it is not
+    #: asked again if the lookup still names it (an ended game whose page or call is still
+    #: open: its owner dropped it, the hash still names that owner).
+    refused_by: str | None = None
+    refused_until: float = 0.0
     #: The caller's frames received since the last tick (sent with the next one), and as whom.
     pending: list[bytes] = field(default_factory=list)
     speaker: int = 0
+    #: Houses heard speaking in the mixes received since the caller last took them (a
+    #: browser's speaking indicator; a telephone line leaves them).
+    heard: set[int] = field(default_factory=set)
 
     def push(self, seat: int, samples: Int16Array) -> None:
         """One received 20 ms frame of the caller's voice as house `seat`'s source; it goes
@@ -297,6 +313,11 @@ class RelayedLine:
     def pull(self) -> Int16Array | None:
         """The caller's room audio for this tick (called by the line's media clock)."""
         return self.relay._pull(self)
+
+    def take_heard(self) -> set[int]:
+        """The houses heard speaking since the last call (and forget them)."""
+        heard, self.heard = self.heard, set()
+        return heard
 
 
 @dataclass(eq=False)
@@ -436,6 +457,8 @@ class VoiceRelay:
         if line.owner is None or now >= line.next_check:
             line.next_check = now + OWNER_CHECK_S
             owner = self.owner_of(line.game_id)
+            if owner is not None and owner == line.refused_by and now < line.refused_until:
+                owner = None  # it said no a moment ago: not 50 times a second
             if owner != line.owner:
                 self._moved(line, owner)
         if line.owner == self.node:  # the game runs here: the local room serves the line
@@ -464,7 +487,10 @@ class VoiceRelay:
         line.waiting_since = None
         if record.kind == NOT_OWNER:
             log.info("voice_owner_moved", game=line.game_id, was=node, node=self.node)
+            line.refused_by, line.refused_until = node, self.clock() + OWNER_CHECK_S
             self._lost_owner(line)
+        elif record.kind == HEARD:
+            line.heard.update(record.pcm)
         elif record.pcm:
             line.down.put(record.seq, from_pcm(record.pcm))
 
@@ -504,7 +530,16 @@ class VoiceRelay:
         hosted.seq += 1
         pcm = b"" if mix is None else to_pcm(mix)
         down = Record(DOWN, hosted.line, hosted.game_id, hosted.listener, 0, hosted.seq, pcm)
-        self._publish(node, [down])
+        records = [down]
+        if mix is not None and record.listener is not None:
+            heard = bytes(
+                h for h in room.mixer.heard(record.listener, SPEAKING_RMS) if h <= _MAX_HOUSE
+            )
+            if heard:
+                records.append(
+                    Record(HEARD, hosted.line, hosted.game_id, None, 0, hosted.seq, heard)
+                )
+        self._publish(node, records)
 
     def _attach(self, hosted: HostedLine, room: Room | None) -> None:
         hosted.room = room
@@ -546,5 +581,5 @@ class VoiceRelay:
         for record in records:
             if record.kind in (UP, TICK, GONE):
                 self._heard_up(node, record)
-            elif record.kind in (DOWN, NOT_OWNER):
+            elif record.kind in (DOWN, NOT_OWNER, HEARD):
                 self._heard_down(node, record)

@@ -151,6 +151,20 @@ class VoiceRooms:
         #: Where games are sharded over processes: the relay to the rooms of the games that
         #: run on another process (None: every game a line can follow runs here).
         self.relay: VoiceRelay | None = None
+        #: The games this process follows, its own and (where sharded) the mirrors of other
+        #: processes' games (``Hub.followed_games``): where a relayed browser peer is placed.
+        self.followed: Callable[[], Mapping[str, GameSource]] = lambda: self.hub.actors
+
+    def place(self, game_id: str, listener: Listener) -> WhereAmI | None:
+        """The room `listener` is in now in a game this process runs or follows (None: it
+        follows no such game), for a line whose mix comes from here or through the relay."""
+        room = self.rooms.get(game_id)
+        if room is not None:
+            return room.place(listener)
+        game = self.followed().get(game_id)
+        if game is None or game.state is None:
+            return None
+        return place_of(game.ruleset, game.state, listener)
 
     def room_for(self, game_id: str) -> Room | None:
         """The room of a running game (None when the game does not run here)."""

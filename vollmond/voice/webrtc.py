@@ -22,7 +22,7 @@ import fractions
 import queue
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.settings.voice import VoiceSettings
 from vollmond.voice.conference import ConferenceSeat
 from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
+from vollmond.voice.mixer import SPEAKING_RMS
 from vollmond.voice.opus import NarrowbandDecoder, NarrowbandEncoder
 from vollmond.voice.ports import limit_ports
 from vollmond.voice.rooms import VoiceRooms
@@ -57,8 +58,6 @@ OUT_QUEUE = 5
 #: A clock this many ticks late catches up tick by tick (as the telephone's RtpClock does);
 #: later than that, the missed ticks are skipped.
 MAX_LAG_TICKS = 5
-#: A house counts as speaking above this RMS (of int16 full scale; about -40 dBFS).
-SPEAKING_RMS = 300.0
 #: Ticks per status check (speaking houses and room, sent only when they change): 200 ms.
 STATUS_TICKS = 10
 #: Codecs the service takes, best first: Opus, then G.711 (what the telephone speaks).
@@ -367,9 +366,12 @@ class BrowserPeer:
         if conference is not None:
             conference.voice.push(conference.slot, samples)
             return
-        room = self.voice.rooms.room_of(self)
+        rooms = self.voice.rooms
+        room = rooms.room_of(self)
         if room is not None:
             room.mixer.push(seat, samples)
+        elif rooms.relay is not None and (relayed := rooms.relay.lines.get(self)) is not None:
+            relayed.push(seat, samples)  # to the game's room on its owner, with the next tick
 
     # -- audio out -------------------------------------------------------------------------
     def tick(self) -> None:
@@ -379,19 +381,18 @@ class BrowserPeer:
             self.track.put(conference.voice.pull(conference.slot, puller=self))
             self.frames_out += 1
             return
-        rooms = self.voice.rooms
-        room = rooms.room_for(self.line.game_id)
-        rooms.attach(self, room)
-        frame = room.mixer.pull(self.line.listener, puller=self) if room is not None else None
+        frame, heard = self._mix()
         self.track.put(frame)
         self.frames_out += 1
-        if room is None or self.on_status is None:
+        if heard is None or self.on_status is None:
             return
-        self._heard.update(room.mixer.heard(self.line.listener, SPEAKING_RMS))
+        self._heard.update(heard)
         self._ticks += 1
         if self._ticks % STATUS_TICKS:
             return
-        place = room.place(self.line.listener)
+        place = self.voice.rooms.place(self.line.game_id, self.line.listener)
+        if place is None:
+            return
         status: dict[str, Any] = {
             "room": place.kind.value,
             "other": place.other,
@@ -401,6 +402,25 @@ class BrowserPeer:
         if status != self._last_status:
             self._last_status = status
             self.on_status(status)
+
+    def _mix(self) -> tuple[Int16Array | None, Iterable[int] | None]:
+        """This tick's mix for the listener and the houses heard speaking in it: from the
+        game's room when the game runs in this process, else through the relay from the room
+        on its owner, as a telephone line on a worker that does not own its game (None, None:
+        the game runs nowhere this process knows of)."""
+        game_id, listener = self.line.game_id, self.line.listener
+        rooms = self.voice.rooms
+        room = rooms.room_for(game_id)
+        rooms.attach(self, room)
+        relay = rooms.relay
+        if relay is not None:
+            if room is None:
+                relayed = relay.link(self, game_id, listener)
+                return relayed.pull(), relayed.take_heard()
+            relay.unlink(self)  # the game runs here now: the local room serves the peer
+        if room is None:
+            return None, None
+        return room.mixer.pull(listener, puller=self), room.mixer.heard(listener, SPEAKING_RMS)
 
     # -- life ------------------------------------------------------------------------------
     def _spawn(self, coro: Any) -> None:
@@ -576,6 +596,8 @@ class BrowserVoice:
     def forget(self, peer: BrowserPeer) -> None:
         self.peers.pop(peer, None)
         self.rooms.attach(peer, None)
+        if self.rooms.relay is not None:
+            self.rooms.relay.unlink(peer)
         if not self.peers:
             self.clock.stop()
 

@@ -33,9 +33,9 @@ from tests.service.process import (
     Browser,
     Endpoint,
     Player,
-    ServerProcess,
-    WorkerPort,
+    free_ports,
     json_lines,
+    workers_server,
 )
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import phone_code
@@ -46,23 +46,6 @@ NIGHT_S = 12.0
 TONES = {"anna": 2300.0, "bert": 2900.0}  # above most of the narration's voiced energy
 HEARD = 800.0  # the other's 6000-amplitude tone, even ducked under a prompt (0.3): ~1800
 QUIET = 300.0  # at night: what the narration's speech leaves at a tone's frequency (< 60 seen)
-
-
-def _free_ports(count: int, kind: int) -> int:
-    """A base port with `count` free ports of socket type `kind` from it."""
-    while True:
-        with socket.socket(socket.AF_INET, kind) as probe:
-            probe.bind(("127.0.0.1", 0))
-            base: int = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for port in range(base, base + count):
-                with socket.socket(socket.AF_INET, kind) as sock:
-                    sock.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
 
 
 async def _join_by_keys(phone: Phone, sip_port: int, code: str) -> None:
@@ -108,15 +91,8 @@ async def test_two_callers_on_two_workers_hear_each_other_by_day_not_at_night(
     tmp_path: Path,
 ) -> None:
     need("baresip", "espeak-ng", "sox")
-    web = _free_ports(WORKERS, socket.SOCK_STREAM)
-    sip = _free_ports(WORKERS, socket.SOCK_DGRAM)
-    workers = [WorkerPort(web + i) for i in range(WORKERS)]
-    server = ServerProcess(
-        tmp_path / "data",
-        sip_port=sip,
-        extra_args=["--workers", str(WORKERS), "--worker-port-base", str(web)],
-        start_timeout_s=120.0,
-    )
+    sip = free_ports(WORKERS, socket.SOCK_DGRAM)
+    server, workers = workers_server(tmp_path / "data", WORKERS, sip_port=sip)
     try:
         await server.start(ready=workers)
         sip_ports = [sip + i for i in range(WORKERS)]

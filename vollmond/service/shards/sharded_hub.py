@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -37,10 +38,12 @@ from vollmond.service.actor import (
 from vollmond.service.hub import Hub, Joined, LobbyError, TableInfo
 from vollmond.service.policy import Policy
 from vollmond.service.shards import owner_calls
+from vollmond.service.shards.group_metrics import GroupMetrics
 from vollmond.service.shards.lease_ownership import LeaseOwnership
 from vollmond.service.shards.mirror import MirrorActor, OwnerAccepted
 from vollmond.service.shards.notices import SharedNotices
-from vollmond.service.shards.ownership import Ownership
+from vollmond.service.shards.ownership import HashOwnership, Ownership
+from vollmond.service.shards.shared_limits import SharedLimits
 from vollmond.service.shards.stats import NodeStats
 from vollmond.service.shards.transport import (
     Message,
@@ -50,6 +53,7 @@ from vollmond.service.shards.transport import (
     game_log_subject,
     node_calls_subject,
 )
+from vollmond.service.web.limits import LimitTable
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import Game, GameNotFoundError, Sessions, get_game, list_games
 from vollmond.store.models import GameStatus
@@ -86,9 +90,13 @@ class ShardedHub(Hub):
         invitation_key: bytes | None = None,
         karma: KarmaSettings | None = None,
         mirror_linger_s: float = MIRROR_LINGER_S,
+        group: tuple[str, ...] = (),
     ) -> None:
+        """`group`: the worker processes that answer one port together (`--workers`), whose
+        `/metrics` each of them answers for; empty for nodes over NATS."""
         super().__init__(sessions, policy, invitation_key=invitation_key, karma=karma)
         self.node = node
+        self.group = group
         self.ownership = ownership
         self.transport = transport
         self.mirror_linger_s = mirror_linger_s
@@ -138,6 +146,25 @@ class ShardedHub(Hub):
         """The game's owner did not answer or no longer runs it: look it up again."""
         if self.leases is not None:
             self.leases.forget(game_id)
+
+    async def share_limits(self, table: LimitTable) -> SharedLimits | None:
+        """Each key of the web's limits counted by one process: the hash over the same fixed
+        list as the games (`--workers`, `--nodes` without leases). With leases the nodes come
+        and go, and each counts its own (docs/scaling.md)."""
+        if not isinstance(self.ownership, HashOwnership):
+            return None
+        shared = SharedLimits(self.node, self.ownership, self.transport, table)
+        await shared.start()
+        return shared
+
+    async def gather_metrics(self, render: Callable[[], bytes]) -> GroupMetrics | None:
+        """The workers of one port (`--workers`) answer `/metrics` for all of them; nodes
+        over NATS are scraped one by one."""
+        if not self.group:
+            return None
+        group = GroupMetrics(self.node, self.group, self.transport, render)
+        await group.start()
+        return group
 
     async def start_voice_relay(self, rooms: VoiceRooms) -> VoiceRelay | None:
         """Callers on this node in games owned elsewhere, and other nodes' callers in the

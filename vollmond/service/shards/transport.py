@@ -21,6 +21,7 @@ node about the games it owns (`owner_calls`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -63,6 +64,26 @@ class Transport(Protocol):
         what it had for this process before that)."""
 
     async def close(self) -> None: ...
+
+
+class Served:
+    """A subject this process serves (`start`) until `close`: the subscription kept, its end
+    never raising (the bus may already be gone when the service stops)."""
+
+    def __init__(self, transport: Transport, subject: str, handler: Handler) -> None:
+        self.transport = transport
+        self.subject = subject
+        self.handler = handler
+        self._subscription: Subscription | None = None
+
+    async def start(self) -> None:
+        self._subscription = await self.transport.subscribe(self.subject, self.handler)
+
+    async def close(self) -> None:
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+            self._subscription = None
 
 
 def game_log_subject(game_id: str) -> str:

@@ -46,10 +46,16 @@ from vollmond.service.web.client_api import ClientApi
 from vollmond.service.web.community_api import community_stop, mount_community
 from vollmond.service.web.connection import Connection
 from vollmond.service.web.edge import ApiError, error_response, read_json
-from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
+from vollmond.service.web.limits import (
+    CODE,
+    LOGIN,
+    WebLimits,
+    client_address,
+    preferred_language,
+    web_text,
+)
 from vollmond.service.web.middleware import ClientAddress, RejectControlCharacters, SecurityHeaders
 from vollmond.service.web.moderation_api import ModerationApi
-from vollmond.service.web.ratelimit import RateLimiter
 from vollmond.service.web.rooms_api import start_rooms
 from vollmond.service.web.schema import Credentials, FoundingBody, JoinByCode, SeatToken
 from vollmond.service.web.table_api import TableApi
@@ -130,15 +136,14 @@ def _has_chat(rules: AnyRuleSet) -> bool:
 class Api:
     """The JSON endpoints; state lives in the hub and the store, never here."""
 
-    def __init__(self, hub: Hub, sessions: Sessions, metrics: Metrics, settings: Settings) -> None:
+    def __init__(
+        self, hub: Hub, sessions: Sessions, metrics: Metrics, settings: Settings, limits: WebLimits
+    ) -> None:
         self.hub = hub
         self.sessions = sessions
         self.metrics = metrics
         self.max_body_bytes = settings.web.max_body_bytes
-        policy = settings.policy
-        keys = settings.web.rate_limit_max_keys
-        self.login_limit = RateLimiter(policy.login_attempts_per_minute, 60.0, max_keys=keys)
-        self.code_limit = RateLimiter(policy.invitation_attempts_per_minute, 60.0, max_keys=keys)
+        self.limits = limits  # sign-ups, sign-ins and codes per address (one budget)
         self.enforcer: Enforcer | None = None  # set in the lifespan (moderation, O5)
 
     async def _read(self, request: Request, kind: type[Any]) -> Any:
@@ -307,7 +312,7 @@ class Api:
         return JSONResponse({"rulesets": out})
 
     async def signup(self, request: Request) -> Response:
-        if not self.login_limit.allow("signup:" + self._client(request)):
+        if not await self.limits.allow(LOGIN, "signup:" + self._client(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
         creds = await self._read(request, Credentials)
         try:
@@ -323,7 +328,7 @@ class Api:
         return response
 
     async def login(self, request: Request) -> Response:
-        if not self.login_limit.allow("login:" + self._client(request)):
+        if not await self.limits.allow(LOGIN, "login:" + self._client(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
         creds = await self._read(request, Credentials)
         account = await verify_password(self.hub.sessions, creds.name, creds.password)
@@ -403,7 +408,7 @@ class Api:
         )
 
     async def join_by_code(self, request: Request) -> Response:
-        if not self.code_limit.allow("code:" + self._client(request)):
+        if not await self.limits.allow(CODE, "code:" + self._client(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
         account_id = await self._account_id(request)
         body = await self._read(request, JoinByCode)
@@ -496,13 +501,13 @@ def _mount_apis(
     """The JSON API and the client API, in front of the static files; `/metrics` reads the
     hub's node figures from now on."""
     metrics.watch_node(hub.node_stats)
-    api = Api(hub, cookie_sessions, metrics, settings)
+    api = Api(hub, cookie_sessions, metrics, settings, limits)
     for route in api.routes():
         app.router.routes.insert(0, route)
     client_api = ClientApi(hub, cookie_sessions, limits, settings.identity)
     for route in client_api.routes(api._guard):
         app.router.routes.insert(0, route)
-    tables = TableApi(hub, cookie_sessions, settings.web, api.refuse_banned_from_round)
+    tables = TableApi(hub, cookie_sessions, settings.web, limits, api.refuse_banned_from_round)
     for route in tables.routes(api._guard):
         app.router.routes.insert(0, route)
     mount_community(app, hub, cookie_sessions, settings, api)  # mailbox and friends (X3, X4)
@@ -550,6 +555,7 @@ async def _start_channels(
     the channels besides the web (the telephone), whose SIP counters `/metrics` shows."""
     rooms = VoiceRooms(hub, hub.notices)
     rooms.relay = await hub.start_voice_relay(rooms)  # workers and nodes: see voice/relay.py
+    rooms.followed = hub.followed_games  # a relayed browser peer's place: the mirror's state
     app.state.voice = BrowserVoice(rooms, settings.voice)  # the sockets, tests, benchmark
     phone = await channels.start(hub, settings, enforcer, rooms)
     app.state.phone = phone  # None when settings.sip_port is 0 or there is no telephone
@@ -567,6 +573,21 @@ async def _stop_channels(app: Starlette, channels: Channels, phone: Any, rooms: 
 
 
 HubMaker = Callable[[StoreSessions, Settings, bytes], Awaitable[Hub]]
+
+
+async def _share(hub: Hub, limits: WebLimits, metrics: Metrics) -> None:
+    """Where the games are sharded over processes: one budget per limit for all of them, and
+    `/metrics` answering for all the workers of the port (service/shards)."""
+    metrics.watch_games(hub.running_games)
+    limits.shared = await hub.share_limits(limits.table)
+    metrics.watch_limits(limits.shared)
+    metrics.group = await hub.gather_metrics(metrics.render)
+
+
+async def _unshare(limits: WebLimits, metrics: Metrics) -> None:
+    await limits.close()
+    if metrics.group is not None:
+        await metrics.group.close()
 
 
 def _healthz(state: dict[str, Any]) -> Handler:
@@ -606,6 +627,7 @@ def create_app(
             settings.database(), schema=settings.database_schema
         ) as store_sessions:
             hub = await make_hub(store_sessions, settings, invitation_key(secret))
+            await _share(hub, limits, metrics)
             cookie_sessions.store = store_sessions
             app.state.hub = hub  # for the handlers below, in-process tests and tools
             api, client_api = _mount_apis(app, hub, cookie_sessions, metrics, settings, limits)
@@ -626,18 +648,16 @@ def create_app(
                 await _stop_channels(app, channels, phone, rooms)
                 await recorder.close()
                 await _stop_moderation(app)
+                await _unshare(limits, metrics)
                 await hub.close()
 
     settings.secure_data_dir()  # before the first file: the key, the database, the cache
     secret = settings.secret_key()
     cookie_sessions = Sessions(settings.web)
-    limits = WebLimits(settings.web)
+    limits = WebLimits(settings.web, settings.policy)
 
     async def metrics_endpoint(request: Request) -> Response:
-        hub: Hub | None = getattr(request.app.state, "hub", None)
-        if hub is not None:
-            metrics.games_running.set(hub.running_games())
-        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+        return Response(await metrics.scrape(), media_type="text/plain; version=0.0.4")
 
     async def websocket(ws: WebSocket) -> None:
         enforcer = getattr(ws.app.state, "enforcer", None)

@@ -48,7 +48,13 @@ from vollmond.service.protocol import (
 )
 from vollmond.service.web.account_seats import account_seat
 from vollmond.service.web.auth import Sessions
-from vollmond.service.web.limits import WebLimits, client_address, preferred_language, web_text
+from vollmond.service.web.limits import (
+    CHAT,
+    WebLimits,
+    client_address,
+    preferred_language,
+    web_text,
+)
 from vollmond.service.web.moderation_api import same_origin
 from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError, listener_of
 from vollmond.worlds import World, get_world
@@ -204,14 +210,14 @@ class Connection:
     # -- life ------------------------------------------------------------------------------
     async def run(self) -> None:
         address = client_address(self.ws)
-        if self.limits is not None and not self.limits.sockets.acquire(address):
+        if self.limits is not None and not await self.limits.acquire_socket(address):
             await self._refuse_too_many()
             return
         try:
             await self._serve()
         finally:
             if self.limits is not None:
-                self.limits.sockets.release(address)
+                self.limits.release_socket(address)
 
     async def _refuse_too_many(self) -> None:
         """Accept only to say why (the client shows the code's text), then close."""
@@ -566,8 +572,8 @@ class Connection:
             code = "spectator_text"
             self.error(code, web_text(code, self.lang, self.world), message.id, message.cid)
             return
-        if self.limits is not None and not self.limits.chat.allow(
-            f"{self.actor.game_id}:a{account_id}"
+        if self.limits is not None and not await self.limits.allow(
+            CHAT, f"{self.actor.game_id}:a{account_id}"
         ):
             code = "chat_rate_limited"
             self.error(code, web_text(code, self.lang, self.world), message.id, message.cid)
@@ -598,7 +604,7 @@ class Connection:
         if (
             payload.get("type") == "Say"
             and self.limits is not None
-            and not self.limits.chat_allowed(self.actor.game_id, self.seat)
+            and not await self.limits.chat_allowed(self.actor.game_id, self.seat)
         ):
             code = "chat_rate_limited"
             self.error(code, web_text(code, self.lang, self.world), message.id)

@@ -38,8 +38,7 @@ from vollmond.service.web.auth import Sessions
 from vollmond.service.web.client_api import Guard
 from vollmond.service.web.edge import ApiError, read_json
 from vollmond.service.web.error_catalogue import error_sentences
-from vollmond.service.web.limits import DEFAULT_WORLD, client_address
-from vollmond.service.web.ratelimit import RateLimiter
+from vollmond.service.web.limits import DEFAULT_WORLD, LOGIN, WebLimits, client_address
 from vollmond.service.web.schema import FoundingBody
 from vollmond.settings import WebSettings
 from vollmond.store.accounts import create_account, get_account
@@ -58,16 +57,19 @@ class TableApi:
     """The table's own routes; state lives in the hub and the store, never here."""
 
     def __init__(
-        self, hub: Hub, sessions: Sessions, web: WebSettings, refuse_banned: RefuseBanned
+        self,
+        hub: Hub,
+        sessions: Sessions,
+        web: WebSettings,
+        limits: WebLimits,
+        refuse_banned: RefuseBanned,
     ) -> None:
         self.hub = hub
         self.sessions = sessions
         self.web = web
         self.refuse_banned = refuse_banned
         # Guests count against the same budget as sign-ups (policy: login attempts/minute).
-        self.guest_limit = RateLimiter(
-            hub.policy.login_attempts_per_minute, 60.0, max_keys=web.rate_limit_max_keys
-        )
+        self.limits = limits
         # Finished game -> its rematch. In memory (docs/decisions.md "Rematch"): an offer is
         # for the minutes after the end; after a restart a new click founds a new one.
         self.rematches: dict[str, str] = {}
@@ -123,7 +125,7 @@ class TableApi:
         )
 
     async def guest(self, request: Request) -> Response:
-        if not self.guest_limit.allow("guest:" + client_address(request)):
+        if not await self.limits.allow(LOGIN, "guest:" + client_address(request)):
             raise ApiError(429, "rate_limited", "too many attempts; wait a minute")
         body = await read_json(request, GuestBody, MAX_GUEST_BODY)
         try:
