@@ -64,7 +64,7 @@ class MediaParams:
     send: bool = True
 
 
-def _fit_frame(frame: Int16Array) -> Int16Array:
+def fit_frame(frame: Int16Array) -> Int16Array:
     """Pad or cut a source frame to exactly 160 samples so a sloppy source cannot break RTP."""
     if frame.shape == (FRAME_SAMPLES,):
         return frame
@@ -191,7 +191,7 @@ class MediaTicker:
             elif frame.shape == (FRAME_SAMPLES,):
                 frames[row] = frame
             else:
-                frames[row] = _fit_frame(frame)
+                frames[row] = fit_frame(frame)
             timestamp = endpoint._ts_base + (index - endpoint._first_index) * FRAME_SAMPLES
             endpoint._sender.pack_header(buffer, row * PACKET_BYTES, timestamp)
             sending.append((endpoint._sock, endpoint))
@@ -267,6 +267,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._dtmf = DtmfReceiver()
         self._inband = InbandDtmfDetector() if params.dtmf_pt is None else None
         self._ticker: MediaTicker | None = None
+        self._home: MediaTicker | None = None  # the clock start() joins by default
         self._first_index: int | None = None
         self._loop = asyncio.get_running_loop()
         self.last_received = self._loop.time()
@@ -284,8 +285,11 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         on_audio: Callable[[Int16Array], None],
         on_digit: Callable[[str], None],
         on_drop: DropCallback | None = None,
+        *,
+        ticker: MediaTicker | None = None,
     ) -> RtpEndpoint:
-        """Bind a fresh UDP port on ``host`` (the OS picks a free one)."""
+        """Bind a fresh UDP port on ``host`` (the OS picks a free one); :meth:`start` will join
+        ``ticker``."""
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(host, 0, type=socket.SOCK_DGRAM)
         family, _, _, _, address = infos[0]
@@ -301,6 +305,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
             raise
         # The media clock sends straight on the socket (the transport owns and closes it).
         endpoint._sock = sock
+        endpoint._home = ticker
         return endpoint
 
     @property
@@ -335,9 +340,10 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._source = source
 
     def start(self, ticker: MediaTicker | None = None) -> None:
-        """Begin sending a frame on every tick of ``ticker`` (a private one if None)."""
+        """Begin sending a frame on every tick of ``ticker`` (the one given to :meth:`open`,
+        else a private one, if None)."""
         if self._ticker is None:
-            self._ticker = ticker or MediaTicker()
+            self._ticker = ticker or self._home or MediaTicker()
             self._ticker.add(self)
 
     def close(self) -> None:
