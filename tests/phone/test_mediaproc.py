@@ -1,0 +1,270 @@
+"""The media process: its control protocol (round trips, and fuzzed input that must only ever
+be refused with ProtocolError), and a real media process driven over its channel: frames out
+on the clock, a caller's audio and keys back, counters mirrored, bad messages survived, and
+its death reported and repaired."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.phone.helpers import UdpPeer
+from vollmond.phone.callmedia import CallMedia
+from vollmond.phone.dtmf import TelephoneEvent
+from vollmond.phone.g711 import ALAW, ULAW
+from vollmond.phone.media import MediaParams
+from vollmond.phone.mediaproc import protocol as p
+from vollmond.phone.mediaproc.client import MediaLostError, MediaProcesses, RemoteEndpoint
+from vollmond.phone.rtp import RtpPacket, parse_rtp
+
+PARAMS = MediaParams(("127.0.0.1", 4000), ULAW, 0, 101)
+
+MESSAGES: list[p.Control] = [
+    p.Open(7, "127.0.0.1", PARAMS),
+    p.Open(8, "::1", MediaParams(("::1", 5), ALAW, 8, None, send=False)),
+    p.Update(7, PARAMS),
+    p.Start(7),
+    p.Close(2**32 - 1),
+    p.Measure(True),
+    p.Measure(False),
+    p.Opened(7, 40000),
+    p.Failed(7, "no port"),
+    p.Digit(7, "#"),
+    p.Stats(
+        (p.CallStats(7, ("127.0.0.1", 4000), 1, 2, 3, 4, 5, 0.25), p.CallStats(8, None, *[0] * 6)),
+        {"ticks": 5},
+    ),
+    p.Measured(tuple(range(p.LATENESS_BINS)), {"sent": 1}),
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES, ids=lambda m: type(m).__name__)
+def test_every_control_message_survives_the_round_trip(message: p.Control) -> None:
+    assert p.decode_control(p.encode_control(message)) == message
+
+
+def test_a_block_survives_the_round_trip_and_a_wrong_length_is_refused() -> None:
+    samples = np.arange(3 * 160, dtype=np.int16).reshape(3, 160) - 200
+    block = p.Block(2**40, np.array([1, 5, 9], np.uint32), samples)
+    decoded = p.Block.decode(block.encode())
+    assert decoded.index == 2**40
+    assert decoded.ids.tolist() == [1, 5, 9]
+    assert np.array_equal(decoded.samples, samples)
+    decoded.samples[0, 0] = 1  # writable: mixers may work in place
+    with pytest.raises(p.ProtocolError):
+        p.Block.decode(block.encode()[:-1])
+    with pytest.raises(p.ProtocolError):
+        p.Block(1, np.array([1], np.uint32), samples).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b"\xff", "not JSON"),
+        (b"[]", "object"),
+        (b'{"op": "open", "call": -1}', "call"),
+        (b'{"op": "start", "call": true}', "call"),
+        (b'{"op": "digit", "call": 1, "key": "x"}', "not a key"),
+        (b'{"op": "update", "call": 1, "params": {"codec": "opus"}}', "codec"),
+        (b'{"op": "launch"}', "unknown op"),
+    ],
+)
+def test_malformed_control_messages_are_refused_with_the_reason(body: bytes, why: str) -> None:
+    with pytest.raises(p.ProtocolError, match=why):
+        p.decode_control(body)
+
+
+def test_a_header_announcing_too_much_or_an_unknown_kind_is_refused() -> None:
+    assert p.read_header(p.frame(p.FRAMES, b"abc")[:5]) == (3, p.FRAMES)
+    with pytest.raises(p.ProtocolError):
+        p.read_header(p.HEADER.pack(p.MAX_MESSAGE + 1, p.CONTROL))
+    with pytest.raises(p.ProtocolError):
+        p.read_header(p.HEADER.pack(1, ord("Z")))
+
+
+def _refused_or_parsed(parse: Callable[[bytes], object], data: bytes) -> None:
+    """Either outcome is fine; any other exception fails the test."""
+    with contextlib.suppress(p.ProtocolError):
+        parse(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_are_a_message_or_a_protocol_error(data: bytes) -> None:
+    _refused_or_parsed(p.decode_control, data)
+    _refused_or_parsed(p.Block.decode, data)
+    _refused_or_parsed(p.read_header, data[:5])
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+_FIELDS = st.sampled_from(
+    ["call", "host", "params", "on", "port", "error", "key", "calls", "counters", "histogram"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            *["open", "update", "start", "close", "measure", "opened", "failed", "digit", "stats"],
+            "x",
+        ]
+    ),
+    st.dictionaries(_FIELDS, _JSON, max_size=6),
+)
+def test_json_shaped_garbage_is_a_message_or_a_protocol_error(
+    op: str, fields: dict[str, object]
+) -> None:
+    body = json.dumps({"op": op, **fields}).encode()
+    _refused_or_parsed(p.decode_control, body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(MESSAGES), st.data())
+def test_a_valid_message_with_one_field_broken_is_refused_or_parsed(
+    message: p.Control, data: st.DataObject
+) -> None:
+    body = json.loads(p.encode_control(message))
+    key = data.draw(st.sampled_from(sorted(body)))
+    body[key] = data.draw(_JSON)
+    _refused_or_parsed(p.decode_control, json.dumps(body).encode())
+
+
+# -- a real media process ----------------------------------------------------------------------
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_frames_go_out_on_the_clock_and_audio_and_keys_come_back() -> None:
+    media = MediaProcesses(1)
+    await media.start()
+    sink = await UdpPeer.open()
+    heard: list[int] = []
+    digits: list[str] = []
+    drops: list[str] = []
+    try:
+        endpoint = await media.open(
+            "127.0.0.1",
+            MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+            lambda samples: heard.append(int(samples[0])),
+            digits.append,
+            drops.append,
+        )
+        endpoint.set_source(lambda: np.full(160, 1000, np.int16))
+        endpoint.start()
+        packets = [parse_rtp(await sink.recv_raw()) for _ in range(40)]
+        assert {len(packet.payload) for packet in packets} == {160}
+        expected = ULAW.encode(np.full(160, 1000, np.int16))
+        assert packets[-1].payload == expected  # the source's frames, after the lead's silence
+        assert len({packet.ssrc for packet in packets}) == 1
+
+        target = ("127.0.0.1", endpoint.local_port)
+        sink.send(
+            RtpPacket(0, 1, 160, 5, ULAW.encode(np.full(160, -2000, np.int16))).build(), target
+        )
+        for _ in range(3):
+            event = TelephoneEvent(11, True, 10, 800).build()  # "#"
+            sink.send(RtpPacket(101, 2, 320, 5, event).build(), target)
+        sink.send(b"\x00", target)  # not RTP: dropped, and counted by the SIP server's callback
+        await _until(lambda: bool(heard and digits and drops) and endpoint.latched is not None)
+        assert heard == [int(ULAW.decode(ULAW.encode(np.array([-2000], np.int16)))[0])]
+        assert digits == ["#"]
+        assert endpoint.latched == ("127.0.0.1", sink.port)
+        assert drops == ["malformed"]
+        await _until(lambda: endpoint.packets_sent >= 40)
+    finally:
+        sink.close()
+        await media.close()
+
+
+async def test_bad_messages_are_counted_and_the_media_process_carries_on() -> None:
+    media = MediaProcesses(1)
+    await media.start()
+    process = media.processes[0]
+    sink = await UdpPeer.open()
+    try:
+        process._send(p.CONTROL, b"{not json")
+        process._send(p.CONTROL, p.encode_control(p.Start(999)))  # no such call
+        process._send(p.CONTROL, p.encode_control(p.Opened(1, 5)))  # not for a media process
+        process._send(p.FRAMES, b"\x00" * 7)
+        process._send(p.AUDIO, b"")
+        endpoint = await media.open(
+            "127.0.0.1", MediaParams(("127.0.0.1", sink.port), ULAW, 0, None), print, print
+        )
+        endpoint.start()
+        await sink.recv_raw()  # it still sends
+        await _until(lambda: process.counters.get("bad_messages") == 5)
+        assert process.alive
+    finally:
+        sink.close()
+        await media.close()
+
+
+async def test_a_dead_media_process_loses_its_calls_and_is_replaced() -> None:
+    media = MediaProcesses(1)
+    lost: list[CallMedia] = []
+    media.on_lost = lost.append
+    await media.start()
+    sink = await UdpPeer.open()
+    try:
+        endpoint = await media.open(
+            "127.0.0.1", MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101), print, print
+        )
+        endpoint.start()
+        await sink.recv_raw()
+        pid = media.processes[0].pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await _until(lambda: lost == [endpoint])
+        with pytest.raises(MediaLostError):  # until the new one runs, no call can open
+            await media.open("127.0.0.1", PARAMS, print, print)
+        await _until(lambda: media.restarts == 1 and media.processes[0].alive)
+        again = await media.open(
+            "127.0.0.1", MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101), print, print
+        )
+        assert isinstance(again, RemoteEndpoint)
+        again.start()
+        while (await sink.recv_raw()) and not again.packets_sent:
+            await asyncio.sleep(0.05)
+    finally:
+        sink.close()
+        await media.close()
+
+
+async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
+    media = MediaProcesses(1)
+    await media.start()
+    sinks = [await UdpPeer.open() for _ in range(3)]
+    try:
+        for sink in sinks:
+            endpoint = await media.open(
+                "127.0.0.1", MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101), print, print
+            )
+            endpoint.start()
+        await sinks[0].recv_raw()
+        await media.measure(True)
+        await asyncio.sleep(0.3)
+        (measured,) = await media.measure(False)
+        assert sum(measured.histogram) == measured.counters["sent"] > 0
+        assert measured.counters["sent"] % 3 == 0
+    finally:
+        for sink in sinks:
+            sink.close()
+        await media.close()
