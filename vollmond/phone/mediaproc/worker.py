@@ -49,10 +49,17 @@ class _Ticker(MediaTicker):
     def __init__(self, worker: MediaWorker) -> None:
         super().__init__()
         self._worker = worker
+        self._last: int | None = None
+        #: Frames due: every call's frame of every tick, a skipped tick's too.
+        self.due = 0
 
     def tick(self, index: int) -> None:
         self._worker.begin(index)
+        before = self.sent + self.unsent
         super().tick(index)
+        gap = 1 if self._last is None or index <= self._last else index - self._last
+        self.due += (self.sent + self.unsent - before) * gap
+        self._last = index
         self._worker.end(index)
 
 
@@ -178,6 +185,7 @@ class MediaWorker:
             "skipped_ticks": ticker.skipped_ticks,
             "sent": ticker.sent,
             "unsent": ticker.unsent,
+            "frames_due": ticker.due,
             **self.counters,
         }
 
@@ -191,6 +199,7 @@ class MediaWorker:
         now = self.clock_counters()
         start = self._measure_start
         counters = {key: value - start.get(key, 0) for key, value in now.items()}
+        counters["calls"] = len(self.endpoints)  # a count at the end, not a difference
         counts = np.zeros(p.LATENESS_BINS, np.int64)
         counts[: len(histogram)] = histogram
         self._histogram, self.ticker.stamp, self.ticker.observer = None, False, None
