@@ -1286,7 +1286,10 @@ def show(rows: list[dict[str, Any]]) -> None:
     ]
     print("  ".join(f"{title:>12}" for _, title, _ in columns))
     for row in rows:
-        print("  ".join(f"{fmt.format(row.get(key, '-')):>12}" for key, _, fmt in columns))
+        cells = (
+            fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in columns
+        )
+        print("  ".join(f"{cell:>12}" for cell in cells))
     for row in rows:
         keys = {k: v for k, v in row.items() if k.startswith("key_")}
         if keys:

@@ -56,7 +56,13 @@ class _Ticker(MediaTicker):
     def tick(self, index: int) -> None:
         self._worker.begin(index)
         before = self.sent + self.unsent
+        # The audio received since the last tick is decoded after this tick's packets left
+        # (it only goes on to the signalling process): sending comes first.
+        received, self._received = self._received, []
         super().tick(index)
+        self._received = received + self._received
+        if self._received:
+            self._deliver()
         gap = 1 if self._last is None or index <= self._last else index - self._last
         self.due += (self.sent + self.unsent - before) * gap
         self._last = index
