@@ -415,17 +415,18 @@ def measured_figures(measured: list[Any], cpu: float, wall: float) -> dict[str, 
     from vollmond.phone.mediaproc.protocol import LATENESS_BIN_S  # noqa: PLC0415
 
     histogram = np.sum([np.asarray(m.histogram) for m in measured], axis=0)
+    response = np.sum([np.asarray(m.response) for m in measured], axis=0)
     counters: dict[str, int] = {}
     for m in measured:
         for key, value in m.counters.items():
             counters[key] = counters.get(key, 0) + value
-    cumulative = np.cumsum(histogram)
-    total = int(cumulative[-1]) if len(cumulative) else 0
+    total = int(histogram.sum())
 
-    def edge(q: float) -> float:
-        if not total:
+    def edge(counts: Any, q: float) -> float:
+        cumulative = np.cumsum(counts)
+        if not cumulative[-1]:
             return math.nan
-        return float((np.searchsorted(cumulative, q / 100 * total) + 1) * LATENESS_BIN_S)
+        return float((np.searchsorted(cumulative, q / 100 * cumulative[-1]) + 1) * LATENESS_BIN_S)
 
     due, sent = counters.get("frames_due", 0), counters.get("sent", 0)
     return {
@@ -440,9 +441,14 @@ def measured_figures(measured: list[Any], cpu: float, wall: float) -> dict[str, 
         "frames_not_sent": max(0, due - sent),
         "frames_sent_pct": 100 * sent / max(1, due),
         "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
-        "late_p50_ms": 1000 * edge(50),
-        "late_p95_ms": 1000 * edge(95),
-        "late_p99_ms": 1000 * edge(99),
+        "late_p50_ms": 1000 * edge(histogram, 50),
+        "late_p95_ms": 1000 * edge(histogram, 95),
+        "late_p99_ms": 1000 * edge(histogram, 99),
+        # how long after its cue a tick's frames came from the signalling process (the lead
+        # allows LEAD_TICKS x 20 ms)
+        "frames_after_cue_p50_ms": 1000 * edge(response, 50),
+        "frames_after_cue_p99_ms": 1000 * edge(response, 99),
+        "frames_after_cue_max_ms": 1000 * edge(response, 100),
         "late_max_ms": 1000 * (int(np.flatnonzero(histogram)[-1]) + 1) * LATENESS_BIN_S
         if total
         else math.nan,
@@ -1280,6 +1286,7 @@ def show(rows: list[dict[str, Any]]) -> None:
         ("frames_not_sent", "not sent", "{}"),
         ("cpu_media_share", "media cores", "{:.2f}"),
         ("missing_blocks", "late mixes", "{}"),
+        ("frames_after_cue_p99_ms", "mix p99 ms", "{:.1f}"),
         ("frames_sent_pct", "sent %", "{:.1f}"),
         ("interval_dev_p50_ms", "|Δt-20| p50", "{:.2f}"),
         ("interval_dev_p99_ms", "|Δt-20| p99", "{:.2f}"),

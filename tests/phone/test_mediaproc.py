@@ -43,7 +43,7 @@ MESSAGES: list[p.Control] = [
         (p.CallStats(7, ("127.0.0.1", 4000), 1, 2, 3, 4, 5, 0.25), p.CallStats(8, None, *[0] * 6)),
         {"ticks": 5},
     ),
-    p.Measured(tuple(range(p.LATENESS_BINS)), {"sent": 1}),
+    p.Measured(tuple(range(p.LATENESS_BINS)), (0,) * p.LATENESS_BINS, {"sent": 1}),
 ]
 
 
@@ -264,6 +264,8 @@ async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
         (measured,) = await media.measure(False)
         assert sum(measured.histogram) == measured.counters["sent"] > 0
         assert measured.counters["sent"] % 3 == 0
+        # a block of frames per tick came back from this (idle) event loop
+        assert sum(measured.response) >= measured.counters["ticks"] - 1
     finally:
         for sink in sinks:
             sink.close()

@@ -199,10 +199,12 @@ class Stats:
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """Send lateness of every packet since Measure(on): a histogram of 0.1 ms bins, and the
-    clock's counters over the same time."""
+    """Since Measure(on): the send lateness of every packet (a histogram of 0.1 ms bins),
+    how long after its cue (the tick LEAD_TICKS before its own) each block of frames came from
+    the signalling process (the same bins), and the clock's counters."""
 
     histogram: tuple[int, ...]
+    response: tuple[int, ...]
     counters: dict[str, int]
 
 
@@ -249,8 +251,13 @@ def encode_control(message: Control) -> bytes:
         case Stats(calls, counters):
             rows = [_stats_row(c) for c in calls]
             body = {"op": "stats", "calls": rows, "counters": counters}
-        case Measured(histogram, counters):
-            body = {"op": "measured", "histogram": list(histogram), "counters": counters}
+        case Measured(histogram, response, counters):
+            body = {
+                "op": "measured",
+                "histogram": list(histogram),
+                "response": list(response),
+                "counters": counters,
+            }
     return json.dumps(body, separators=(",", ":")).encode()
 
 
@@ -304,6 +311,12 @@ def _number(value: object, what: str) -> float:
     return float(value)
 
 
+def _histogram(value: object) -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) != LATENESS_BINS:
+        raise ProtocolError(f"a histogram is a list of {LATENESS_BINS} counts")
+    return tuple(_int(v, "bin", 0, 2**63) for v in value)
+
+
 def _call_stats(row: object) -> CallStats:
     if not isinstance(row, list) or len(row) != 8:
         raise ProtocolError("a call's stats are a list of 8")
@@ -355,11 +368,9 @@ def decode_control(payload: bytes) -> Control:
             calls = tuple(_call_stats(row) for row in rows)
             return Stats(calls, _counters(body.get("counters")))
         case "measured":
-            histogram = body.get("histogram")
-            if not isinstance(histogram, list) or len(histogram) != LATENESS_BINS:
-                raise ProtocolError(f"histogram must be a list of {LATENESS_BINS}")
-            counts = tuple(_int(v, "bin", 0, 2**63) for v in histogram)
-            return Measured(counts, _counters(body.get("counters")))
+            histogram = _histogram(body.get("histogram"))
+            response = _histogram(body.get("response"))
+            return Measured(histogram, response, _counters(body.get("counters")))
     raise ProtocolError(f"unknown op {op!r}")
 
 

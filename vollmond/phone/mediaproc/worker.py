@@ -25,6 +25,7 @@ import asyncio
 import logging
 import socket
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 
@@ -82,6 +83,7 @@ class MediaWorker:
         self._heard: list[tuple[int, Int16Array]] = []
         self._first_tick: int | None = None
         self._histogram: npt.NDArray[np.int64] | None = None
+        self._response: npt.NDArray[np.int64] | None = None
         self._measure_start: dict[str, int] = {}
         self.counters = {"missing_blocks": 0, "late_blocks": 0, "bad_messages": 0}
 
@@ -119,6 +121,9 @@ class MediaWorker:
 
     def add_block(self, block: p.Block) -> None:
         clock = self.ticker.clock
+        if clock is not None and self._response is not None:
+            after_cue = time.monotonic() - clock.deadline(block.index - LEAD_TICKS)
+            self._response[_bin(after_cue)] += 1
         if clock is not None and block.index < clock.index:
             self.counters["late_blocks"] += 1
             return
@@ -198,18 +203,20 @@ class MediaWorker:
     def _measure(self, on: bool) -> None:
         if on:
             self._histogram = np.zeros(p.LATENESS_BINS, np.int64)
+            self._response = np.zeros(p.LATENESS_BINS, np.int64)
             self._measure_start = self.clock_counters()
             self.ticker.stamp, self.ticker.observer = True, self._observe
             return
-        histogram = self._histogram if self._histogram is not None else np.zeros(1, np.int64)
+        empty = np.zeros(p.LATENESS_BINS, np.int64)
+        histogram = self._histogram if self._histogram is not None else empty
+        response = self._response if self._response is not None else empty
         now = self.clock_counters()
         start = self._measure_start
         counters = {key: value - start.get(key, 0) for key, value in now.items()}
         counters["calls"] = len(self.endpoints)  # a count at the end, not a difference
-        counts = np.zeros(p.LATENESS_BINS, np.int64)
-        counts[: len(histogram)] = histogram
-        self._histogram, self.ticker.stamp, self.ticker.observer = None, False, None
-        self._control(p.Measured(tuple(int(n) for n in counts), counters))
+        self._histogram = self._response = None
+        self.ticker.stamp, self.ticker.observer = False, None
+        self._control(p.Measured(tuple(histogram.tolist()), tuple(response.tolist()), counters))
 
     def stats(self) -> p.Stats:
         now = asyncio.get_running_loop().time()
@@ -261,6 +268,11 @@ class MediaWorker:
         finally:
             reporter.cancel()
             self.close()
+
+
+def _bin(seconds: float) -> int:
+    """The histogram bin of a delay (0.1 ms each; the last takes everything later)."""
+    return min(max(int(seconds / p.LATENESS_BIN_S), 0), p.LATENESS_BINS - 1)
 
 
 async def run(fd: int) -> None:
