@@ -1405,13 +1405,15 @@ async def drive(args: argparse.Namespace) -> None:
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per step, the product's figures (one process, or the nodes with the one node's beside
-    them under ``one_node``)."""
+    them under ``one_node``; with media processes beside them under ``mix+mpN``)."""
     figures: dict[str, Any] = {}
     for row in rows:
         if row["mode"] == "echo":
             continue
         step = figures.setdefault(str(row["calls_wanted"]), {})
-        if row.get("nodes") == 1 and step:
+        if row["mode"].startswith("mix+mp"):  # beside the in-process product, under its name
+            step[row["mode"]] = row
+        elif row.get("nodes") == 1 and step:
             step["one_node"] = row
         else:
             step.update(row)
