@@ -138,6 +138,7 @@ class MediaProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self.alive = False
+        self._closing = False
         #: The media process's clock counters, as last reported.
         self.counters: dict[str, int] = {}
         #: Blocks not sent because the media process did not read (see MAX_BACKLOG_BYTES).
@@ -292,12 +293,14 @@ class MediaProcess:
                     self.bad_messages += 1
                     log.warning("media process %s: bad message: %s", self.pid, exc)
         except (asyncio.IncompleteReadError, ConnectionError, p.ProtocolError) as exc:
-            log.error("media process %s: channel ended: %s", self.pid, exc)
+            if not self._closing:
+                log.error("media process %s: channel ended: %s", self.pid, exc)
         finally:
             self._lost()
 
     def _lost(self) -> None:
-        if not self.alive:
+        if not self.alive or self._closing:
+            self.alive = False
             return
         self.alive = False
         for opening in self._opening.values():
@@ -311,6 +314,7 @@ class MediaProcess:
 
     async def close(self) -> None:
         """End the process: closing the channel ends it; killed if it does not go."""
+        self._closing = True
         self.calls.clear()
         if self._writer is not None:
             self._writer.close()

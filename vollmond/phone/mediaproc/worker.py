@@ -101,7 +101,7 @@ class MediaWorker:
             if index >= self._first_tick + LEAD_TICKS and self.endpoints:
                 self.counters["missing_blocks"] += 1
             return
-        self._rows = {int(call): row for row, call in enumerate(block.ids)}
+        self._rows = dict(zip(block.ids.tolist(), range(len(block.ids)), strict=True))
         self._samples = block.samples
 
     def frame(self, call: int) -> Int16Array | None:
