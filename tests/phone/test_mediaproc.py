@@ -270,3 +270,28 @@ async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
         for sink in sinks:
             sink.close()
         await media.close()
+
+
+async def test_a_hanging_media_process_is_killed_and_replaced() -> None:
+    media = MediaProcesses(1, watchdog_s=0.8)  # it reports every 0.5 s when it lives
+    lost: list[CallMedia] = []
+    media.on_lost = lost.append
+    await media.start()
+    sink = await UdpPeer.open()
+    try:
+        endpoint = await media.open(
+            "127.0.0.1", MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101), print, print
+        )
+        endpoint.start()
+        await sink.recv_raw()
+        await asyncio.sleep(1.5)  # alive and reporting: the watchdog leaves it alone
+        assert media.restarts == 0 and lost == []
+        pid = media.processes[0].pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # hangs: says nothing more
+        await _until(lambda: lost == [endpoint], 5)
+        await _until(lambda: media.restarts == 1 and media.processes[0].alive, 5)
+        assert media.processes[0].pid != pid
+    finally:
+        sink.close()
+        await media.close()

@@ -43,6 +43,8 @@ OPEN_TIMEOUT_S = 5.0
 #: Pause before a dead media process is replaced, doubled while replacements die at once.
 RESTART_DELAY_S = 0.2
 RESTART_DELAY_MAX_S = 10.0
+#: A media process that says nothing for this long hangs: it is killed and replaced.
+WATCHDOG_S = 5.0
 #: Frames are not queued behind a media process that does not read: past this many bytes
 #: waiting in the socket, a tick's block is dropped (and counted).
 MAX_BACKLOG_BYTES = 1_000_000
@@ -144,6 +146,9 @@ class MediaProcess:
         #: Blocks not sent because the media process did not read (see MAX_BACKLOG_BYTES).
         self.blocks_dropped = 0
         self.bad_messages = 0
+        #: When the last message came (event loop time): a living media process reports
+        #: twice a second, so a long silence means it hangs (MediaProcesses' watchdog).
+        self.last_heard = 0.0
 
     @property
     def pid(self) -> int | None:
@@ -167,6 +172,7 @@ class MediaProcess:
             theirs.close()
         reader, self._writer = await asyncio.open_unix_connection(sock=ours)
         self.alive = True
+        self.last_heard = asyncio.get_running_loop().time()
         self._reader_task = asyncio.get_running_loop().create_task(self._read(reader))
 
     # -- to the media process ----------------------------------------------------------------
@@ -282,6 +288,7 @@ class MediaProcess:
         try:
             while True:
                 kind, payload = await p.read_message(reader)
+                self.last_heard = asyncio.get_running_loop().time()
                 try:
                     if kind == p.AUDIO:
                         self._tick(p.Block.decode(payload))
@@ -312,6 +319,11 @@ class MediaProcess:
             self._process.kill()
         self._on_exit(self)
 
+    def kill(self) -> None:
+        """End a process that hangs (its channel then closes: the calls are lost)."""
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+
     async def close(self) -> None:
         """End the process: closing the channel ends it; killed if it does not go."""
         self._closing = True
@@ -331,16 +343,17 @@ class MediaProcess:
 class MediaProcesses:
     """``count`` media processes; a new call goes to the one with the fewest calls."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, watchdog_s: float = WATCHDOG_S) -> None:
         if count < 1:
             raise ValueError("at least one media process")
         self.count = count
+        self.watchdog_s = watchdog_s
+        self._watchdog: asyncio.Task[None] | None = None
         self.processes: list[MediaProcess] = []
         self.on_lost: LostCallback | None = None
         self.restarts = 0
         self._ids = itertools.count(1)
         self._restarting: set[asyncio.Task[None]] = set()
-        self._ready = asyncio.Event()
         self._closing = False
 
     async def start(self) -> None:
@@ -348,7 +361,22 @@ class MediaProcesses:
             process = MediaProcess(self._exited)
             await process.start()
             self.processes.append(process)
-        self._ready.set()
+        self._watchdog = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        """Kill a media process that has said nothing for ``watchdog_s`` (it hangs): its calls
+        are then hung up and it is replaced, as if it had died."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(1.0, self.watchdog_s / 4))
+            for process in self.processes:
+                if process.alive and loop.time() - process.last_heard > self.watchdog_s:
+                    log.error(
+                        "media process %s silent for %.1f s: killed",
+                        process.pid,
+                        loop.time() - process.last_heard,
+                    )
+                    process.kill()
 
     async def open(
         self,
@@ -412,6 +440,8 @@ class MediaProcesses:
 
     async def close(self) -> None:
         self._closing = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         for task in list(self._restarting):
             task.cancel()
         await asyncio.gather(*(process.close() for process in self.processes))
