@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array, MediaTicker, RtpEndpoint, TickReport
 from vollmond.phone.mediaproc import protocol as p
+from vollmond.phone.rtp import RtpClock
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ class MediaWorker:
         self._samples: Int16Array = np.zeros((0, FRAME_SAMPLES), np.int16)
         self._heard: list[tuple[int, Int16Array]] = []
         self._first_tick: int | None = None
+        self._clock: RtpClock | None = None  # the clock the blocks' tick numbers count on
         self._histogram: npt.NDArray[np.int64] | None = None
         self._response: npt.NDArray[np.int64] | None = None
         self._measure_start: dict[str, int] = {}
@@ -90,6 +92,10 @@ class MediaWorker:
     # -- the clock ---------------------------------------------------------------------------
     def begin(self, index: int) -> None:
         """Take this tick's block of frames (older ones are too late now)."""
+        clock = self.ticker.clock
+        if clock is not self._clock:  # a new clock (the last call had ended): a new count
+            self._clock, self._first_tick = clock, index
+            self._blocks.clear()
         if self._first_tick is None:
             self._first_tick = index
         for old in [i for i in self._blocks if i < index]:
