@@ -37,6 +37,7 @@ from vollmond.phone.dtmf import DtmfParseError, parse_info_dtmf
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import Int16Array, MediaParams
 from vollmond.phone.mediaproc.client import MediaProcesses
+from vollmond.phone.mediaproc.worker import STATS_PERIOD_S
 from vollmond.phone.sdp import (
     OFFER_DTMF_PT,
     Negotiated,
@@ -109,6 +110,11 @@ class UasConfig:
     settings: SipSettings = field(default_factory=SipSettings)
     #: RTP in this many media processes (``[phone] media_processes``); 0: on this event loop.
     media_processes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.media_processes and self.rtp_timeout < 4 * STATS_PERIOD_S:
+            # A media process tells the time of a call's last packet twice a second only.
+            raise ValueError(f"with media processes rtp_timeout must be >= {4 * STATS_PERIOD_S}")
 
     @property
     def contact_host(self) -> str:
