@@ -720,6 +720,7 @@ async def _window(
         await media.measure(True)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     media_cpu0 = media_cpu(media)
+    skipped0 = sum(proc.cues_skipped for proc in media.processes) if media is not None else 0
     index0 = recorder.clock.index if media is None else 0
     profile = os.environ.get("PHONE_LOAD_PROFILE")  # a file for the window's cProfile
     profiler = cProfile.Profile(time.process_time) if profile else None
@@ -736,6 +737,7 @@ async def _window(
         media_cpu_s = media_cpu(media) - media_cpu0
         figures = measured_figures(await media.measure(False), cpu + media_cpu_s, wall)
         return figures | {
+            "cues_skipped": sum(proc.cues_skipped for proc in media.processes) - skipped0,
             "calls_sending": len(calls),
             "cpu_signalling_share": cpu / wall,
             "cpu_media_share": media_cpu_s / wall,

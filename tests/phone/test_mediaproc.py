@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import signal
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -23,7 +24,12 @@ from vollmond.phone.dtmf import TelephoneEvent
 from vollmond.phone.g711 import ALAW, ULAW
 from vollmond.phone.media import MediaParams
 from vollmond.phone.mediaproc import protocol as p
-from vollmond.phone.mediaproc.client import MediaLostError, MediaProcesses, RemoteEndpoint
+from vollmond.phone.mediaproc.client import (
+    MediaLostError,
+    MediaProcess,
+    MediaProcesses,
+    RemoteEndpoint,
+)
 from vollmond.phone.mediaproc.worker import LEAD_TICKS
 from vollmond.phone.rtp import RtpPacket, parse_rtp
 
@@ -55,9 +61,9 @@ def test_every_control_message_survives_the_round_trip(message: p.Control) -> No
 
 def test_a_block_survives_the_round_trip_and_a_wrong_length_is_refused() -> None:
     samples = np.arange(3 * 160, dtype=np.int16).reshape(3, 160) - 200
-    block = p.Block(2**40, np.array([1, 5, 9], np.uint32), samples)
+    block = p.Block(2**40, np.array([1, 5, 9], np.uint32), samples, 12345.678)
     decoded = p.Block.decode(block.encode())
-    assert decoded.index == 2**40
+    assert (decoded.index, decoded.deadline) == (2**40, 12345.678)
     assert decoded.ids.tolist() == [1, 5, 9]
     assert np.array_equal(decoded.samples, samples)
     decoded.samples[0, 0] = 1  # writable: mixers may work in place
@@ -65,6 +71,8 @@ def test_a_block_survives_the_round_trip_and_a_wrong_length_is_refused() -> None
         p.Block.decode(block.encode()[:-1])
     with pytest.raises(p.ProtocolError):
         p.Block(1, np.array([1], np.uint32), samples).encode()
+    with pytest.raises(p.ProtocolError, match="deadline"):
+        p.Block.decode(p.Block(1, block.ids, samples, float("nan")).encode())
 
 
 @pytest.mark.parametrize(
@@ -142,6 +150,30 @@ def test_a_valid_message_with_one_field_broken_is_refused_or_parsed(
     key = data.draw(st.sampled_from(sorted(body)))
     body[key] = data.draw(_JSON)
     _refused_or_parsed(p.decode_control, json.dumps(body).encode())
+
+
+# -- the signalling side's tick ------------------------------------------------------------------
+
+
+async def test_a_cue_taken_too_late_hands_on_the_audio_but_pulls_no_frame() -> None:
+    process = MediaProcess(lambda _: None)  # not started: what it would send goes nowhere
+    heard: list[int] = []
+    pulled: list[int] = []
+
+    def source() -> np.ndarray:
+        pulled.append(1)
+        return np.full(160, 5, np.int16)
+
+    endpoint = RemoteEndpoint(process, 1, PARAMS, lambda s: heard.append(int(s[0])), _ignore, None)
+    endpoint.set_source(source)
+    endpoint.started = True
+    process.calls[1] = endpoint
+    audio = np.full((1, 160), 7, np.int16)
+    late = time.monotonic() - LEAD_TICKS * 0.02  # its frames would be due by now
+    process._tick(p.Block(10, np.array([1], np.uint32), audio, late))
+    assert (heard, pulled, process.cues_skipped) == ([7], [], 1)
+    process._tick(p.Block(11, np.array([1], np.uint32), audio, time.monotonic()))
+    assert (heard, pulled, process.cues_skipped) == ([7, 7], [1], 1)
 
 
 # -- a real media process ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ import itertools
 import logging
 import socket
 import sys
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +28,7 @@ import numpy as np
 from vollmond.phone.callmedia import LostCallback
 from vollmond.phone.media import (
     FRAME_SAMPLES,
+    FRAME_SECONDS,
     AudioSource,
     DropCallback,
     Int16Array,
@@ -43,6 +45,9 @@ OPEN_TIMEOUT_S = 5.0
 #: Pause before a dead media process is replaced, doubled while replacements die at once.
 RESTART_DELAY_S = 0.2
 RESTART_DELAY_MAX_S = 10.0
+#: A cue taken later than this after its tick pulls nothing: its frames, due LEAD_TICKS after
+#: it, would reach the media process too late (one tick is left for the way there).
+CUE_LATE_S = (LEAD_TICKS - 1) * FRAME_SECONDS
 #: A media process that says nothing for this long hangs: it is killed and replaced.
 WATCHDOG_S = 5.0
 #: Frames are not queued behind a media process that does not read: past this many bytes
@@ -146,6 +151,8 @@ class MediaProcess:
         #: Blocks not sent because the media process did not read (see MAX_BACKLOG_BYTES).
         self.blocks_dropped = 0
         self.bad_messages = 0
+        #: Cues taken too late to send their frames in time (nothing was pulled for them).
+        self.cues_skipped = 0
         #: When the last message came (event loop time): a living media process reports
         #: twice a second, so a long silence means it hangs (MediaProcesses' watchdog).
         self.last_heard = 0.0
@@ -225,7 +232,12 @@ class MediaProcess:
 
     def _tick(self, block: p.Block) -> None:
         """A tick in the media process: hand on what it heard, then send the frames of the
-        tick LEAD_TICKS ahead (never raises: a failing source is skipped)."""
+        tick LEAD_TICKS ahead (never raises: a failing source is skipped).
+
+        A cue taken so late that its frames could not reach the media process in time pulls
+        nothing (``cues_skipped``): those calls send silence for that tick, and their prompts
+        and rooms go on from where they were, as when the in-process clock skips a tick. Frames
+        pulled and then dropped for being late would cut pieces out of the prompts."""
         calls = self.calls
         for row, call in enumerate(block.ids.tolist()):
             endpoint = calls.get(call)
@@ -234,6 +246,9 @@ class MediaProcess:
                     endpoint.on_audio(block.samples[row])
                 except Exception:
                     log.exception("media process: audio handler failed")
+        if block.deadline and time.monotonic() > block.deadline + CUE_LATE_S:
+            self.cues_skipped += 1
+            return
         sending = [ep for ep in calls.values() if ep.started and ep.source is not None]
         frames = np.empty((len(sending), FRAME_SAMPLES), np.int16)
         ids = np.empty(len(sending), np.uint32)

@@ -9,9 +9,10 @@ One Unix stream socket per media process carries length-prefixed messages: a 5-b
 * ``A`` — audio of one tick, media → signalling: every call's received 20 ms, decoded. It is
   also the tick itself: the signalling side answers each with the frames of a later tick.
 
-Both blocks have one layout (:class:`Block`): tick index (u64), count (u32), the calls' ids
-(u32 each), then ``count × 160`` int16 samples, all little-endian, so a block is parsed with
-two ``numpy.frombuffer`` calls and no per-call Python.
+Both blocks have one layout (:class:`Block`): tick index (u64), the tick's deadline (f64,
+``time.monotonic``, which is the system's one monotonic clock: the same in both processes; 0 in
+``F`` blocks), count (u32), the calls' ids (u32 each), then ``count × 160`` int16 samples, all
+little-endian, so a block is parsed with two ``numpy.frombuffer`` calls and no per-call Python.
 
 Everything that arrives is checked: a message that does not parse raises
 :class:`ProtocolError`, which the reader logs and skips (the framing is intact); a header that
@@ -33,7 +34,7 @@ from vollmond.phone.g711 import codec_by_name
 from vollmond.phone.media import FRAME_SAMPLES, MediaParams
 
 HEADER: Final = struct.Struct("!IB")
-BLOCK_HEAD: Final = struct.Struct("<QI")
+BLOCK_HEAD: Final = struct.Struct("<QdI")
 #: The largest message either side accepts: 300 calls' frames are about 100 kB.
 MAX_MESSAGE: Final = 8 * 1024 * 1024
 CONTROL: Final = ord("J")
@@ -78,11 +79,13 @@ def read_header(data: bytes) -> tuple[int, int]:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One tick's 20 ms frames of several calls: ``samples[i]`` belongs to ``ids[i]``."""
+    """One tick's 20 ms frames of several calls: ``samples[i]`` belongs to ``ids[i]``;
+    ``deadline``: when the tick was due (``time.monotonic``; 0 where it does not matter)."""
 
     index: int
     ids: npt.NDArray[np.uint32]
     samples: npt.NDArray[np.int16]
+    deadline: float = 0.0
 
     def encode(self) -> bytes:
         count = len(self.ids)
@@ -90,7 +93,7 @@ class Block:
             raise ProtocolError("a block needs one 160-sample frame per call")
         return b"".join(
             (
-                BLOCK_HEAD.pack(self.index, count),
+                BLOCK_HEAD.pack(self.index, self.deadline, count),
                 self.ids.astype("<u4", copy=False).tobytes(),
                 self.samples.astype("<i2", copy=False).tobytes(),
             )
@@ -100,18 +103,16 @@ class Block:
     def decode(cls, payload: bytes) -> Block:
         if len(payload) < BLOCK_HEAD.size:
             raise ProtocolError("short block")
-        index, count = BLOCK_HEAD.unpack_from(payload)
+        index, deadline, count = BLOCK_HEAD.unpack_from(payload)
+        if not 0.0 <= deadline < 1e12:  # NaN and infinities fail too
+            raise ProtocolError("a block's deadline is out of range")
         if len(payload) != BLOCK_HEAD.size + count * (4 + _FRAME_BYTES):
             raise ProtocolError("block length does not match its count")
         ids = np.frombuffer(payload, dtype="<u4", count=count, offset=BLOCK_HEAD.size)
         samples = np.frombuffer(payload, dtype="<i2", offset=BLOCK_HEAD.size + 4 * count)
         # A copy in native order: the frames go on into mixers that may work in place.
         frames = samples.reshape(count, FRAME_SAMPLES).astype(np.int16)
-        return cls(index, ids.astype(np.uint32), frames)
-
-
-def empty_block(index: int) -> Block:
-    return Block(index, np.zeros(0, np.uint32), np.zeros((0, FRAME_SAMPLES), np.int16))
+        return cls(index, ids.astype(np.uint32), frames, deadline)
 
 
 # -- control messages ------------------------------------------------------------------------

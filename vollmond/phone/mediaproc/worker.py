@@ -123,7 +123,9 @@ class MediaWorker:
             samples = np.stack([samples for _, samples in heard])
         else:
             ids, samples = np.zeros(0, np.uint32), np.zeros((0, FRAME_SAMPLES), np.int16)
-        self._send(p.AUDIO, p.Block(index, ids, samples).encode())
+        clock = self.ticker.clock
+        deadline = clock.deadline(index) if clock is not None else 0.0
+        self._send(p.AUDIO, p.Block(index, ids, samples, deadline).encode())
 
     def add_block(self, block: p.Block) -> None:
         clock = self.ticker.clock
