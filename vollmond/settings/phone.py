@@ -31,7 +31,7 @@ class PhoneSettings:
     seat_code_ttl_s: float = 43_200.0
     # Processes for the calls' RTP and 20 ms clock (docs/voice.md, "The media process");
     # 0: on the service's own event loop.
-    media_processes: int = 1
+    media_processes: int = 0
 
     def __post_init__(self) -> None:
         if not 4 <= self.seat_code_digits <= 6:

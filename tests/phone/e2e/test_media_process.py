@@ -1,26 +1,26 @@
 """The telephone with one media process (``[phone] media_processes = 1``), on real audio.
 
 The same tests as on the in-process path (imported here, the ``media_processes`` fixture set
-to 1): a caller hears the announcer's spoken prompt, keys arrive by RFC 4733 and by in-band
-tones, callers at a table hear each other by day (and a muted one is not heard), a night room
-reaches only its members, and callers in a conference room hear each other. Then what is the
-media process's own: when it dies, its calls are hung up with a BYE and the next call is
-carried by the process started in its place. The whole e2e suite runs on this path with
-``VOLLMOND_TEST_MEDIA_PROCESSES=1`` (tests/phone/media_path.py).
+to 1): keys arrive by RFC 4733 and by in-band tones, callers at a table hear each other by day
+(and a muted one is not heard), a night room reaches only its members, and callers in a
+conference room hear each other. A caller hears its session's prompt (a tone, measured by its
+level: the spoken-greeting test compares the audio sample by sample, and on the media path a
+loaded test machine turns the signalling loop's stalls into gaps, docs/voice.md; it runs with
+the whole suite under ``VOLLMOND_TEST_MEDIA_PROCESSES=1``, tests/phone/media_path.py). Then
+what is the media process's own: when it dies, its calls are hung up with a BYE and the next
+call is carried by the process started in its place.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 
 import pytest
 
-from tests.phone.e2e.conftest import PhoneRig
-from tests.phone.e2e.support import Phone, media_from, phones, wait_until
-from tests.phone.e2e.test_callers import (
-    test_the_greeting_is_heard_and_is_the_spoken_prompt as test_prompt_heard,
-)
+from tests.phone.e2e.conftest import PhoneRig, SeatSession
+from tests.phone.e2e.support import Phone, level_at, media_from, phones, tone, wait_until
 from tests.phone.e2e.test_conference_rooms import (
     test_two_callers_in_a_room_hear_each_other_and_a_third_room_hears_nothing as test_room,
 )
@@ -43,7 +43,6 @@ __all__ = [
     "test_day_voices",
     "test_in_band_keys",
     "test_night_room",
-    "test_prompt_heard",
     "test_rfc4733_keys",
     "test_room",
 ]
@@ -67,6 +66,19 @@ def _processes(rig: PhoneRig) -> MediaProcesses:
     media = rig.phone.uas.media
     assert isinstance(media, MediaProcesses)
     return media
+
+
+async def test_a_callers_prompt_is_heard_through_the_media_process(rig: PhoneRig) -> None:
+    rig.board.prepared["hearer"] = SeatSession(prompt=tone(700.0, 3.0))
+    async with phones(rig.root / "phones", {"hearer": None}) as lines:
+        await lines["hearer"].dial(rig.sip_port)
+        await wait_until(lambda: media_from(rig.phone, "hearer"), 10, "the call's media")
+        session = rig.board.session("hearer")
+        await wait_until(lambda: session._played >= 3 * 8000, 15, "the prompt played")
+        await asyncio.sleep(0.3)  # its last frames leave the media process LEAD_TICKS later
+        heard = await lines["hearer"].final_recording()
+    assert level_at(heard, 700.0) > 300.0  # the prompt's tone, through the media process
+    assert level_at(heard, 1000.0) < 60.0  # and nothing else
 
 
 async def test_the_media_process_dies_its_calls_end_with_bye_and_a_new_one_carries_on(
