@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ from vollmond.phone.g711 import ALAW, ULAW
 from vollmond.phone.media import MediaParams
 from vollmond.phone.mediaproc import protocol as p
 from vollmond.phone.mediaproc.client import (
+    CUE_LATE_S,
     MediaLostError,
     MediaProcess,
     MediaProcesses,
@@ -169,7 +171,7 @@ async def test_a_cue_taken_too_late_hands_on_the_audio_but_pulls_no_frame() -> N
     endpoint.started = True
     process.calls[1] = endpoint
     audio = np.full((1, 160), 7, np.int16)
-    late = time.monotonic() - LEAD_TICKS * 0.02  # its frames would be due by now
+    late = time.monotonic() - CUE_LATE_S - 0.01  # its frames could not leave in time
     process._tick(p.Block(10, np.array([1], np.uint32), audio, late))
     assert (heard, pulled, process.cues_skipped) == ([7], [], 1)
     process._tick(p.Block(11, np.array([1], np.uint32), audio, time.monotonic()))
@@ -254,6 +256,37 @@ async def test_frames_go_out_on_the_clock_and_audio_and_keys_come_back() -> None
     finally:
         sink.close()
         await media.close()
+
+
+async def test_a_stalled_signalling_loop_delays_frames_but_loses_none() -> None:
+    """The signalling loop (this test's) stalls for 90 ms, longer than the 60 ms lead: the
+    ticks whose frames were not there send nothing, and the frames leave when they come, with
+    their own timestamps — late, as from the in-process clock, but none lost."""
+    media = MediaProcesses(1)
+    await media.start()
+    sink = await UdpPeer.open()
+    counter = itertools.count(1)
+    try:
+        endpoint = await media.open(
+            "127.0.0.1", MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101), _ignore, _ignore
+        )
+        endpoint.set_source(lambda: np.full(160, 100 * next(counter), np.int16))
+        endpoint.start()
+        packets = [parse_rtp(await sink.recv_raw()) for _ in range(10)]
+        time.sleep(0.09)  # the stall: this loop answers no cue meanwhile
+        packets += [parse_rtp(await sink.recv_raw()) for _ in range(20)]
+        process = media.processes[0]
+        await _until(lambda: process.counters.get("late_frames", 0) > 0)
+        assert process.counters["late_blocks"] == 0
+    finally:
+        sink.close()
+        await media.close()
+    body = packets[LEAD_TICKS:]  # after the lead's silence
+    levels = [int(ULAW.decode(packet.payload)[0]) for packet in body]
+    steps = {(b.timestamp - a.timestamp) % 2**32 for a, b in itertools.pairwise(body)}
+    assert steps == {160}  # one frame after the other, none skipped
+    pulled = ULAW.decode(ULAW.encode(100 * np.arange(1, len(body) + 1, dtype=np.int16)))
+    assert levels == pulled.tolist()  # every frame pulled, once, in order
 
 
 async def test_bad_messages_are_counted_and_the_media_process_carries_on() -> None:

@@ -47,6 +47,10 @@ Int16Array = frames.Int16Array
 #: Called every 20 ms for the next frame: 160 int16 samples, or None for silence.
 AudioSource = Callable[[], Int16Array | None]
 
+#: A source's answer "no frame yet, send nothing this tick": the frame comes late and leaves
+#: with :meth:`RtpEndpoint.send_late` (a media process whose signalling loop was late).
+HOLD: Int16Array = np.zeros(0, np.int16)
+
 
 #: Told why a datagram on the media port was dropped: "foreign" or "malformed".
 DropCallback = Callable[[str], None]
@@ -183,6 +187,8 @@ class MediaTicker:
             frame = source() if source is not None else None
             if endpoint._first_index is None:
                 endpoint._first_index = index
+            if frame is HOLD:
+                continue
             params = endpoint._params
             if not params.send or endpoint._transport is None or endpoint._sock is None:
                 continue
@@ -354,6 +360,26 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         if self._transport is not None:
             self._transport.close()
             self._transport = None
+
+    def send_late(self, frame: Int16Array, index: int) -> bool:
+        """Send the frame of tick ``index`` now, after its tick (it came late; the tick sent
+        nothing for it, :data:`HOLD`). Its timestamp is that tick's, so the receiver's jitter
+        buffer puts it in its place, as when the in-process clock sends late."""
+        params = self._params
+        if not params.send or self._sock is None or self._first_index is None:
+            return False
+        packet = bytearray(PACKET_BYTES)
+        timestamp = self._ts_base + (index - self._first_index) * FRAME_SAMPLES
+        self._sender.pack_header(packet, 0, timestamp)
+        packet[HEADER_BYTES:] = params.codec.encode(fit_frame(frame))
+        try:
+            self._sock.sendto(packet, self.latched or params.remote)
+        except OSError as exc:
+            self.packets_unsent += 1
+            log.debug("RTP send failed: %s", exc)
+            return False
+        self.packets_sent += 1
+        return True
 
     def _drop(self, why: str) -> None:
         if self._on_drop is not None:

@@ -36,7 +36,7 @@ from vollmond.phone.media import (
     fit_frame,
 )
 from vollmond.phone.mediaproc import protocol as p
-from vollmond.phone.mediaproc.worker import LEAD_TICKS
+from vollmond.phone.mediaproc.worker import LEAD_TICKS, MAX_LATE_TICKS
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,9 @@ OPEN_TIMEOUT_S = 5.0
 RESTART_DELAY_S = 0.2
 RESTART_DELAY_MAX_S = 10.0
 #: A cue taken later than this after its tick pulls nothing: its frames, due LEAD_TICKS after
-#: it, would reach the media process too late (one tick is left for the way there).
-CUE_LATE_S = (LEAD_TICKS - 1) * FRAME_SECONDS
+#: it, would reach the media process after the longest lateness it still sends them with
+#: (MAX_LATE_TICKS; one tick is left for the way there).
+CUE_LATE_S = (LEAD_TICKS + MAX_LATE_TICKS - 1) * FRAME_SECONDS
 #: A media process that says nothing for this long hangs: it is killed and replaced.
 WATCHDOG_S = 5.0
 #: Frames are not queued behind a media process that does not read: past this many bytes

@@ -32,7 +32,14 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
-from vollmond.phone.media import FRAME_SAMPLES, Int16Array, MediaTicker, RtpEndpoint, TickReport
+from vollmond.phone.media import (
+    FRAME_SAMPLES,
+    HOLD,
+    Int16Array,
+    MediaTicker,
+    RtpEndpoint,
+    TickReport,
+)
 from vollmond.phone.mediaproc import protocol as p
 from vollmond.phone.rtp import RtpClock
 
@@ -41,6 +48,9 @@ log = logging.getLogger(__name__)
 #: How many ticks ahead the signalling process makes frames (60 ms: what its event loop may
 #: be late, at the price of 60 ms more delay on the way to the caller).
 LEAD_TICKS = 3
+#: Frames that come later than their tick leave late, up to this many ticks (100 ms, as the
+#: in-process clock's longest stall before it skips frames); later ones are dropped.
+MAX_LATE_TICKS = 5
 STATS_PERIOD_S = 0.5
 
 
@@ -57,7 +67,7 @@ class _Ticker(MediaTicker):
 
     def tick(self, index: int) -> None:
         self._worker.begin(index)
-        before = self.sent + self.unsent
+        before = self.sent + self.unsent + self._worker.held
         # The audio received since the last tick is decoded after this tick's packets left
         # (it only goes on to the signalling process): sending comes first.
         received, self._received = self._received, []
@@ -66,7 +76,7 @@ class _Ticker(MediaTicker):
         if self._received:
             self._deliver()
         gap = 1 if self._last is None or index <= self._last else index - self._last
-        self.due += (self.sent + self.unsent - before) * gap
+        self.due += (self.sent + self.unsent + self._worker.held - before) * gap
         self._last = index
         self._worker.end(index)
 
@@ -87,7 +97,15 @@ class MediaWorker:
         self._histogram: npt.NDArray[np.int64] | None = None
         self._response: npt.NDArray[np.int64] | None = None
         self._measure_start: dict[str, int] = {}
-        self.counters = {"missing_blocks": 0, "late_blocks": 0, "bad_messages": 0}
+        self.counters = {
+            "missing_blocks": 0,
+            "late_blocks": 0,
+            "late_frames": 0,
+            "bad_messages": 0,
+        }
+        self._hold = False
+        #: Frames held back because their tick's block was missing (see add_block).
+        self.held = 0
 
     # -- the clock ---------------------------------------------------------------------------
     def begin(self, index: int) -> None:
@@ -102,16 +120,22 @@ class MediaWorker:
             del self._blocks[old]
             self.counters["late_blocks"] += 1
         block = self._blocks.pop(index, None)
+        self._hold = False
         if block is None:
             self._rows = {}
             if index >= self._first_tick + LEAD_TICKS and self.endpoints:
                 self.counters["missing_blocks"] += 1
+                self._hold = True  # its frames may come late: send them then (add_block)
             return
         self._rows = dict(zip(block.ids.tolist(), range(len(block.ids)), strict=True))
         self._samples = block.samples
 
     def frame(self, call: int) -> Int16Array | None:
-        """The call's frame of the current tick (its source on the clock)."""
+        """The call's frame of the current tick (its source on the clock); HOLD while the
+        tick's block is missing."""
+        if self._hold:
+            self.held += 1
+            return HOLD
         row = self._rows.get(call)
         return None if row is None else self._samples[row]
 
@@ -133,9 +157,26 @@ class MediaWorker:
             after_cue = time.monotonic() - clock.deadline(block.index - LEAD_TICKS)
             self._response[_bin(after_cue)] += 1
         if clock is not None and block.index < clock.index:
-            self.counters["late_blocks"] += 1
+            self._late(block, clock)
             return
         self._blocks[block.index] = block
+
+    def _late(self, block: p.Block, clock: RtpClock) -> None:
+        """A block after its tick: its frames leave now (the tick held them back), unless it
+        is more than MAX_LATE_TICKS late (then they are dropped: the in-process clock skips
+        frames after such a stall too)."""
+        if clock.index - block.index > MAX_LATE_TICKS:
+            self.counters["late_blocks"] += 1
+            return
+        deadline = clock.deadline(block.index)
+        for row, call in enumerate(block.ids.tolist()):
+            endpoint = self.endpoints.get(call)
+            if endpoint is None or not endpoint.send_late(block.samples[row], block.index):
+                continue
+            self.ticker.sent += 1
+            self.counters["late_frames"] += 1
+            if self._histogram is not None:
+                self._histogram[_bin(time.monotonic() - deadline)] += 1
 
     def _observe(self, report: TickReport) -> None:
         if self._histogram is None:
