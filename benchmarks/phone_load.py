@@ -163,6 +163,9 @@ class Probe:
     latencies: list[tuple[str, float]]
     pending: str = ""
     key_at: float | None = None
+    #: Seconds a pulled frame waits before it leaves: 0 in process; with a media process the
+    #: lead its frames are made ahead of their tick (vollmond/phone/mediaproc/worker.py).
+    lead: float = 0.0
 
     @property
     def game_id(self) -> str | None:
@@ -189,7 +192,7 @@ class Probe:
     def next_frame(self) -> Any:
         frame = self.session.next_frame()
         if self.key_at is not None and frame is not None and np.any(frame):
-            self.latencies.append((self.pending, time.perf_counter() - self.key_at))
+            self.latencies.append((self.pending, time.perf_counter() - self.key_at + self.lead))
             self.key_at = None
             self.pending = ""
         return frame
@@ -290,13 +293,19 @@ class SendRecorder:
     trace: list[tuple[float, float]] | None = None
 
     @property
+    def ticker(self) -> Any:
+        """The in-process clock (``uas.media.ticker``; ``uas._ticker`` before media backends)."""
+        media = getattr(self.uas, "media", None)
+        return getattr(media, "ticker", None) or self.uas._ticker
+
+    @property
     def clock(self) -> Any:
-        return self.uas._ticker._clock
+        return self.ticker._clock
 
     def install(self) -> None:
         from vollmond.phone.media import RtpEndpoint  # noqa: PLC0415
 
-        ticker = self.uas._ticker
+        ticker = self.ticker
         if hasattr(ticker, "observer"):
             ticker.stamp = True
             ticker.observer = self._tick
@@ -382,6 +391,74 @@ def send_figures(
     }
 
 
+def media_cpu(media: Any) -> float:
+    """CPU seconds (user + system) the media processes have used so far (0 without any)."""
+    if media is None:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for process in media.processes:
+        if process.pid is None:
+            continue
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def measured_figures(measured: list[Any], cpu: float, wall: float) -> dict[str, Any]:
+    """The send figures of a window measured in the media processes: their lateness
+    histograms (0.1 ms bins: a percentile is its bin's upper edge) and clock counters pooled.
+    Frames due are counted per tick for every call on the clock, so a skipped tick's frames
+    are due too; ``missing_blocks``: ticks whose frames the signalling process had not sent in
+    time (their calls got silence)."""
+    from vollmond.phone.mediaproc.protocol import LATENESS_BIN_S  # noqa: PLC0415
+
+    histogram = np.sum([np.asarray(m.histogram) for m in measured], axis=0)
+    response = np.sum([np.asarray(m.response) for m in measured], axis=0)
+    counters: dict[str, int] = {}
+    for m in measured:
+        for key, value in m.counters.items():
+            counters[key] = counters.get(key, 0) + value
+    total = int(histogram.sum())
+
+    def edge(counts: Any, q: float) -> float:
+        cumulative = np.cumsum(counts)
+        if not cumulative[-1]:
+            return math.nan
+        return float((np.searchsorted(cumulative, q / 100 * cumulative[-1]) + 1) * LATENESS_BIN_S)
+
+    due, sent = counters.get("frames_due", 0), counters.get("sent", 0)
+    return {
+        "seconds": wall,
+        "cpu_s": cpu,
+        "cpu_share": cpu / wall,
+        "cpu_per_call_pct": 100 * cpu / wall / max(1, counters.get("calls", 1)),
+        "packets": total,
+        "packets_per_s": total / wall,
+        "frames_due": due,
+        "frames_sent": sent,
+        "frames_not_sent": max(0, due - sent),
+        "frames_sent_pct": 100 * sent / max(1, due),
+        "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
+        "late_p50_ms": 1000 * edge(histogram, 50),
+        "late_p95_ms": 1000 * edge(histogram, 95),
+        "late_p99_ms": 1000 * edge(histogram, 99),
+        # how long after its cue a tick's frames came from the signalling process (the lead
+        # allows LEAD_TICKS x 20 ms)
+        "frames_after_cue_p50_ms": 1000 * edge(response, 50),
+        "frames_after_cue_p99_ms": 1000 * edge(response, 99),
+        "frames_after_cue_max_ms": 1000 * edge(response, 100),
+        "late_max_ms": 1000 * (int(np.flatnonzero(histogram)[-1]) + 1) * LATENESS_BIN_S
+        if total
+        else math.nan,
+        "late_ticks": counters.get("late_ticks"),
+        "skipped_ticks": counters.get("skipped_ticks"),
+        "missing_blocks": counters.get("missing_blocks"),
+        "late_blocks": counters.get("late_blocks"),
+    }
+
+
 OPERATOR_FILE = """
 [sip]
 # SIPp places every call from 127.0.0.1, as a SIP trunk would from its proxy.
@@ -399,6 +476,11 @@ silence_s = 0
 """
 
 
+def operator_file(media_processes: int) -> str:
+    """The operator file of the product's steps, with its media processes."""
+    return OPERATOR_FILE + f"media_processes = {media_processes}\n"
+
+
 @dataclass
 class Product:
     """The whole program under uvicorn, as ``vollmond serve`` runs it (the loop is uvloop:
@@ -410,6 +492,7 @@ class Product:
     port: int = 0
     node: Any = None  # vollmond.nodes.NodeSpec
     host: str = HOST
+    media_processes: int = 0
     server: Any = None
     task: asyncio.Task[None] | None = None
 
@@ -421,7 +504,7 @@ class Product:
         from vollmond.service.logs import configure_logging  # noqa: PLC0415
 
         config_file = self.data / "vollmond.toml"
-        config_file.write_text(OPERATOR_FILE)
+        config_file.write_text(operator_file(self.media_processes))
         settings = Settings.from_env(
             config_file,
             host=self.host,
@@ -479,14 +562,19 @@ async def _start(
         table = tomllib.loads(OPERATOR_FILE)["sip"]  # the product's limits
         limits = SipSettings(**table | {"trusted_proxies": tuple(table["trusted_proxies"])})
         config = UasConfig(
-            host=HOST, port=args.sip_port, ring_time=0.0, rtp_timeout=120.0, settings=limits
+            host=HOST,
+            port=args.sip_port,
+            ring_time=0.0,
+            rtp_timeout=120.0,
+            settings=limits,
+            media_processes=args.media_processes,
         )
         uas = await SipUas.start(config, Echo())
         stack.push_async_callback(uas.close)
         return uas, None
     data = Path(args.data)
     node = node_spec(args)
-    product = Product(data, args.sip_port, args.port, node, args.host)
+    product = Product(data, args.sip_port, args.port, node, args.host, args.media_processes)
     app = await product.start()
     stack.push_async_callback(product.stop)
     hub, phone = app.state.hub, app.state.phone
@@ -501,10 +589,13 @@ async def _start(
         founded = [[g, game_id, code] for g, (game_id, code) in zip(mine, games, strict=True)]
         write_atomically(data / "games.json", json.dumps(founded))
     factory = phone.session_factory
+    from vollmond.phone.mediaproc.worker import LEAD_TICKS  # noqa: PLC0415
+
+    lead = LEAD_TICKS * FRAME if args.media_processes else 0.0
 
     def probing(caller: Any) -> Any:
         session = factory(caller)
-        return Probe(session, latencies) if caller.number == "probe" else session
+        return Probe(session, latencies, lead=lead) if caller.number == "probe" else session
 
     phone.session_factory = probing
     return phone.uas, hub
@@ -583,39 +674,26 @@ async def serve(args: argparse.Namespace) -> None:
         joined = seated = day = 0
         if hub is not None:
             joined, seated, day = await _seated(uas, hub, reached, args.setup_timeout)
-        recorder.install()
+        media = uas.media if args.media_processes else None
+        if media is None:
+            recorder.install()
         await _open_window(args, node, {"calls_up": reached, "seated": seated, "day": day})
         relay = getattr(getattr(getattr(uas, "handler", None), "voice_rooms", None), "relay", None)
         relay0 = relay_counts(relay)
-        calls = uas.calls
-        sent0 = [call.media.packets_sent for call in calls]
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        index0 = recorder.clock.index
-        profile = os.environ.get("PHONE_LOAD_PROFILE")  # a file for the window's cProfile
-        profiler = cProfile.Profile(time.process_time) if profile else None
-        recorder.recording = True
-        if profiler is not None:
-            profiler.enable()
-        await asyncio.sleep(args.seconds)
-        if profiler is not None:
-            profiler.disable()
-            profiler.dump_stats(f"{profile}.{args.serve}")
-        recorder.recording = False
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        frames_due = recorder.clock.index - index0
-        sent = sum(call.media.packets_sent - n for call, n in zip(calls, sent0, strict=True))
+        calls = len(uas.calls)
+        figures = await _window(args, uas, recorder, media)
         stats = {
             "mode": args.serve,
             "calls_wanted": expected,
             "calls_up": reached,
             "calls_at_end": len(uas.calls),
+            "calls_at_start": calls,
             "joined": joined,
             "seated": seated,
             "games_in_day": day,
             "load_average": os.getloadavg()[0],
-            **recorder.stats(cpu, wall, len(calls), frames_due, sent),
-            "late_ticks": getattr(uas._ticker, "late_ticks", None),
-            "skipped_ticks": getattr(uas._ticker, "skipped_ticks", None),
+            "media_processes": args.media_processes,
+            **figures,
             "key_latency": latencies,
         }
         if relay is not None:  # the relay's counters over the window (lines: at its end)
@@ -629,6 +707,48 @@ async def serve(args: argparse.Namespace) -> None:
             Path(args.stats).with_suffix(".trace.json").write_text(json.dumps(recorder.trace))
         print("done", flush=True)
         await _until_stopped()
+
+
+async def _window(
+    args: argparse.Namespace, uas: Any, recorder: SendRecorder, media: Any
+) -> dict[str, Any]:
+    """The send figures of the window: from the in-process clock's reports (``recorder``), or
+    measured in the media processes (``media``), whose CPU is added to this process's."""
+    calls = uas.calls
+    sent0 = [call.media.packets_sent for call in calls]
+    if media is not None:
+        await media.measure(True)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    media_cpu0 = media_cpu(media)
+    skipped0 = sum(proc.cues_skipped for proc in media.processes) if media is not None else 0
+    index0 = recorder.clock.index if media is None else 0
+    profile = os.environ.get("PHONE_LOAD_PROFILE")  # a file for the window's cProfile
+    profiler = cProfile.Profile(time.process_time) if profile else None
+    recorder.recording = True
+    if profiler is not None:
+        profiler.enable()
+    await asyncio.sleep(args.seconds)
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(f"{profile}.{args.serve}")
+    recorder.recording = False
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    if media is not None:
+        media_cpu_s = media_cpu(media) - media_cpu0
+        figures = measured_figures(await media.measure(False), cpu + media_cpu_s, wall)
+        return figures | {
+            "cues_skipped": sum(proc.cues_skipped for proc in media.processes) - skipped0,
+            "calls_sending": len(calls),
+            "cpu_signalling_share": cpu / wall,
+            "cpu_media_share": media_cpu_s / wall,
+        }
+    frames_due = recorder.clock.index - index0
+    sent = sum(call.media.packets_sent - n for call, n in zip(calls, sent0, strict=True))
+    ticker = recorder.ticker
+    return recorder.stats(cpu, wall, len(calls), frames_due, sent) | {
+        "late_ticks": getattr(ticker, "late_ticks", None),
+        "skipped_ticks": getattr(ticker, "skipped_ticks", None),
+    }
 
 
 async def _open_window(args: argparse.Namespace, node: Any, setup: dict[str, int]) -> None:
@@ -833,7 +953,9 @@ def game_scenario(path: Path, settle_ms: int) -> None:
     path.write_text(head + "\n".join(steps) + "\n  <pause/>" + tail)
 
 
-def server_command(mode: str, calls: int, args: argparse.Namespace) -> list[str]:
+def server_command(
+    mode: str, calls: int, args: argparse.Namespace, media_processes: int = 0
+) -> list[str]:
     """This module as the server of a step (at ``--nice``); the caller adds where it listens
     and keeps its data."""
     return [
@@ -843,17 +965,20 @@ def server_command(mode: str, calls: int, args: argparse.Namespace) -> list[str]
         "--calls", str(calls),
         "--game-size", str(args.game_size),
         "--seconds", str(args.seconds),
+        "--media-processes", str(media_processes),
     ]  # fmt: skip
 
 
-async def run_step(mode: str, calls: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    step = work / f"{mode}-{calls}"
+async def run_step(
+    mode: str, calls: int, args: argparse.Namespace, work: Path, media_processes: int = 0
+) -> dict[str, Any]:
+    step = work / f"{mode}-mp{media_processes}-{calls}"
     step.mkdir()
     sip_port = free_udp_port()
     stats_file = step / "stats.json"
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
     server = await asyncio.create_subprocess_exec(
-        *server_command(mode, calls, args),
+        *server_command(mode, calls, args, media_processes),
         "--sip-port",
         str(sip_port),
         "--stats",
@@ -1161,13 +1286,19 @@ def show(rows: list[dict[str, Any]]) -> None:
         ("late_p95_ms", "late p95 ms", "{:.2f}"),
         ("late_p99_ms", "late p99 ms", "{:.2f}"),
         ("frames_not_sent", "not sent", "{}"),
+        ("cpu_media_share", "media cores", "{:.2f}"),
+        ("missing_blocks", "late mixes", "{}"),
+        ("frames_after_cue_p99_ms", "mix p99 ms", "{:.1f}"),
         ("frames_sent_pct", "sent %", "{:.1f}"),
         ("interval_dev_p50_ms", "|Δt-20| p50", "{:.2f}"),
         ("interval_dev_p99_ms", "|Δt-20| p99", "{:.2f}"),
     ]
     print("  ".join(f"{title:>12}" for _, title, _ in columns))
     for row in rows:
-        print("  ".join(f"{fmt.format(row.get(key, '-')):>12}" for key, _, fmt in columns))
+        cells = (
+            fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in columns
+        )
+        print("  ".join(f"{cell:>12}" for cell in cells))
     for row in rows:
         keys = {k: v for k, v in row.items() if k.startswith("key_")}
         if keys:
@@ -1213,6 +1344,10 @@ def node_line(row: dict[str, Any]) -> str:
 
 async def drive(args: argparse.Namespace) -> None:
     modes = ["mix", "echo"] if args.mode == "both" else [args.mode]
+    if args.media_processes and "mix" in modes:  # the product on the media processes too
+        extra = [f"mix+mp{n}" for n in args.media_processes if n]
+        modes = [m for m in modes if m != "mix" or 0 in args.media_processes]
+        modes = extra + modes
     if args.nodes:  # the product on the nodes (and one such node), beside the echo
         counts = [args.nodes, 1] if args.nodes_baseline else [args.nodes]
         nodes = [f"nodes{n}" for n in counts] if "mix" in modes else []
@@ -1224,6 +1359,9 @@ async def drive(args: argparse.Namespace) -> None:
             for mode in modes:
                 if mode.startswith("nodes"):
                     stats = await run_nodes_step(calls, int(mode[5:]), args, work)
+                elif mode.startswith("mix+mp"):
+                    stats = await run_step("mix", calls, args, work, int(mode[6:]))
+                    stats["mode"] = mode
                 else:
                     stats = await run_step(mode, calls, args, work)
                 rows.append(summarise(stats))
@@ -1247,6 +1385,7 @@ async def drive(args: argparse.Namespace) -> None:
                 "probes": 0 if args.nodes else args.probes,
                 "nodes": args.nodes or None,
                 "nodes_baseline": args.nodes_baseline,
+                "media_processes": args.media_processes,
                 "relay_seconds": args.relay_seconds if args.nodes else None,
             },
         )
@@ -1268,13 +1407,15 @@ async def drive(args: argparse.Namespace) -> None:
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per step, the product's figures (one process, or the nodes with the one node's beside
-    them under ``one_node``)."""
+    them under ``one_node``; with media processes beside them under ``mix+mpN``)."""
     figures: dict[str, Any] = {}
     for row in rows:
         if row["mode"] == "echo":
             continue
         step = figures.setdefault(str(row["calls_wanted"]), {})
-        if row.get("nodes") == 1 and step:
+        if row["mode"].startswith("mix+mp"):  # beside the in-process product, under its name
+            step[row["mode"]] = row
+        elif row.get("nodes") == 1 and step:
             step["one_node"] = row
         else:
             step.update(row)
@@ -1296,6 +1437,13 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         default=0,
         help="run server and SIPp at this niceness (e.g. -10 as root on a shared machine)",
+    )
+    parser.add_argument(
+        "--media-processes",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[0],
+        help="the product's media processes per step, e.g. 0,1 (0: in process; beside each "
+        "other, the echo in process)",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
@@ -1348,6 +1496,7 @@ def server_parser() -> argparse.ArgumentParser:
     parser.add_argument("--nodes")
     parser.add_argument("--ownership", default="hash")
     parser.add_argument("--setup-timeout", type=float, default=120.0)
+    parser.add_argument("--media-processes", type=int, default=0)
     return parser
 
 

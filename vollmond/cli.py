@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -257,6 +258,16 @@ def serve(
             envvar="VOLLMOND_LEASE_TTL",
         ),
     ] = 6.0,
+    media_processes: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=64,
+            help="Processes for the calls' RTP and 20 ms clock, 0 = in the service's process "
+            "(docs/voice.md) [VOLLMOND_MEDIA_PROCESSES; [phone] media_processes].",
+            envvar="VOLLMOND_MEDIA_PROCESSES",
+        ),
+    ] = None,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     import uvicorn  # noqa: PLC0415 - only the server needs it
@@ -267,6 +278,9 @@ def serve(
     from vollmond.workers import UVICORN_OPTIONS, WorkersError, serve_workers  # noqa: PLC0415
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
+    if media_processes is not None:
+        phone = dataclasses.replace(settings.phone, media_processes=media_processes)
+        settings = dataclasses.replace(settings, phone=phone)
     configure_logging()
     if nats_url is not None:
         from vollmond.nodes import NodeSpec, serve_node  # noqa: PLC0415

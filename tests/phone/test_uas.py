@@ -378,6 +378,31 @@ async def test_timeouts_end_the_call_with_bye(config: UasConfig, reason: EndReas
         r.rtp.close()
 
 
+async def test_on_a_media_process_packets_keep_the_call_and_their_silence_ends_it() -> None:
+    """The RTP timeout stays in the SIP server; with a media process it reads the time of the
+    last packet from the counters the media process sends twice a second."""
+    r = await _rig(UasConfig(host="127.0.0.1", port=0, t1=0.05, rtp_timeout=2.0, media_processes=1))
+    try:
+        media = _media_addr(await r.establish(r.dialog()))
+        loop = asyncio.get_running_loop()
+        talking_until = loop.time() + 3.0  # longer than the timeout: the packets count
+        while loop.time() < talking_until:
+            r.rtp.send(RtpPacket(8, 1, 0, 1, b"\xd5" * 160).build(), media)
+            await asyncio.sleep(0.02)
+        assert r.handler.ended == []
+        stopped = loop.time()
+        bye = await r.sip.request(timeout=5.0)
+        assert bye.method == "BYE"
+        assert 1.9 < loop.time() - stopped < 3.5
+        assert r.handler.ended[0][1] is EndReason.RTP_TIMEOUT
+    finally:
+        await r.uas.close(bye_timeout=0.1)
+        r.sip.close()
+        r.rtp.close()
+    with pytest.raises(ValueError, match="rtp_timeout"):  # shorter than the counters' period
+        UasConfig(rtp_timeout=1.0, media_processes=1)
+
+
 async def test_rtp_stream_steps_whole_frames_of_160_samples(rig: Rig) -> None:
     """A second of packets: sequence +1 each, timestamps on the 20 ms clock (160 samples a
     frame; a frame whose time passed while the machine was busy is skipped, its timestamp gap

@@ -17,6 +17,7 @@ from playwright.async_api import Browser, async_playwright
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.needs import need
 from tests.phone.e2e.conftest import PhoneRig, Switchboard
+from tests.phone.media_path import MEDIA_PROCESSES
 from tests.service.support import running_service
 from vollmond.phone.service import start_phone
 from vollmond.phone.sip.uas import UasConfig
@@ -36,7 +37,13 @@ async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
             service.hub,
             settings,
             session_factory=board,
-            config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0),
+            config=UasConfig(
+                host="127.0.0.1",
+                port=0,
+                ring_time=0.05,
+                rtp_timeout=10.0,
+                media_processes=MEDIA_PROCESSES,
+            ),
             rooms=voice.rooms,  # as the app does: one mixer per game for both channels
         )
         assert phone is not None

@@ -47,6 +47,10 @@ Int16Array = frames.Int16Array
 #: Called every 20 ms for the next frame: 160 int16 samples, or None for silence.
 AudioSource = Callable[[], Int16Array | None]
 
+#: A source's answer "no frame yet, send nothing this tick": the frame comes late and leaves
+#: with :meth:`RtpEndpoint.send_late` (a media process whose signalling loop was late).
+HOLD: Int16Array = np.zeros(0, np.int16)
+
 
 #: Told why a datagram on the media port was dropped: "foreign" or "malformed".
 DropCallback = Callable[[str], None]
@@ -64,7 +68,7 @@ class MediaParams:
     send: bool = True
 
 
-def _fit_frame(frame: Int16Array) -> Int16Array:
+def fit_frame(frame: Int16Array) -> Int16Array:
     """Pad or cut a source frame to exactly 160 samples so a sloppy source cannot break RTP."""
     if frame.shape == (FRAME_SAMPLES,):
         return frame
@@ -183,6 +187,8 @@ class MediaTicker:
             frame = source() if source is not None else None
             if endpoint._first_index is None:
                 endpoint._first_index = index
+            if frame is HOLD:
+                continue
             params = endpoint._params
             if not params.send or endpoint._transport is None or endpoint._sock is None:
                 continue
@@ -191,7 +197,7 @@ class MediaTicker:
             elif frame.shape == (FRAME_SAMPLES,):
                 frames[row] = frame
             else:
-                frames[row] = _fit_frame(frame)
+                frames[row] = fit_frame(frame)
             timestamp = endpoint._ts_base + (index - endpoint._first_index) * FRAME_SAMPLES
             endpoint._sender.pack_header(buffer, row * PACKET_BYTES, timestamp)
             sending.append((endpoint._sock, endpoint))
@@ -267,6 +273,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._dtmf = DtmfReceiver()
         self._inband = InbandDtmfDetector() if params.dtmf_pt is None else None
         self._ticker: MediaTicker | None = None
+        self._home: MediaTicker | None = None  # the clock start() joins by default
         self._first_index: int | None = None
         self._loop = asyncio.get_running_loop()
         self.last_received = self._loop.time()
@@ -284,8 +291,11 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         on_audio: Callable[[Int16Array], None],
         on_digit: Callable[[str], None],
         on_drop: DropCallback | None = None,
+        *,
+        ticker: MediaTicker | None = None,
     ) -> RtpEndpoint:
-        """Bind a fresh UDP port on ``host`` (the OS picks a free one)."""
+        """Bind a fresh UDP port on ``host`` (the OS picks a free one); :meth:`start` will join
+        ``ticker``."""
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(host, 0, type=socket.SOCK_DGRAM)
         family, _, _, _, address = infos[0]
@@ -301,6 +311,7 @@ class RtpEndpoint(asyncio.DatagramProtocol):
             raise
         # The media clock sends straight on the socket (the transport owns and closes it).
         endpoint._sock = sock
+        endpoint._home = ticker
         return endpoint
 
     @property
@@ -335,9 +346,10 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         self._source = source
 
     def start(self, ticker: MediaTicker | None = None) -> None:
-        """Begin sending a frame on every tick of ``ticker`` (a private one if None)."""
+        """Begin sending a frame on every tick of ``ticker`` (the one given to :meth:`open`,
+        else a private one, if None)."""
         if self._ticker is None:
-            self._ticker = ticker or MediaTicker()
+            self._ticker = ticker or self._home or MediaTicker()
             self._ticker.add(self)
 
     def close(self) -> None:
@@ -348,6 +360,26 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         if self._transport is not None:
             self._transport.close()
             self._transport = None
+
+    def send_late(self, frame: Int16Array, index: int) -> bool:
+        """Send the frame of tick ``index`` now, after its tick (it came late; the tick sent
+        nothing for it, :data:`HOLD`). Its timestamp is that tick's, so the receiver's jitter
+        buffer puts it in its place, as when the in-process clock sends late."""
+        params = self._params
+        if not params.send or self._sock is None or self._first_index is None:
+            return False
+        packet = bytearray(PACKET_BYTES)
+        timestamp = self._ts_base + (index - self._first_index) * FRAME_SAMPLES
+        self._sender.pack_header(packet, 0, timestamp)
+        packet[HEADER_BYTES:] = params.codec.encode(fit_frame(frame))
+        try:
+            self._sock.sendto(packet, self.latched or params.remote)
+        except OSError as exc:
+            self.packets_unsent += 1
+            log.debug("RTP send failed: %s", exc)
+            return False
+        self.packets_sent += 1
+        return True
 
     def _drop(self, why: str) -> None:
         if self._on_drop is not None:

@@ -420,7 +420,13 @@ async def start_phone(
     service = PhoneService(hub, session_factory, enforcer=enforcer, rooms=rooms)
     try:
         await service.start(
-            config or UasConfig(host=settings.host, port=settings.sip_port, settings=settings.sip)
+            config
+            or UasConfig(
+                host=settings.host,
+                port=settings.sip_port,
+                settings=settings.sip,
+                media_processes=settings.phone.media_processes,
+            )
         )
     except OSError as exc:
         log.error("phone_unavailable", port=settings.sip_port, error=str(exc))

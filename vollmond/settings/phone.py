@@ -4,7 +4,7 @@ The ``[phone]`` table of the operator's settings file. Silence: how long the lin
 before a short reminder, and after how many reminders the announcer says goodbye. Seat codes:
 how long the code a guest hears is, how many wrong codes a call and a source address may type
 (per window) before they may try no more, and how long a code is kept (it also dies with its
-game).
+game). Media: how many processes carry the calls' RTP.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ class PhoneSettings:
     seat_code_source_window_s: float = 3_600.0
     # How long a seat code is kept after it was said (it dies with its game before that).
     seat_code_ttl_s: float = 43_200.0
+    # Processes for the calls' RTP and 20 ms clock (docs/voice.md, "The media process");
+    # 0: on the service's own event loop.
+    media_processes: int = 0
 
     def __post_init__(self) -> None:
         if not 4 <= self.seat_code_digits <= 6:
@@ -38,5 +41,7 @@ class PhoneSettings:
         for name in ("seat_code_tries_per_call", "seat_code_tries_per_source"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if not 0 <= self.media_processes <= 64:
+            raise ValueError("media_processes must be 0 to 64")
         if not (self.seat_code_source_window_s > 0 and self.seat_code_ttl_s > 0):
             raise ValueError("seat_code_source_window_s and seat_code_ttl_s must be positive")

@@ -20,6 +20,7 @@ import pytest
 
 from tests.needs import need
 from tests.phone.e2e.support import KeyLog
+from tests.phone.media_path import MEDIA_PROCESSES
 from tests.prompt_cache import PROMPT_CACHE
 from tests.service.support import Service, running_service
 from vollmond.engine.standard import GameOptions
@@ -120,7 +121,13 @@ class PhoneRig:
 
 
 @pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
+def media_processes() -> int:
+    """The media path of the rigs (a test module may override it: test_media_process)."""
+    return MEDIA_PROCESSES
+
+
+@pytest.fixture
+async def rig(tmp_path: Path, media_processes: int) -> AsyncIterator[PhoneRig]:
     need("baresip", "sipp")
     settings = Settings(data_dir=tmp_path / "data", sip_port=0)
     board = Switchboard()
@@ -129,7 +136,13 @@ async def rig(tmp_path: Path) -> AsyncIterator[PhoneRig]:
             service.hub,
             settings,
             session_factory=board,
-            config=UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=5.0),
+            config=UasConfig(
+                host="127.0.0.1",
+                port=0,
+                ring_time=0.05,
+                rtp_timeout=5.0,
+                media_processes=media_processes,
+            ),
             enforcer=service.enforcer,
         )
         assert phone is not None
@@ -180,10 +193,12 @@ async def live_rig(
     *,
     silence_s: float = 8.0,
     moderation: ModerationSettings | None = None,
+    media_processes: int = MEDIA_PROCESSES,
 ) -> AsyncIterator[LiveRig]:
     """The service with real sessions per call; `sip` sets the SIP server's trust and limits,
     `silence_s` the quiet before a reminder (short in the silence test, to keep it short),
-    `moderation` the operators' moderation settings (a short conference recording)."""
+    `moderation` the operators' moderation settings (a short conference recording),
+    `media_processes` the media path (tests/phone/media_path.py)."""
     need("baresip", "sipp", "espeak-ng", "sox")
     settings = Settings(
         data_dir=tmp_path / "data", sip_port=0, moderation=moderation or ModerationSettings()
@@ -206,7 +221,13 @@ async def live_rig(
             made.setdefault(caller.number, []).append(session)
             return session
 
-        uas = UasConfig(host="127.0.0.1", port=0, ring_time=0.05, rtp_timeout=10.0)
+        uas = UasConfig(
+            host="127.0.0.1",
+            port=0,
+            ring_time=0.05,
+            rtp_timeout=10.0,
+            media_processes=media_processes,
+        )
         if sip is not None:
             uas = dataclasses.replace(uas, settings=sip)
         phone = await start_phone(
@@ -220,6 +241,6 @@ async def live_rig(
 
 
 @pytest.fixture
-async def live(tmp_path: Path, voice: EspeakVoice) -> AsyncIterator[LiveRig]:
-    async with live_rig(tmp_path, voice) as rig:
+async def live(tmp_path: Path, voice: EspeakVoice, media_processes: int) -> AsyncIterator[LiveRig]:
+    async with live_rig(tmp_path, voice, media_processes=media_processes) as rig:
         yield rig

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from vollmond.phone.media import AudioSource, Int16Array, RtpEndpoint
+from vollmond.phone.callmedia import CallMedia
+from vollmond.phone.media import AudioSource, Int16Array
 from vollmond.phone.sdp import Negotiated
 from vollmond.phone.sip.message import header_uri
 
@@ -26,6 +27,8 @@ class EndReason(enum.StrEnum):
     SESSION_TIMEOUT = "session-timeout"
     ACK_TIMEOUT = "ack-timeout"
     SHUTDOWN = "shutdown"
+    #: The call's media process ended (docs/voice.md, "The media process").
+    MEDIA_FAILED = "media-failed"
 
 
 class CallHandler(Protocol):
@@ -66,7 +69,7 @@ class Call:
     route_set: tuple[str, ...]
     peer: tuple[str, int]
     negotiated: Negotiated
-    media: RtpEndpoint
+    media: CallMedia
     state: CallState = CallState.RINGING
     sdp_version: int = 1
     local_cseq: int = field(default_factory=lambda: secrets.randbelow(10_000) + 1)

@@ -32,9 +32,12 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
+from vollmond.phone.callmedia import CallMedia, LocalMedia, MediaBackend
 from vollmond.phone.dtmf import DtmfParseError, parse_info_dtmf
 from vollmond.phone.g711 import ULAW
-from vollmond.phone.media import Int16Array, MediaParams, MediaTicker, RtpEndpoint
+from vollmond.phone.media import Int16Array, MediaParams
+from vollmond.phone.mediaproc.client import MediaProcesses
+from vollmond.phone.mediaproc.worker import STATS_PERIOD_S
 from vollmond.phone.sdp import (
     OFFER_DTMF_PT,
     Negotiated,
@@ -105,6 +108,13 @@ class UasConfig:
     user_agent: str = "vollmond"
     #: Trust and limits decided by the operator (the ``[sip]`` table of the settings file).
     settings: SipSettings = field(default_factory=SipSettings)
+    #: RTP in this many media processes (``[phone] media_processes``); 0: on this event loop.
+    media_processes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.media_processes and self.rtp_timeout < 4 * STATS_PERIOD_S:
+            # A media process tells the time of a call's last packet twice a second only.
+            raise ValueError(f"with media processes rtp_timeout must be >= {4 * STATS_PERIOD_S}")
 
     @property
     def contact_host(self) -> str:
@@ -192,7 +202,11 @@ class SipUas(asyncio.DatagramProtocol):
         self._calls: dict[tuple[str, str], Call] = {}
         self._client: dict[str, asyncio.Future[SipResponse]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._ticker = MediaTicker()
+        #: Where the calls' RTP is handled (docs/voice.md, "The media process").
+        self.media: MediaBackend = (
+            MediaProcesses(config.media_processes) if config.media_processes else LocalMedia()
+        )
+        self.media.on_lost = self._media_lost
         self._admission = Admission(config.settings)
         #: INVITE transactions whose call is being set up (RTP port being opened).
         self._setups: set[_ServerTransaction] = set()
@@ -207,7 +221,16 @@ class SipUas(asyncio.DatagramProtocol):
         _, uas = await loop.create_datagram_endpoint(
             lambda: cls(config, handler), local_addr=(config.host, config.port)
         )
+        try:
+            await uas.media.start()
+        except BaseException:
+            uas._transport_close()
+            raise
         return uas
+
+    def _transport_close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
 
     @property
     def port(self) -> int:
@@ -262,8 +285,8 @@ class SipUas(asyncio.DatagramProtocol):
             task.cancel()
         # Let cancelled set-ups run their clean-up (closing RTP ports) before we return.
         await asyncio.gather(*tasks, return_exceptions=True)
-        if self._transport is not None:
-            self._transport.close()
+        await self.media.close()
+        self._transport_close()
 
     @staticmethod
     def _notify(callback: Callable[..., None], *args: object) -> None:
@@ -509,7 +532,7 @@ class SipUas(asyncio.DatagramProtocol):
         request = txn.request
         local_tag = _new_tag()
         call_holder: list[Call] = []
-        media: RtpEndpoint | None = None
+        media: CallMedia | None = None
 
         def on_audio(samples: Int16Array) -> None:
             if call_holder and call_holder[0].state is CallState.CONFIRMED:
@@ -521,7 +544,7 @@ class SipUas(asyncio.DatagramProtocol):
 
         try:
             params = self._media_params(chosen, txn.addr[0], trusted=invite.trusted)
-            media = await RtpEndpoint.open(
+            media = await self.media.open(
                 self.config.host, params, on_audio, on_digit, self._media_drop
             )
             if txn.final_sent:  # CANCELled while the port was being opened
@@ -681,7 +704,7 @@ class SipUas(asyncio.DatagramProtocol):
             return
         if call.state is CallState.ANSWERED:
             call.state = CallState.CONFIRMED
-            call.media.start(self._ticker)  # media only from the ACK on
+            call.media.start()  # media only from the ACK on
             self._arm_call_timers(call)
             self._notify(self.handler.on_call_started, call)
 
@@ -804,6 +827,12 @@ class SipUas(asyncio.DatagramProtocol):
             elif loop.time() - call.media.last_received > self.config.rtp_timeout:
                 self._timeout(call, EndReason.RTP_TIMEOUT)
                 return
+
+    def _media_lost(self, media: CallMedia) -> None:
+        """The call's media process ended: hang up (a new process takes the next calls)."""
+        for call in list(self._calls.values()):
+            if call.media is media:
+                self._spawn(self._end_call(call, EndReason.MEDIA_FAILED, send_bye=True))
 
     def _hangup(self, call: Call) -> None:
         self._spawn(self._end_call(call, EndReason.LOCAL_HANGUP, send_bye=True))

@@ -1,0 +1,354 @@
+"""The media process: RTP sockets, latching, key presses and the 20 ms clock of many calls.
+
+It is the in-process media path (:class:`~vollmond.phone.media.RtpEndpoint` and
+:class:`~vollmond.phone.media.MediaTicker`, unchanged) behind a control socket. Per tick, in
+this order: the audio received since the last tick is decoded in one batch, every call's frame
+of this tick is taken from the block the signalling process sent for it, all frames are encoded
+in one batch and sent with one ``sendto`` each, and then the received audio goes to the
+signalling process in one message (``A``), which is also its cue to make the frames of the tick
+:data:`LEAD_TICKS` ahead. So the clock never waits for the signalling process: its event loop
+may be up to ``LEAD_TICKS × 20 ms`` late before a frame is missing; a missing block is counted
+(``missing_blocks``) and its calls hear silence, a block that comes after its tick is dropped
+and counted (``late_blocks``).
+
+Key presses (telephone-events, and in-band tones detected on the decoded audio) go back at
+once as ``digit`` messages; every call's counters (latched address, packets, seconds since the
+last packet: the RTP timeout stays in the SIP server) twice a second as ``stats``.
+
+The process ends when its control socket closes: a signalling process that died takes its
+media processes with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+import numpy.typing as npt
+
+from vollmond.phone.media import (
+    FRAME_SAMPLES,
+    HOLD,
+    Int16Array,
+    MediaTicker,
+    RtpEndpoint,
+    TickReport,
+)
+from vollmond.phone.mediaproc import protocol as p
+from vollmond.phone.rtp import RtpClock
+
+log = logging.getLogger(__name__)
+
+#: How many ticks ahead the signalling process makes frames (60 ms: what its event loop may
+#: be late, at the price of 60 ms more delay on the way to the caller).
+LEAD_TICKS = 3
+#: Frames that come later than their tick leave late, up to this many ticks (100 ms, as the
+#: in-process clock's longest stall before it skips frames); later ones are dropped.
+MAX_LATE_TICKS = 5
+STATS_PERIOD_S = 0.5
+
+
+class _Ticker(MediaTicker):
+    """The shared clock, with the worker's block chosen before each tick and the received
+    audio sent after it."""
+
+    def __init__(self, worker: MediaWorker) -> None:
+        super().__init__()
+        self._worker = worker
+        self._last: int | None = None
+        #: Frames due: every call's frame of every tick, a skipped tick's too.
+        self.due = 0
+
+    def tick(self, index: int) -> None:
+        self._worker.begin(index)
+        before = self.sent + self.unsent + self._worker.held
+        # The audio received since the last tick is decoded after this tick's packets left
+        # (it only goes on to the signalling process): sending comes first.
+        received, self._received = self._received, []
+        super().tick(index)
+        self._received = received + self._received
+        if self._received:
+            self._deliver()
+        gap = 1 if self._last is None or index <= self._last else index - self._last
+        self.due += (self.sent + self.unsent + self._worker.held - before) * gap
+        self._last = index
+        self._worker.end(index)
+
+
+class MediaWorker:
+    """One media process's state: its calls, the clock, and the blocks of frames to come."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self.endpoints: dict[int, RtpEndpoint] = {}
+        self.ticker = _Ticker(self)
+        self._blocks: dict[int, p.Block] = {}
+        self._rows: dict[int, int] = {}
+        self._samples: Int16Array = np.zeros((0, FRAME_SAMPLES), np.int16)
+        self._heard: list[tuple[int, Int16Array]] = []
+        self._first_tick: int | None = None
+        self._clock: RtpClock | None = None  # the clock the blocks' tick numbers count on
+        self._histogram: npt.NDArray[np.int64] | None = None
+        self._response: npt.NDArray[np.int64] | None = None
+        self._measure_start: dict[str, int] = {}
+        self.counters = {
+            "missing_blocks": 0,
+            "late_blocks": 0,
+            "late_frames": 0,
+            "bad_messages": 0,
+        }
+        self._hold = False
+        #: Frames held back because their tick's block was missing (see add_block).
+        self.held = 0
+
+    # -- the clock ---------------------------------------------------------------------------
+    def begin(self, index: int) -> None:
+        """Take this tick's block of frames (older ones are too late now)."""
+        clock = self.ticker.clock
+        if clock is not self._clock:  # a new clock (the last call had ended): a new count
+            self._clock, self._first_tick = clock, index
+            self._blocks.clear()
+        if self._first_tick is None:
+            self._first_tick = index
+        for old in [i for i in self._blocks if i < index]:
+            del self._blocks[old]
+            self.counters["late_blocks"] += 1
+        block = self._blocks.pop(index, None)
+        self._hold = False
+        if block is None:
+            self._rows = {}
+            if index >= self._first_tick + LEAD_TICKS and self.endpoints:
+                self.counters["missing_blocks"] += 1
+                self._hold = True  # its frames may come late: send them then (add_block)
+            return
+        self._rows = dict(zip(block.ids.tolist(), range(len(block.ids)), strict=True))
+        self._samples = block.samples
+
+    def frame(self, call: int) -> Int16Array | None:
+        """The call's frame of the current tick (its source on the clock); HOLD while the
+        tick's block is missing."""
+        if self._hold:
+            self.held += 1
+            return HOLD
+        row = self._rows.get(call)
+        return None if row is None else self._samples[row]
+
+    def end(self, index: int) -> None:
+        """Send what was heard in this tick; the signalling side answers with a block."""
+        heard, self._heard = self._heard, []
+        if heard:
+            ids = np.fromiter((call for call, _ in heard), np.uint32, len(heard))
+            samples = np.stack([samples for _, samples in heard])
+        else:
+            ids, samples = np.zeros(0, np.uint32), np.zeros((0, FRAME_SAMPLES), np.int16)
+        clock = self.ticker.clock
+        deadline = clock.deadline(index) if clock is not None else 0.0
+        self._send(p.AUDIO, p.Block(index, ids, samples, deadline).encode())
+
+    def add_block(self, block: p.Block) -> None:
+        clock = self.ticker.clock
+        if clock is not None and self._response is not None:
+            after_cue = time.monotonic() - clock.deadline(block.index - LEAD_TICKS)
+            self._response[_bin(after_cue)] += 1
+        if clock is not None and block.index < clock.index:
+            self._late(block, clock)
+            return
+        self._blocks[block.index] = block
+
+    def _late(self, block: p.Block, clock: RtpClock) -> None:
+        """A block after its tick: its frames leave now (the tick held them back), unless it
+        is more than MAX_LATE_TICKS late (then they are dropped: the in-process clock skips
+        frames after such a stall too)."""
+        if clock.index - block.index > MAX_LATE_TICKS:
+            self.counters["late_blocks"] += 1
+            return
+        deadline = clock.deadline(block.index)
+        for row, call in enumerate(block.ids.tolist()):
+            endpoint = self.endpoints.get(call)
+            if endpoint is None or not endpoint.send_late(block.samples[row], block.index):
+                continue
+            self.ticker.sent += 1
+            self.counters["late_frames"] += 1
+            if self._histogram is not None:
+                self._histogram[_bin(time.monotonic() - deadline)] += 1
+
+    def _observe(self, report: TickReport) -> None:
+        if self._histogram is None:
+            return
+        late = (np.asarray(report.sent_at) - report.deadline) / p.LATENESS_BIN_S
+        bins = np.clip(late.astype(np.int64), 0, p.LATENESS_BINS - 1)
+        np.add.at(self._histogram, bins, 1)
+
+    # -- control -------------------------------------------------------------------------------
+    def _send(self, kind: int, payload: bytes) -> None:
+        if not self._writer.is_closing():
+            self._writer.write(p.frame(kind, payload))
+
+    def _control(self, message: p.Control) -> None:
+        self._send(p.CONTROL, p.encode_control(message))
+
+    async def handle(self, message: p.Control) -> None:
+        match message:
+            case p.Open(call, host, params):
+                if call in self.endpoints:
+                    raise p.ProtocolError(f"call {call} is open already")
+                try:
+                    endpoint = await RtpEndpoint.open(
+                        host,
+                        params,
+                        partial(self._heard_from, call),
+                        partial(self._digit, call),
+                    )
+                except OSError as exc:
+                    self._control(p.Failed(call, str(exc)))
+                    return
+                self.endpoints[call] = endpoint
+                self._control(p.Opened(call, endpoint.local_port))
+            case p.Update(call, params):
+                self._endpoint(call).update(params)
+            case p.Start(call):
+                endpoint = self._endpoint(call)
+                endpoint.set_source(partial(self.frame, call))
+                endpoint.start(self.ticker)
+            case p.Close(call):
+                endpoint_or_none = self.endpoints.pop(call, None)
+                if endpoint_or_none is not None:
+                    endpoint_or_none.close()
+            case p.Measure(on):
+                self._measure(on)
+            case _:
+                raise p.ProtocolError(f"{type(message).__name__} is not for a media process")
+
+    def _endpoint(self, call: int) -> RtpEndpoint:
+        endpoint = self.endpoints.get(call)
+        if endpoint is None:
+            raise p.ProtocolError(f"no call {call}")
+        return endpoint
+
+    def _heard_from(self, call: int, samples: Int16Array) -> None:
+        self._heard.append((call, samples))
+
+    def _digit(self, call: int, key: str) -> None:
+        self._control(p.Digit(call, key))
+
+    def clock_counters(self) -> dict[str, int]:
+        ticker = self.ticker
+        return {
+            "ticks": ticker.ticks,
+            "late_ticks": ticker.late_ticks,
+            "skipped_ticks": ticker.skipped_ticks,
+            "sent": ticker.sent,
+            "unsent": ticker.unsent,
+            "frames_due": ticker.due,
+            **self.counters,
+        }
+
+    def _measure(self, on: bool) -> None:
+        if on:
+            self._histogram = np.zeros(p.LATENESS_BINS, np.int64)
+            self._response = np.zeros(p.LATENESS_BINS, np.int64)
+            self._measure_start = self.clock_counters()
+            self.ticker.stamp, self.ticker.observer = True, self._observe
+            return
+        empty = np.zeros(p.LATENESS_BINS, np.int64)
+        histogram = self._histogram if self._histogram is not None else empty
+        response = self._response if self._response is not None else empty
+        now = self.clock_counters()
+        start = self._measure_start
+        counters = {key: value - start.get(key, 0) for key, value in now.items()}
+        counters["calls"] = len(self.endpoints)  # a count at the end, not a difference
+        self._histogram = self._response = None
+        self.ticker.stamp, self.ticker.observer = False, None
+        self._control(p.Measured(tuple(histogram.tolist()), tuple(response.tolist()), counters))
+
+    def stats(self) -> p.Stats:
+        now = asyncio.get_running_loop().time()
+        calls = tuple(
+            p.CallStats(
+                call,
+                ep.latched,
+                ep.packets_sent,
+                ep.packets_unsent,
+                ep.packets_received,
+                ep.packets_foreign,
+                ep.packets_dropped,
+                max(0.0, now - ep.last_received),
+            )
+            for call, ep in self.endpoints.items()
+        )
+        return p.Stats(calls, self.clock_counters())
+
+    async def report(self) -> None:
+        while not self._writer.is_closing():
+            await asyncio.sleep(STATS_PERIOD_S)
+            self._control(self.stats())
+
+    def close(self) -> None:
+        for endpoint in self.endpoints.values():
+            endpoint.close()
+        self.endpoints.clear()
+
+    # -- the channel ---------------------------------------------------------------------------
+    async def serve(self, reader: asyncio.StreamReader) -> None:
+        """Take messages until the signalling side closes the channel."""
+        reporter = asyncio.get_running_loop().create_task(self.report())
+        try:
+            while True:
+                try:
+                    kind, payload = await p.read_message(reader)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                try:
+                    if kind == p.FRAMES:
+                        self.add_block(p.Block.decode(payload))
+                    elif kind == p.CONTROL:
+                        await self.handle(p.decode_control(payload))
+                    else:
+                        raise p.ProtocolError(f"kind {kind} is not for a media process")
+                except p.ProtocolError as exc:
+                    self.counters["bad_messages"] += 1
+                    log.warning("media process: bad control message: %s", exc)
+        finally:
+            reporter.cancel()
+            self.close()
+
+
+def _bin(seconds: float) -> int:
+    """The histogram bin of a delay (0.1 ms each; the last takes everything later)."""
+    return min(max(int(seconds / p.LATENESS_BIN_S), 0), p.LATENESS_BINS - 1)
+
+
+async def run(fd: int) -> None:
+    """Serve the control socket ``fd`` (inherited from the signalling process)."""
+    sock = socket.socket(fileno=fd)
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    worker = MediaWorker(writer)
+    try:
+        await worker.serve(reader)
+    except p.ProtocolError as exc:  # a header that cannot be skipped: the channel is lost
+        log.error("media process: control channel broken: %s", exc)
+    finally:
+        writer.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m vollmond.phone.mediaproc FD``."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not args[0].isdigit():
+        raise SystemExit("usage: python -m vollmond.phone.mediaproc FD")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    loop_factory: Callable[[], asyncio.AbstractEventLoop]
+    try:
+        import uvloop  # noqa: PLC0415 - optional, as for the web service
+
+        loop_factory = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - uvloop is a dependency of the server extra
+        loop_factory = asyncio.new_event_loop
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(run(int(args[0])))
