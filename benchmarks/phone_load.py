@@ -354,6 +354,26 @@ class SendRecorder:
         )
 
 
+def _window_figures(
+    cpu: float, wall: float, calls: int, packets: int, due: int, sent: int
+) -> dict[str, Any]:
+    """CPU and frames over a window of ``wall`` seconds, however the lateness was taken."""
+    return {
+        "seconds": wall,
+        "cpu_s": cpu,
+        "cpu_share": cpu / wall,
+        "cpu_per_call_pct": 100 * cpu / wall / max(1, calls),
+        "packets": packets,
+        "packets_per_s": packets / wall,
+        "frames_due": due,
+        "frames_sent": sent,
+        "frames_not_sent": max(0, due - sent),
+        "frames_sent_pct": 100 * sent / max(1, due),
+        # CPU per frame the calls sent: the cost, less skewed by a starved window
+        "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
+    }
+
+
 def send_figures(
     lateness: Sequence[float],
     deviations: Sequence[float],
@@ -370,18 +390,7 @@ def send_figures(
     ``sent`` summed, every packet's lateness in one list)."""
     return {
         "calls_sending": calls,
-        "seconds": wall,
-        "cpu_s": cpu,
-        "cpu_share": cpu / wall,
-        "cpu_per_call_pct": 100 * cpu / wall / max(1, calls),
-        "packets": len(lateness),
-        "packets_per_s": len(lateness) / wall,
-        "frames_due": due,
-        "frames_sent": sent,
-        "frames_not_sent": max(0, due - sent),
-        "frames_sent_pct": 100 * sent / max(1, due),
-        # CPU per frame the calls sent: the cost, less skewed by a starved window
-        "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
+        **_window_figures(cpu, wall, calls, len(lateness), due, sent),
         "late_p50_ms": 1000 * percentile(lateness, 50),
         "late_p95_ms": 1000 * percentile(lateness, 95),
         "late_p99_ms": 1000 * percentile(lateness, 99),
@@ -430,17 +439,7 @@ def measured_figures(measured: list[Any], cpu: float, wall: float) -> dict[str, 
 
     due, sent = counters.get("frames_due", 0), counters.get("sent", 0)
     return {
-        "seconds": wall,
-        "cpu_s": cpu,
-        "cpu_share": cpu / wall,
-        "cpu_per_call_pct": 100 * cpu / wall / max(1, counters.get("calls", 1)),
-        "packets": total,
-        "packets_per_s": total / wall,
-        "frames_due": due,
-        "frames_sent": sent,
-        "frames_not_sent": max(0, due - sent),
-        "frames_sent_pct": 100 * sent / max(1, due),
-        "cpu_us_per_frame": 1e6 * cpu / max(1, sent),
+        **_window_figures(cpu, wall, counters.get("calls", 1), total, due, sent),
         "late_p50_ms": 1000 * edge(histogram, 50),
         "late_p95_ms": 1000 * edge(histogram, 95),
         "late_p99_ms": 1000 * edge(histogram, 99),
