@@ -270,12 +270,10 @@ def serve(
     ] = None,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
-    import uvicorn  # noqa: PLC0415 - only the server needs it
-
     from vollmond.server import build_app  # noqa: PLC0415
     from vollmond.service.config import Settings  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
-    from vollmond.workers import UVICORN_OPTIONS, WorkersError, serve_workers  # noqa: PLC0415
+    from vollmond.workers import WorkersError, serve_app, serve_workers  # noqa: PLC0415
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
     if media_processes is not None:
@@ -299,7 +297,7 @@ def serve(
         except WorkersError as exc:
             raise typer.BadParameter(str(exc)) from exc
         raise typer.Exit(code)
-    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, **UVICORN_OPTIONS)
+    serve_app(build_app(settings), settings)
 
 
 @prompts.command("export")
