@@ -35,6 +35,10 @@ same number of clients, the same groups, the same command rate and messages padd
 size the real server sent; both servers run on uvloop. Ratios are real / bare, including the
 server CPU per command. `--json-out FILE` appends one JSON line per step (benchmarks/jsonline.py).
 
+The clients say hello with `batch: true`, as the page does (`--no-batch`: one frame per
+message, as older clients). `--ping-s 3` adds the page's heartbeat (a ping every 3 s from each
+client; off by default, as when issue 16 was filed); its pongs count as messages received.
+
 `--nodes N` (issue 15) runs N `vollmond serve --nats-url ... --ownership leases` node processes
 instead of one server, on the scratch PostgreSQL database of `--database-url` in a schema made
 for the step and dropped after it, and on the NATS server of `--nats-url` under a namespace of
@@ -106,6 +110,7 @@ WEIGHTS = {"PlaceCall": 0.05, "Interject": 0.05, "HangUp": 0.3, "ToggleCallMode"
 
 _decode = msgspec.json.Decoder().decode
 _encoder = msgspec.json.Encoder()
+_PING = '{"type":"ping"}'
 
 
 def _encode(message: dict[str, Any]) -> str:
@@ -360,6 +365,16 @@ class Player:
             if window.inside(sent_at):
                 self.totals.sent += 1
 
+    async def heartbeat(self, every_s: float) -> None:
+        """Ping every `every_s` as the page does (its heartbeat: every 3 s), from a random
+        phase, so that the server's cost of 5,000 pages' heartbeats is in the figures."""
+        assert self.ws is not None
+        await asyncio.sleep(self.rng.uniform(0, every_s))
+        with contextlib.suppress(websockets.ConnectionClosed):
+            while True:  # also after the game: the server times a silent pinger out
+                await self.ws.send(_PING)
+                await asyncio.sleep(every_s)
+
     def give_up(self, window: Window, now: float) -> None:
         """Commands never answered: counted, and in the latencies with the time they waited."""
         for sent_at in self.in_flight.values():
@@ -515,6 +530,8 @@ async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Client
     _say({"playing": sum(p.view is not None for p in live)})
     for p in live:
         clients.tasks.append(asyncio.create_task(p.act(window)))
+        if job["ping_s"] > 0:
+            clients.tasks.append(asyncio.create_task(p.heartbeat(job["ping_s"])))
 
 
 async def _bare_clients(job: dict[str, Any], rng: random.Random, clients: Clients) -> None:
@@ -964,6 +981,7 @@ def _real_jobs(
             "rate": args.rate if args.open_loop else 0.0,
             "late_ms": args.late_ms,
             "batch": not args.no_batch,
+            "ping_s": args.ping_s,
         }
         for i, part in enumerate(_split(created, args.client_procs))
     ]
@@ -1286,6 +1304,7 @@ def write_json_line(args: argparse.Namespace, run: Runs) -> None:
             "database": "postgresql" if args.database_url else "sqlite",
             "late_ms": args.late_ms,
             "batch": not args.no_batch,
+            "ping_s": args.ping_s,
             "workers": args.workers,
             "nodes": args.nodes or None,
         },
@@ -1316,6 +1335,13 @@ def main() -> None:
     )
     parser.add_argument("--rate", type=float, default=0.15, help="open loop: commands/s/player")
     parser.add_argument("--late-ms", type=float, default=LATE_MS, help="an answer above is late")
+    parser.add_argument(
+        "--ping-s",
+        type=float,
+        default=0.0,
+        help="each client pings this often, as the page does every 3 s (0: no heartbeat; "
+        "the pongs count as messages received)",
+    )
     parser.add_argument(
         "--no-batch",
         action="store_true",
