@@ -223,11 +223,11 @@ class Audience:
 
     @staticmethod
     def to(*seats: int) -> Audience:
-        return Audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(AudienceKind.SEATS, frozenset(seats))
 
     @staticmethod
     def group(seats: frozenset[int] | set[int] | tuple[int, ...]) -> Audience:
-        return Audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(AudienceKind.SEATS, frozenset(seats))
 
     @staticmethod
     def system() -> Audience:
@@ -244,6 +244,7 @@ class Audience:
         return {"kind": self.kind.value, "seats": sorted(self.seats)}
 
 
+_audience = builder(Audience)  # a private event's audience is made on most commands
 _PUBLIC = Audience(AudienceKind.PUBLIC)
 _SYSTEM = Audience(AudienceKind.SYSTEM)
 
