@@ -139,8 +139,8 @@ def evolve(value: V, **changes: Any) -> V:
     `__init__`: a function written for the class's fields copies and changes in one pass.
     The state is copied on every command: a copy and a second pass for the changes, each
     field set by a call of its slot's setter, cost about twice the instructions (a 16-field
-    state; docs/decisions.md, helper "engine4"). Only for classes without `__post_init__`; a name that is
-    not a field is refused (`TypeError`), as `dataclasses.replace` does."""
+    state; docs/decisions.md, helper "engine4"). Only for classes without `__post_init__`;
+    a name that is not a field is refused (`TypeError`), as `dataclasses.replace` does."""
     made: V = (_KITS.get(type(value)) or _kit(type(value))).evolve(value, **changes)
     return made
 
