@@ -21,7 +21,7 @@ from .process import ServerProcess, serving, workers_server
 pytestmark = pytest.mark.skipif(shutil.which("ss") is None, reason="needs iproute2's ss")
 
 
-def server_side_timers(port: int, client_port: int) -> list[str]:
+def server_side_timers(port: int, client_port: int) -> list[tuple[str, str]]:
     """The timer column `ss` shows for the server's end of the connection from `client_port`."""
     out = subprocess.run(
         ["ss", "-tnoH", "state", "established", f"( sport = :{port} and dport = :{client_port} )"],
