@@ -93,8 +93,10 @@ def _lovers(state: GameState, event: Event, seat: int) -> bool:
 
 def _pact(state: GameState, event: Event, seat: int) -> bool:
     me = state.player(seat)
-    wolves = event.params["wolves"]
-    return me.spec.learns_wolves and wolves == sorted(pack(state, living_only=False))
+    # The werewolves living when the pact maker is told (a wolf who left the table before the
+    # first night is not named): all that live after the command, and nobody but wolves.
+    wolves = set(event.params["wolves"])  # type: ignore[arg-type]
+    return me.spec.learns_wolves and pack(state) <= wolves <= pack(state, living_only=False)
 
 
 SECRET: dict[str, Callable[[GameState, Event, int], bool]] = {
