@@ -51,7 +51,8 @@ beside=${BESIDE_WORKERS:-3}
 # callers talking through whole nights: 822 s of test time, 58 CPU s, under the whole suite),
 # and the Chromium table leaves more than half of the two cores idle (160 CPU s in 3:13). On
 # three workers of their own they end before the Chromium table does; the first run is
-# shorter by their time divided by its six workers.
+# shorter by their time divided by its six workers. BESIDE_WORKERS=0 runs them in the first run
+# again (as before), to compare or should they turn out to suffer beside Chromium.
 AUDIO=tests/phone/e2e
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
 # default ones and deletes older ones, also those of a run still going.
@@ -62,17 +63,26 @@ rc=0
 # verdict counts as much as the tests'.
 mypy > "$tmp/mypy.log" 2>&1 &
 mypy_pid=$!
-echo "-- everything but the browser table and $AUDIO, on $core workers"
-run_pytest -n "$core" --dist loadfile --no-loadscope-reorder --durations=25 --ignore=tests/browser --ignore="$AUDIO" --basetemp="$tmp/core" || rc=$?
-echo "-- the browser table in Chromium on $chromium workers; $AUDIO beside it on $beside (its output follows)"
-run_pytest -n "$beside" --dist loadfile --no-loadscope-reorder --durations=15 "$AUDIO" --basetemp="$tmp/audio" > "$tmp/audio.log" 2>&1 &
-audio_pid=$!
+not_audio=(--ignore="$AUDIO")
+[ "$beside" -gt 0 ] || not_audio=()
+echo "-- everything but the browser table${not_audio:+ and $AUDIO}, on $core workers"
+run_pytest -n "$core" --dist loadfile --no-loadscope-reorder --durations=25 --ignore=tests/browser "${not_audio[@]}" --basetemp="$tmp/core" || rc=$?
+audio_pid=""
+if [ "$beside" -gt 0 ]; then
+    echo "-- the browser table in Chromium on $chromium workers; $AUDIO beside it on $beside (its output follows)"
+    run_pytest -n "$beside" --dist loadfile --no-loadscope-reorder --durations=15 "$AUDIO" --basetemp="$tmp/audio" > "$tmp/audio.log" 2>&1 &
+    audio_pid=$!
+else
+    echo "-- the browser table in Chromium, on $chromium workers"
+fi
 run_pytest -n "$chromium" --dist loadfile --no-loadscope-reorder --durations=15 tests/browser --basetemp="$tmp/browser" || rc=$?
-audio_rc=0
-wait "$audio_pid" || audio_rc=$?
-echo "-- $AUDIO (run beside the browser table)"
-cat "$tmp/audio.log"
-[ "$audio_rc" -eq 0 ] || rc=$audio_rc
+if [ -n "$audio_pid" ]; then
+    audio_rc=0
+    wait "$audio_pid" || audio_rc=$?
+    echo "-- $AUDIO (run beside the browser table)"
+    cat "$tmp/audio.log"
+    [ "$audio_rc" -eq 0 ] || rc=$audio_rc
+fi
 echo "== mypy --strict (run beside the tests)"
 mypy_rc=0
 wait "$mypy_pid" || mypy_rc=$?
