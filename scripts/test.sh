@@ -45,13 +45,14 @@ if [ "$#" -gt 0 ]; then
 fi
 core=${PYTEST_WORKERS:-6}
 chromium=${BROWSER_WORKERS:-3}
-beside=${BESIDE_WORKERS:-3}
+beside=${BESIDE_WORKERS:-4}
 # The telephone's real-audio tests (tests/phone/e2e) run beside the Chromium table, not in the
 # first run: they are a quarter of the first run's test time but a sixth of its CPU (baresip
 # callers talking through whole nights: 822 s of test time, 58 CPU s, under the whole suite),
-# and the Chromium table leaves more than half of the two cores idle (160 CPU s in 3:13). On
-# three workers of their own they end before the Chromium table does; the first run is
-# shorter by their time divided by its six workers. BESIDE_WORKERS=0 runs them in the first run
+# and the Chromium table leaves more than half of the two cores idle (160 CPU s in 3:13). Their
+# time hardly shrinks on a quiet machine (it is the prompts' and the nights' length: 725-780 s
+# of worker time at load 7-45), so they get four workers of their own to end about when the
+# Chromium table does; the first run is shorter by their time divided by its six workers. BESIDE_WORKERS=0 runs them in the first run
 # again (as before), to compare or should they turn out to suffer beside Chromium.
 AUDIO=tests/phone/e2e
 # Each run has a temporary directory of its own: pytest keeps only the newest three of its
