@@ -110,6 +110,28 @@ HEAVY_FILES: dict[str, int] = {
     "tests/browser/test_errors.py": 12,
     "tests/phone/session/test_voice_files.py": 12,
     "tests/community/test_karma_books.py": 12,
+    # Files missing above, measured in session 10 under a loaded machine (load average 20-50)
+    # and scaled to the figures above by the files both runs have (x 0.65; the telephone's
+    # real-audio files as measured: they matched the figures above within 10 %). Unlisted,
+    # they were handed out last: tests/phone/e2e/test_media_process.py at the very end of
+    # its run.
+    "tests/engine/mayor/test_properties.py": 58,
+    "tests/phone/e2e/test_media_process.py": 59,
+    "tests/moderation/test_phone_enforce.py": 35,
+    "tests/moderation/test_sanctions.py": 31,
+    "tests/engine/test_views_follow_events.py": 30,
+    "tests/moderation/test_alarms.py": 29,
+    "tests/moderation/test_recordings.py": 20,
+    "tests/engine/classic/test_properties.py": 17,
+    "tests/moderation/test_abort_game.py": 16,
+    "tests/voice/test_voice_workers.py": 16,
+    "tests/voice/test_console_listen.py": 14,
+    "tests/community/test_mailbox.py": 13,
+    "tests/phone/session/test_conference.py": 12,
+    "tests/service/test_workers_shared.py": 12,
+    "tests/phone/test_mediaproc.py": 12,
+    "tests/engine/test_setup.py": 10,
+    "tests/phone/e2e/test_keys.py": 13,
 }
 
 
