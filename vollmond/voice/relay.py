@@ -57,7 +57,7 @@ from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 from vollmond.voice.mixer import CATCH_UP_TICKS as MIXER_CATCH_UP_TICKS
 from vollmond.voice.mixer import SPEAKING_RMS
-from vollmond.voice.rooms import Room, VoiceRooms
+from vollmond.voice.rooms import Mixed, VoiceRooms
 
 log = structlog.get_logger(__name__)
 
@@ -329,7 +329,7 @@ class HostedLine:
     game_id: str
     listener: Listener | None
     speaker: int = 0
-    room: Room | None = None
+    room: Mixed | None = None
     seq: int = 0
     last_heard: float = 0.0
 
@@ -505,7 +505,7 @@ class VoiceRelay:
         if hosted is not None and hosted.game_id != record.game_id:
             self._drop(hosted)
             hosted = None
-        room = self.rooms.room_for(record.game_id)
+        room = self.rooms.mixed_for(record.game_id)
         if room is None:  # not (or no longer) run here: the landing looks for the owner again
             if hosted is not None:
                 self._drop(hosted)
@@ -521,7 +521,7 @@ class VoiceRelay:
         hosted.listener = record.listener
         hosted.speaker = record.speaker
         if record.pcm and record.speaker:
-            room.mixer.push(record.speaker, from_pcm(record.pcm))
+            room.push(record.speaker, from_pcm(record.pcm))
         if record.kind != TICK:
             return
         mix = (
@@ -541,7 +541,7 @@ class VoiceRelay:
                 )
         self._publish(node, records)
 
-    def _attach(self, hosted: HostedLine, room: Room | None) -> None:
+    def _attach(self, hosted: HostedLine, room: Mixed | None) -> None:
         hosted.room = room
         self.rooms.attach(hosted, room)
 
