@@ -119,6 +119,17 @@ def names(state: dict[str, Any]) -> list[tuple[str, bool]]:
     return [(m["name"], m["listening"]) for m in state["members"]]
 
 
+async def private_room_by_code(opener: Browser, guest: Browser) -> None:
+    """A private room opened on one worker (its owner, by the code's hash), entered by its
+    code typed on the other."""
+    opened = await opener.post("/api/rooms/private")
+    assert opened.status_code == 200, opened.text
+    code, token = opened.json()["room"]["code"], opened.json()["token"]
+    by_code = await enter(guest, code=code.lower())
+    assert names(by_code) == [("bert", False), ("anna", False)]
+    await state_until(opener, token, lambda s: len(s["members"]) == 2)
+
+
 @pytest.mark.slow
 @pytest.mark.rule("X2", "X5")
 async def test_browsers_on_two_workers_meet_in_one_conference_room(tmp_path: Path) -> None:
@@ -162,14 +173,8 @@ async def test_browsers_on_two_workers_meet_in_one_conference_room(tmp_path: Pat
         # Bert leaves: Anna's room has her alone again.
         await bert.post(f"/api/rooms/member/{b}/leave")
         await state_until(anna, a, lambda s: names(s) == [("anna", False)])
-        # A private room opened on Bert's worker, entered by its code on Anna's.
-        opened = await bert.post("/api/rooms/private")
-        assert opened.status_code == 200, opened.text
-        code, b2 = opened.json()["room"]["code"], opened.json()["token"]
         await anna.post(f"/api/rooms/member/{a}/leave")
-        by_code = await enter(anna, code=code.lower())
-        assert names(by_code) == [("bert", False), ("anna", False)]
-        await state_until(bert, b2, lambda s: len(s["members"]) == 2)
+        await private_room_by_code(opener=bert, guest=anna)
     finally:
         for peer in peers:
             await peer.close()
