@@ -5,7 +5,9 @@ each browser on the worker it wants: one on the worker that owns the room, one o
 (its room a mirror, its operations sent to the owner, its voice relayed to the owner's mixer).
 They meet in one room: each sees the other in the members and reads the other's chat, each
 hears the other's tone and not its own; a member who switches to listening is no longer heard;
-and a private room opened on one worker is found by its code typed on the other.
+and a private room opened on one worker is found by its code typed on the other. A real
+baresip caller on the other worker's SIP port enters the room by keys (5, 1#) and meets a
+browser on the owner: each hears the other, and once the caller mutes himself (1) nobody does.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,8 +28,9 @@ import pytest
 from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
-from tests.phone.e2e.support import level_at
-from tests.service.process import Browser, workers_server
+from tests.needs import need
+from tests.phone.e2e.support import level_at, phones, stretch, tone, tone_levels
+from tests.service.process import Browser, free_ports, workers_server
 from tests.voice.client import ToneTrack
 from tests.voice.test_browser_voice import HEARD, SILENT, flowing_level
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -38,6 +42,8 @@ NAMES = tuple(worker_names(WORKERS))
 ROOM = "public-werwolf"
 LISTEN_S = 3.0
 TONES = (500.0, 900.0)  # the owner's browser, the other worker's
+CALLER_TONE, BROWSER_TONE = 2300.0, 2900.0  # above most of the prompts' voiced energy
+PHONE_HEARD = 800.0  # the browser's tone in the caller's recording, even ducked under a prompt
 
 
 @dataclass(eq=False)
@@ -189,3 +195,52 @@ async def test_browsers_on_two_workers_meet_in_one_conference_room(tmp_path: Pat
     assert level_at(bert_talking, TONES[1]) < SILENT
     assert level_at(anna_listening, TONES[1]) < SILENT  # a listener is heard by nobody
     assert flowing_level(bert_listening, TONES[0]) > HEARD  # and still hears the room
+
+
+@pytest.mark.slow
+@pytest.mark.rule("X2")
+async def test_a_caller_and_a_browser_on_two_workers_meet_in_one_room(tmp_path: Path) -> None:
+    need("baresip", "espeak-ng", "sox")
+    sip = free_ports(WORKERS, socket.SOCK_DGRAM)
+    server, workers = workers_server(tmp_path / "data", WORKERS, sip_port=sip)
+    owner = NAMES.index(HashOwnership(NAMES).owner_of(f"conference:{ROOM}"))
+    anna = Browser(workers[owner])
+    peer: RoomPeer | None = None
+    try:
+        await server.start(ready=workers)
+        await anna.signup("anna")
+        a = (await enter(anna, room=ROOM))["token"]
+        peer = await open_room_voice(anna, a, BROWSER_TONE)
+        async with phones(tmp_path / "phones", {"caller": tone(CALLER_TONE, 120.0)}) as lines:
+            caller = lines["caller"]
+            await caller.dial(sip + 1 - owner)  # the worker that does not own the room
+            await asyncio.sleep(3.0)  # keys cut the prompts short, each menu comes up first
+            await caller.keys("2")  # as a guest
+            await asyncio.sleep(2.5)
+            await caller.keys("5")  # the conference rooms
+            await asyncio.sleep(2.5)
+            await caller.keys("1#", gap=0.15)  # the Werwolf room
+            state = await state_until(anna, a, lambda s: len(s["members"]) == 2, 30.0)
+            assert state["members"][1]["channel"] == "phone"
+            await asyncio.sleep(1.0)  # the relayed line's first ticks reach the owner
+            talk_from = time.time()
+            talking = await peer.listen(LISTEN_S)
+            talk_to = time.time()
+            await caller.keys("1")  # mute
+            await state_until(anna, a, lambda s: bool(s["members"][1]["muted"]))
+            await asyncio.sleep(0.5)  # frames already in the mixer's queue
+            muted = await peer.listen(LISTEN_S)
+            await caller.hangup()
+            ended = time.time()
+            heard = await caller.final_recording()
+        await state_until(anna, a, lambda s: names(s) == [("anna", False)])
+    finally:
+        if peer is not None:
+            await peer.close()
+        await anna.close()
+        server.kill(signal.SIGTERM)
+
+    assert flowing_level(talking, CALLER_TONE) > HEARD  # the relayed caller, in the owner's room
+    assert level_at(muted, CALLER_TONE) < SILENT  # muted: heard by nobody
+    levels = tone_levels(stretch(heard, ended, talk_from, talk_to), BROWSER_TONE)
+    assert levels and float(np.median(levels)) > PHONE_HEARD, levels  # the room's mix, relayed
