@@ -178,6 +178,7 @@ class MirrorRoom(ConferenceRoom):
     owner: str = ""
     rooms: ShardedConferenceRooms | None = None
     subscription: Subscription | None = None
+    told: int = 0  # the owner's version whose event this process's members were told last
 
     def __post_init__(self) -> None:
         assert self.rooms is not None
@@ -197,9 +198,23 @@ class MirrorRoom(ConferenceRoom):
 
     def apply(self, state: dict[str, Any], event: dict[str, Any] | None) -> None:
         """The owner's state (if newer than the one here), then its event told to this
-        process's members as the owner tells its own."""
-        if int(state["v"]) <= self.version:
+        process's members as the owner tells its own (once, though an answer's state of the
+        same version may have come first)."""
+        version = int(state["v"])
+        if version > self.version:
+            self._take(state)
+        if event is None or version <= self.told:
             return
+        self.told = version
+        told = RoomEvent(EventKind(event["kind"]), int(event["slot"]), event["name"], event["text"])
+        # As on the owner: who came or changed mode is not told of himself.
+        but = (
+            self.members.get(told.slot) if told.kind in (EventKind.JOINED, EventKind.MODE) else None
+        )
+        self._tell(told, but=but)
+        self.version -= 1  # the owner counts the events, not this copy
+
+    def _take(self, state: dict[str, Any]) -> None:
         self.version = int(state["v"])
         seen = {int(m["slot"]): m for m in state["members"]}
         for slot in [s for s in self.members if s not in seen]:
@@ -214,16 +229,6 @@ class MirrorRoom(ConferenceRoom):
             self.voice.seat(slot, talking=member.talking)
         self.said = int(state["said"])
         self.chat = deque(ChatLine(int(s), int(n), str(w), str(t)) for s, n, w, t in state["chat"])
-        if event is not None:
-            told = RoomEvent(
-                EventKind(event["kind"]), int(event["slot"]), event["name"], event["text"]
-            )
-            # As on the owner: who came or changed mode is not told of himself.
-            but = self.members.get(told.slot) if told.kind is not EventKind.LEFT else None
-            but = but if told.kind in (EventKind.JOINED, EventKind.MODE) else None
-            version = self.version
-            self._tell(told, but=but)
-            self.version = version  # the owner counts the events
 
 
 # -- the registry ---------------------------------------------------------------------------
