@@ -9,8 +9,11 @@ world's public room, and ``spectate`` ("nur Zuhören") for listen-only entry.
 A :class:`ConferenceRoom` is the room's members, its chat (the browser's text, kept for
 late-comers) and its voice (:class:`~vollmond.voice.conference.ConferenceVoice`). Members
 are told of comings, goings and chat lines through the small :class:`RoomListener` protocol
-(a phone line, a browser socket). Rooms live in the memory of the node that serves them,
+(a phone line, a browser socket). Rooms live in the memory of the process that owns them,
 like the calls in them: a private room is gone when its last member leaves (docs/decisions.md).
+Where worker processes share the games they share the rooms too: the registry is then a
+:class:`~vollmond.service.shards.conference_rooms.ShardedConferenceRooms`, and a room another
+process owns is a mirror of it behind the same interface.
 
 The registry is one per hub (:func:`conference_rooms`), so the telephone, the web API and
 the recorder find the same rooms without a new argument through every layer.

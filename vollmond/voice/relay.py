@@ -30,6 +30,11 @@ A browser's voice peer (`vollmond/voice/webrtc.py`) on a process that does not o
 is a relayed line like a call: the same records, plus the houses speaking in each mix
 (:data:`HEARD`) for the page's speaking indicator.
 
+A conference room's member on a process that does not own the room is a relayed line too,
+with the room's key (``conference:<room>``) in place of a game id and its slot as listener and
+speaker (`vollmond/service/shards/conference_rooms.py`); the owner finds the room's mixer
+through `VoiceRooms.mixed_for`.
+
 Every message is addressed to one process (``voice.<node>``) and carries a batch of records.
 
 A line follows its game's owner: the landing asks the owner again every
