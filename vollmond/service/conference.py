@@ -350,7 +350,15 @@ class ConferenceRooms:
     ) -> Member:
         """Enter `room` after moderation's check (O5: RoomBannedError with the ban)."""
         await self._admitted(room, person, listening=listening, enforcer=enforcer)
-        return room.enter(name, person, channel, listening=listening, listener=listener)
+        return await self._seat(
+            room, Member(0, name, person, channel, listening, listener=listener)
+        )
+
+    async def _seat(self, room: ConferenceRoom, who: Member) -> Member:
+        """Seat `who` in `room` (where processes share rooms: at its owner)."""
+        return room.enter(
+            who.name, who.person, who.channel, listening=who.listening, listener=who.listener
+        )
 
     @staticmethod
     async def _admitted(

@@ -51,12 +51,11 @@ from vollmond.service.conference import (
     RoomEvent,
     RoomFullError,
     RoomKind,
-    RoomListener,
     RoomNotFoundError,
     UnknownCodeError,
     normal_code,
 )
-from vollmond.service.enforce import Enforcer, Person
+from vollmond.service.enforce import Person
 from vollmond.service.hub import Hub
 from vollmond.service.shards.ownership import HashOwnership
 from vollmond.service.shards.sharded_hub import ShardedHub
@@ -316,41 +315,23 @@ class ShardedConferenceRooms(ConferenceRooms):
             raise RoomClosedError(room_id) from exc
 
     # -- what members do -----------------------------------------------------------------------
-    async def enter(
-        self,
-        room: ConferenceRoom,
-        name: str,
-        person: Person,
-        channel: str,
-        *,
-        enforcer: Enforcer | None,
-        listening: bool = False,
-        listener: RoomListener | None = None,
-    ) -> Member:
+    async def _seat(self, room: ConferenceRoom, who: Member) -> Member:
         if not isinstance(room, MirrorRoom):
-            return await super().enter(
-                room,
-                name,
-                person,
-                channel,
-                enforcer=enforcer,
-                listening=listening,
-                listener=listener,
-            )
-        await self._admitted(room, person, listening=listening, enforcer=enforcer)
+            return await super()._seat(room, who)
+        person = who.person
         answer = await self._ask(
             room.owner,
             "enter",
             room=room.id,
-            name=name,
+            name=who.name,
             account=person.account_id,
             phone=person.phone_identity_id,
-            channel=channel,
-            listening=listening,
+            channel=who.channel,
+            listening=who.listening,
         )
         room.apply(answer["state"], None)
         member = room.members[int(answer["slot"])]
-        member.person, member.listener = person, listener
+        member.person, member.listener = person, who.listener
         return member
 
     def leave(self, room: ConferenceRoom, member: Member) -> None:
