@@ -35,6 +35,10 @@ same number of clients, the same groups, the same command rate and messages padd
 size the real server sent; both servers run on uvloop. Ratios are real / bare, including the
 server CPU per command. `--json-out FILE` appends one JSON line per step (benchmarks/jsonline.py).
 
+The clients say hello with `batch: true`, as the page does (`--no-batch`: one frame per
+message, as older clients). `--ping-s 3` adds the page's heartbeat (a ping every 3 s from each
+client; off by default, as when issue 16 was filed); its pongs count as messages received.
+
 `--nodes N` (issue 15) runs N `vollmond serve --nats-url ... --ownership leases` node processes
 instead of one server, on the scratch PostgreSQL database of `--database-url` in a schema made
 for the step and dropped after it, and on the NATS server of `--nats-url` under a namespace of
@@ -106,6 +110,7 @@ WEIGHTS = {"PlaceCall": 0.05, "Interject": 0.05, "HangUp": 0.3, "ToggleCallMode"
 
 _decode = msgspec.json.Decoder().decode
 _encoder = msgspec.json.Encoder()
+_PING = '{"type":"ping"}'
 
 
 def _encode(message: dict[str, Any]) -> str:
@@ -172,6 +177,7 @@ class Totals:
     late: int = 0
     skipped: int = 0  # open loop: a send was due but the view offered no command
     received: int = 0
+    frames: int = 0  # WebSocket frames received: fewer than messages with `batch` frames
     received_bytes: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     by_type: dict[str, int] = field(default_factory=dict)
@@ -191,6 +197,7 @@ class Totals:
             "late": self.late,
             "skipped": self.skipped,
             "received": self.received,
+            "frames": self.frames,
             "received_bytes": self.received_bytes,
             "errors": self.errors,
             "by_type": self.by_type,
@@ -277,50 +284,59 @@ class Player:
         async for raw in self.ws:
             now = time.time()
             inside = window.inside(now)
+            frame = _decode(raw)
+            # A `batch` frame (the hello asks for them unless --no-batch) holds several
+            # messages; they count one by one, as the bare baseline's messages do.
+            messages = frame["messages"] if frame.get("type") == "batch" else [frame]
             if inside:
-                totals.received += 1
+                totals.frames += 1
+                totals.received += len(messages)
                 totals.received_bytes += len(raw)
-            message = _decode(raw)
-            kind = message.get("type")
+            for message in messages:
+                self._take(message, now, inside, window)
+
+    def _take(self, message: dict[str, Any], now: float, inside: bool, window: Window) -> None:
+        totals = self.totals
+        kind = str(message.get("type"))
+        if inside:
+            totals.by_type[kind] = totals.by_type.get(kind, 0) + 1
+        if kind == "event":
+            if self.pending is not None or self.in_flight:
+                self.first_event_at.setdefault(int(message["seq"]), now)
+        elif kind in ("view", "welcome"):
+            self.view = message["view"]
+            if message["view"].get("phase") == "over":
+                self.over = True
+                if inside:
+                    totals.games_over.add(self.game)
+            self.fresh.set()
+        elif kind == "ack" and message["id"] in self.in_flight:
+            sent_at = self.in_flight.pop(message["id"])
+            if window.inside(sent_at):
+                totals.acked += 1
+            self._answered(sent_at, self.first_event_at.get(int(message["seq"]), now), window)
+            if not self.in_flight:
+                self.first_event_at.clear()
+        elif kind == "ack" and self.pending is not None and message["id"] == self.pending[0]:
+            sent_at = self.pending[1]
+            answered_at = self.first_event_at.get(int(message["seq"]), now)
+            if window.inside(sent_at):
+                totals.acked += 1
+                self._record((answered_at - sent_at) * 1000)
+            self._answer()
+        elif kind == "error":
+            code = str(message.get("code"))
             if inside:
-                totals.by_type[kind] = totals.by_type.get(kind, 0) + 1
-            if kind == "event":
-                if self.pending is not None or self.in_flight:
-                    self.first_event_at.setdefault(int(message["seq"]), now)
-            elif kind in ("view", "welcome"):
-                self.view = message["view"]
-                if message["view"].get("phase") == "over":
-                    self.over = True
-                    if inside:
-                        totals.games_over.add(self.game)
-                self.fresh.set()
-            elif kind == "ack" and message["id"] in self.in_flight:
+                totals.errors[code] = totals.errors.get(code, 0) + 1
+            if message.get("id") in self.in_flight:
                 sent_at = self.in_flight.pop(message["id"])
                 if window.inside(sent_at):
-                    totals.acked += 1
-                self._answered(sent_at, self.first_event_at.get(int(message["seq"]), now), window)
-                if not self.in_flight:
-                    self.first_event_at.clear()
-            elif kind == "ack" and self.pending is not None and message["id"] == self.pending[0]:
-                sent_at = self.pending[1]
-                answered_at = self.first_event_at.get(int(message["seq"]), now)
-                if window.inside(sent_at):
-                    totals.acked += 1
-                    self._record((answered_at - sent_at) * 1000)
+                    totals.rejected += 1
+                self._answered(sent_at, now, window)  # a rejection is an answer too
+            elif self.pending is not None and message.get("id") == self.pending[0]:
+                if window.inside(self.pending[1]):
+                    totals.rejected += 1
                 self._answer()
-            elif kind == "error":
-                code = str(message.get("code"))
-                if inside:
-                    totals.errors[code] = totals.errors.get(code, 0) + 1
-                if message.get("id") in self.in_flight:
-                    sent_at = self.in_flight.pop(message["id"])
-                    if window.inside(sent_at):
-                        totals.rejected += 1
-                    self._answered(sent_at, now, window)  # a rejection is an answer too
-                elif self.pending is not None and message.get("id") == self.pending[0]:
-                    if window.inside(self.pending[1]):
-                        totals.rejected += 1
-                    self._answer()
 
     def _answer(self) -> None:
         self.pending = None
@@ -348,6 +364,16 @@ class Player:
             await self.ws.send(_encode({"type": "command", "id": command_id, "command": command}))
             if window.inside(sent_at):
                 self.totals.sent += 1
+
+    async def heartbeat(self, every_s: float) -> None:
+        """Ping every `every_s` as the page does (its heartbeat: every 3 s), from a random
+        phase, so that the server's cost of 5,000 pages' heartbeats is in the figures."""
+        assert self.ws is not None
+        await asyncio.sleep(self.rng.uniform(0, every_s))
+        with contextlib.suppress(websockets.ConnectionClosed):
+            while True:  # also after the game: the server times a silent pinger out
+                await self.ws.send(_PING)
+                await asyncio.sleep(every_s)
 
     def give_up(self, window: Window, now: float) -> None:
         """Commands never answered: counted, and in the latencies with the time they waited."""
@@ -406,6 +432,7 @@ class BarePlayer:
             now = time.time()
             if window.inside(now):
                 totals.received += 1
+                totals.frames += 1
                 totals.received_bytes += len(raw)
             text = raw if isinstance(raw, str) else raw.decode()
             if text.startswith(prefix):
@@ -503,6 +530,8 @@ async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Client
     _say({"playing": sum(p.view is not None for p in live)})
     for p in live:
         clients.tasks.append(asyncio.create_task(p.act(window)))
+        if job["ping_s"] > 0:
+            clients.tasks.append(asyncio.create_task(p.heartbeat(job["ping_s"])))
 
 
 async def _bare_clients(job: dict[str, Any], rng: random.Random, clients: Clients) -> None:
@@ -597,7 +626,14 @@ async def _start_games(job: dict[str, Any], players: list[Player]) -> None:
                     return
                 for p in seated:
                     if p.ws is not None:
-                        hello = {"type": "hello", "game": game, "token": p.token, "lang": "en"}
+                        hello: dict[str, Any] = {
+                            "type": "hello",
+                            "game": game,
+                            "token": p.token,
+                            "lang": "en",
+                        }
+                        if job["batch"]:
+                            hello["batch"] = True  # as the browser's page says hello
                         await p.ws.send(_encode(hello))
 
         await asyncio.gather(*(start(g, seated) for g, seated in by_game.items()))
@@ -625,6 +661,8 @@ class Step:
     p99_ms: float = float("nan")
     max_ms: float = float("nan")
     received_per_s: float = 0.0
+    frames_per_s: float = 0.0  # fewer than received_per_s when the server sends `batch` frames
+    server_us_per_message: float = 0.0
     mean_message_bytes: float = 0.0
     server_cpu: float = 0.0
     server_rss_mb: float = 0.0
@@ -825,6 +863,8 @@ async def _drive(
     step.commands_per_s = step.commands / step.window_s
     received = sum(r["received"] for r in results)
     step.received_per_s = received / step.window_s
+    step.frames_per_s = sum(r["frames"] for r in results) / step.window_s
+    step.server_us_per_message = 1e6 * step.server_cpu * step.window_s / max(1, received)
     step.mean_message_bytes = sum(r["received_bytes"] for r in results) / max(1, received)
     for r in results:
         for code, n in r["errors"].items():
@@ -940,6 +980,8 @@ def _real_jobs(
             "think_s": args.think_s,
             "rate": args.rate if args.open_loop else 0.0,
             "late_ms": args.late_ms,
+            "batch": not args.no_batch,
+            "ping_s": args.ping_s,
         }
         for i, part in enumerate(_split(created, args.client_procs))
     ]
@@ -1184,7 +1226,11 @@ def report(runs: list[Runs], args_late_ms: float = LATE_MS) -> None:
                 f"server CPU {_ratio(real.server_cpu, bare.server_cpu)}, "
                 f"server CPU per command {real.server_ms_per_command:.2f} ms vs bare "
                 f"{bare.server_ms_per_command:.2f} ms = "
-                f"{_ratio(real.server_ms_per_command, bare.server_ms_per_command)}"
+                f"{_ratio(real.server_ms_per_command, bare.server_ms_per_command)}; "
+                f"per message {real.server_us_per_message:.0f} µs vs bare "
+                f"{bare.server_us_per_message:.0f} µs = "
+                f"{_ratio(real.server_us_per_message, bare.server_us_per_message)} "
+                f"({real.frames_per_s:.0f} frames/s for {real.received_per_s:.0f} messages/s)"
             )
         print(
             f"{'':>7} window {real.window_s:.0f} s, setup {real.setup_s:.0f} s; "
@@ -1224,6 +1270,7 @@ def write_json_line(args: argparse.Namespace, run: Runs) -> None:
         "players", "connected", "games", "games_completed", "window_s", "commands", "acked",
         "rejected", "unanswered", "late", "skipped", "commands_per_s", "p50_ms", "p99_ms",
         "max_ms", "server_cpu", "server_ms_per_command", "server_rss_mb", "client_cpu",
+        "received_per_s", "frames_per_s", "server_us_per_message",
     )  # fmt: skip
     node_keys = (
         "nodes", "owner_share", "owner_answers", "cross_answers", "owner_p50_ms",
@@ -1256,6 +1303,8 @@ def write_json_line(args: argparse.Namespace, run: Runs) -> None:
             "phase_s": args.phase_s,
             "database": "postgresql" if args.database_url else "sqlite",
             "late_ms": args.late_ms,
+            "batch": not args.no_batch,
+            "ping_s": args.ping_s,
             "workers": args.workers,
             "nodes": args.nodes or None,
         },
@@ -1286,6 +1335,18 @@ def main() -> None:
     )
     parser.add_argument("--rate", type=float, default=0.15, help="open loop: commands/s/player")
     parser.add_argument("--late-ms", type=float, default=LATE_MS, help="an answer above is late")
+    parser.add_argument(
+        "--ping-s",
+        type=float,
+        default=0.0,
+        help="each client pings this often, as the page does every 3 s (0: no heartbeat; "
+        "the pongs count as messages received)",
+    )
+    parser.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="clients say hello without `batch`: one frame per message",
+    )
     parser.add_argument("--json-out", type=Path, help="append one JSON line per step")
     parser.add_argument("--group", type=int, default=10, help="players per game (at most 10)")
     parser.add_argument("--phase-s", type=float, default=6.0, help="night/day length, s")

@@ -272,15 +272,13 @@ def serve(
     ] = None,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
-    import uvicorn  # noqa: PLC0415 - only the server needs it
-
     from vollmond.server import build_app  # noqa: PLC0415
     from vollmond.service.config import Settings  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
     from vollmond.workers import (  # noqa: PLC0415
-        UVICORN_OPTIONS,
         WorkersError,
         default_workers,
+        serve_app,
         serve_workers,
     )
 
@@ -307,7 +305,7 @@ def serve(
         except WorkersError as exc:
             raise typer.BadParameter(str(exc)) from exc
         raise typer.Exit(code)
-    uvicorn.run(build_app(settings), host=settings.host, port=settings.port, **UVICORN_OPTIONS)
+    serve_app(build_app(settings), settings)
 
 
 @prompts.command("export")

@@ -29,7 +29,7 @@ from vollmond.service.shards.ownership import Ownership
 from vollmond.service.web.app import HubMaker, create_app
 from vollmond.store.db import Sessions
 from vollmond.store.leases import check_node_id
-from vollmond.workers import UVICORN_OPTIONS, WorkersError, hub_maker, stop_this_process
+from vollmond.workers import WorkersError, hub_maker, serve_app, stop_this_process
 
 DEFAULT_NAMESPACE = "vollmond"
 NOT_IN_A_TOKEN = ".*>"  # NATS subject syntax
@@ -100,12 +100,10 @@ def node_hub_maker(spec: NodeSpec) -> HubMaker:
 
 def serve_node(settings: Settings, spec: NodeSpec) -> None:
     """Run this node until it is stopped."""
-    import uvicorn  # noqa: PLC0415 - only the processes that serve need it
-
     from vollmond.server import TELEPHONE  # noqa: PLC0415
 
     structlog.contextvars.bind_contextvars(node=spec.node)
     # The telephone too: a call stays on the node it reached; a game owned by another node is
     # followed through a mirror, and the call's voice relayed to its room there (voice/relay).
     app = create_app(settings, channels=TELEPHONE, make_hub=node_hub_maker(spec))
-    uvicorn.run(app, host=settings.host, port=settings.port, **UVICORN_OPTIONS)
+    serve_app(app, settings)

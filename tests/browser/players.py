@@ -51,7 +51,11 @@ class Player:
         self.frames.append(payload if isinstance(payload, str) else payload.decode())
 
     def messages(self) -> list[dict[str, Any]]:
-        return [json.loads(f) for f in self.frames]
+        """Every message received, those of a `batch` frame (the page asks for them) in turn."""
+        out: list[dict[str, Any]] = []
+        for frame in map(json.loads, self.frames):
+            out.extend(frame["messages"] if frame["type"] == "batch" else [frame])
+        return out
 
     # -- lobby -----------------------------------------------------------------------------
     def signup(self) -> None:

@@ -3,12 +3,13 @@ handed out and a state assigned from elsewhere are never changed afterwards."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import FrozenInstanceError, dataclass, field
 
 import pytest
 
-from vollmond.engine.core import Audience, Event, builder, evolve
+from vollmond.engine.core import _KITS, Audience, Event, builder, evolve
 from vollmond.engine.kit.tx import Tx
 
 
@@ -118,3 +119,35 @@ def test_an_assigned_state_is_not_written_into() -> None:
     tx.change(round=5)
     assert shared.round == 1
     assert tx.state.round == 5
+
+
+def test_evolve_and_builders_hand_out_frozen_values_of_the_class_itself() -> None:
+    """The twin a value is written through (core._thawed) never leaves: what evolve and a
+    builder give is an instance of the class, frozen, equal to what the constructor makes."""
+    before = _state()
+    after = evolve(before, round=3)
+    built = builder(_State)((_Seat(1),), 2, "day", {})
+    for value in (after, built):
+        assert type(value) is _State
+        with pytest.raises(FrozenInstanceError):
+            value.round = 4  # type: ignore[misc]
+    assert after == dataclasses.replace(before, round=3)
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived(_Base):
+    """Fields over two classes' slots: no twin of one layout, the slots' setters instead."""
+
+    note: str = ""
+
+
+def test_evolve_without_a_twin_uses_the_slots_setters() -> None:
+    after = evolve(_Derived(1, "a"), note="b")
+    assert (type(after), after) == (_Derived, _Derived(1, "b"))
+    assert _KITS[_Derived].thawed is None
+    assert _KITS[_State].thawed is not None

@@ -29,7 +29,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
         return 0
 
     monkeypatch.setattr("vollmond.workers.serve_workers", serve_workers)
-    monkeypatch.setattr("uvicorn.run", lambda *_a, **_k: calls.append(("one", None)))
+    monkeypatch.setattr("vollmond.workers.serve_app", lambda *_a: calls.append(("one", None)))
     monkeypatch.setattr("vollmond.nodes.serve_node", lambda *_a: calls.append(("node", None)))
     return calls
 

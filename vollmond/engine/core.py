@@ -26,7 +26,23 @@ V = TypeVar("V")
 
 Setter = Callable[[Any, Any], None]
 
-_COPIERS: dict[type, tuple[Callable[[Any], Any], Mapping[str, Setter]]] = {}
+
+class _Kit:
+    """What `evolve`, `overwrite` and `builder` use for one value class, made once."""
+
+    __slots__ = ("evolve", "setters", "thawed")
+
+    def __init__(
+        self, setters: Mapping[str, Setter], thawed: type | None, evolve: Callable[..., Any]
+    ) -> None:
+        self.setters = setters
+        self.thawed = thawed
+        self.evolve = evolve
+
+
+_KITS: dict[type, _Kit] = {}
+_KEEP: Any = object()
+"""A changed field's default in a class's own `evolve`: the field keeps its value."""
 
 
 def _setters(cls: type) -> dict[str, Setter]:
@@ -48,38 +64,71 @@ def _set_named(name: str, obj: object, value: object) -> None:
     object.__setattr__(obj, name, value)
 
 
-def _copier(cls: type) -> tuple[Callable[[Any], Any], Mapping[str, Setter]]:
-    """A function that copies an instance of `cls` field by field, written for its fields
-    (as `dataclasses` writes `__init__`): one unrolled statement per field instead of a loop
-    with a `getattr` and a dictionary test each, and each field's setter by name."""
+def _thawed(cls: type, names: tuple[str, ...]) -> type | None:
+    """A twin of a frozen, slotted class: the same bases and slots, so the same memory
+    layout, but without the frozen `__setattr__`. A new value is made as a twin, its fields
+    written with plain attribute stores (which the interpreter specialises for slots; a
+    slot descriptor's `__set__` is a full call per field), and then turned into `cls` by
+    assigning `__class__` (which Python allows between classes of one layout), all inside
+    the one function that made it, before anyone sees it: what leaves is an ordinary frozen
+    instance of `cls`. None when `cls` has no such twin (fields not all its own slots, a
+    base with a `__setattr__` of its own): then the slots' setters are used."""
+    own = cls.__dict__.get("__slots__")
+    if own is None or tuple(own) != names:
+        return None
+    namespace: dict[str, Any] = {"__slots__": names}
+    if "__orig_bases__" in cls.__dict__:  # a generic class names its parameters there
+        namespace["__orig_bases__"] = cls.__dict__["__orig_bases__"]
+    try:
+        twin = type(f"{cls.__name__}Draft", cls.__bases__, namespace)
+        probe: Any = object.__new__(twin)
+        probe.__class__ = cls  # refused unless the layouts are the same
+    except TypeError:
+        return None
+    plain: Any = object.__setattr__
+    return twin if getattr(twin, "__setattr__", None) is plain else None
+
+
+def _kit(cls: type) -> _Kit:
+    """A class's setters, twin and `evolve`, written for its fields (as `dataclasses` writes
+    `__init__`): one unrolled statement per field, each field a keyword parameter that keeps
+    its value unless given, instead of a copy loop and a second pass for the changes."""
     setters = _setters(cls)
     names = tuple(setters)
-    lines = ["def copy(value):", "    new = new_(cls)"]
-    lines += [f"    set_{i}(new, value.{name})" for i, name in enumerate(names)]
+    twin = _thawed(cls, names)
+    params = ", ".join(f"{name}=keep" for name in names)
+    lines = [f"def evolve(value, *, {params}):", "    new = new_(twin or cls)"]
+    for i, name in enumerate(names):
+        taken = f"value.{name} if {name} is keep else {name}"
+        lines.append(f"    new.{name} = {taken}" if twin else f"    set_{i}(new, {taken})")
+    if twin:
+        lines.append("    new.__class__ = cls")
     lines.append("    return new")
-    namespace: dict[str, Any] = {"new_": object.__new__, "cls": cls}
+    namespace: dict[str, Any] = {"new_": object.__new__, "cls": cls, "twin": twin, "keep": _KEEP}
     namespace.update((f"set_{i}", setters[name]) for i, name in enumerate(names))
     exec("\n".join(lines), namespace)  # code made from the class's own field names
-    made = (namespace["copy"], MappingProxyType(setters))
-    _COPIERS[cls] = made
-    return made
+    kit = _KITS[cls] = _Kit(MappingProxyType(setters), twin, namespace["evolve"])
+    return kit
 
 
 def builder(cls: Callable[..., V]) -> Callable[..., V]:
     """A constructor of `cls` that takes every field, in order, by position, and sets them
-    through their setters without running `__init__` (for a frozen, slotted value class
-    without `__post_init__`, about twice as fast): for the values made on every command
-    (events, results, timers)."""
+    without running `__init__` (through the class's twin, see `_thawed`, or the slots'
+    setters; for a frozen, slotted value class without `__post_init__`, two to three times
+    as fast): for the values made on every command (events, results, timers)."""
     assert isinstance(cls, type)
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} has a __post_init__, which a builder would skip")
-    setters = (_COPIERS.get(cls) or _copier(cls))[1]
-    names = tuple(setters)
-    lines = [f"def build({', '.join(names)}):", "    new = new_(cls)"]
-    lines += [f"    set_{i}(new, {name})" for i, name in enumerate(names)]
+    kit = _KITS.get(cls) or _kit(cls)
+    names = tuple(kit.setters)
+    lines = [f"def build({', '.join(names)}):", "    new = new_(twin or cls)"]
+    for i, name in enumerate(names):
+        lines.append(f"    new.{name} = {name}" if kit.thawed else f"    set_{i}(new, {name})")
+    if kit.thawed:
+        lines.append("    new.__class__ = cls")
     lines.append("    return new")
-    namespace: dict[str, Any] = {"new_": object.__new__, "cls": cls}
-    namespace.update((f"set_{i}", setters[name]) for i, name in enumerate(names))
+    namespace: dict[str, Any] = {"new_": object.__new__, "cls": cls, "twin": kit.thawed}
+    namespace.update((f"set_{i}", kit.setters[name]) for i, name in enumerate(names))
     exec("\n".join(lines), namespace)  # code made from the class's own field names
     built: Callable[..., V] = namespace["build"]
     return built
@@ -87,19 +136,19 @@ def builder(cls: Callable[..., V]) -> Callable[..., V]:
 
 def evolve(value: V, **changes: Any) -> V:
     """`dataclasses.replace` for the engine's frozen, slotted value classes, without running
-    `__init__`: a copy made by a function written for the class's fields, then the changed
-    fields set. The state is copied on every command, and the generic path costs about three
-    times as much (benchmarks/engine.py). Only for classes without `__post_init__`; a name
-    that is not a field is refused, as `dataclasses.replace` does."""
-    new: V = (_COPIERS.get(type(value)) or _copier(type(value)))[0](value)
-    overwrite(new, changes)
-    return new
+    `__init__`: a function written for the class's fields copies and changes in one pass.
+    The state is copied on every command: a copy and a second pass for the changes, each
+    field set by a call of its slot's setter, cost about twice the instructions (a 16-field
+    state; docs/decisions.md, helper "engine4"). Only for classes without `__post_init__`;
+    a name that is not a field is refused (`TypeError`), as `dataclasses.replace` does."""
+    made: V = (_KITS.get(type(value)) or _kit(type(value))).evolve(value, **changes)
+    return made
 
 
 def overwrite(draft: object, changes: Mapping[str, Any]) -> None:
     """Set fields of a frozen value in place: only for a copy nobody else has seen yet (one
     `evolve` made, a transaction's draft). A name that is not a field is refused."""
-    setters = (_COPIERS.get(type(draft)) or _copier(type(draft)))[1]
+    setters = (_KITS.get(type(draft)) or _kit(type(draft))).setters
     for name, changed in changes.items():
         setter = setters.get(name)
         if setter is None:
@@ -175,11 +224,11 @@ class Audience:
 
     @staticmethod
     def to(*seats: int) -> Audience:
-        return Audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(AudienceKind.SEATS, frozenset(seats))
 
     @staticmethod
     def group(seats: frozenset[int] | set[int] | tuple[int, ...]) -> Audience:
-        return Audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(AudienceKind.SEATS, frozenset(seats))
 
     @staticmethod
     def system() -> Audience:
@@ -196,6 +245,7 @@ class Audience:
         return {"kind": self.kind.value, "seats": sorted(self.seats)}
 
 
+_audience = builder(Audience)  # a private event's audience is made on most commands
 _PUBLIC = Audience(AudienceKind.PUBLIC)
 _SYSTEM = Audience(AudienceKind.SYSTEM)
 

@@ -30,17 +30,15 @@ from vollmond.service.policy import Policy
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Sessions,
-    active_grants,
     add_grant,
     game_booked,
     get_game,
     karma_changes,
-    karma_since,
-    karma_total,
     read_commands,
     tables_shared,
 )
-from vollmond.store.karma import seat_owner
+from vollmond.store.entitlements import active_grants_each
+from vollmond.store.karma import karma_since_each, karma_totals, seat_owner
 from vollmond.store.owners import Owner, OwnerLike, owner_of
 from vollmond.store.seats import list_seats
 
@@ -115,6 +113,9 @@ class KarmaBooks:
             besides=game_id,
             at_least=same_group_size(len(group), self.rules.repeat_overlap_percent),
         )
+        # One query for the whole table, not one a player: 500 tables ending together had
+        # their players' ledgers read one by one on the event loop.
+        earned = await karma_since_each(self.sessions, group, _midnight(now), GAME_REASONS)
         awards: dict[Owner, Award] = {}
         for house, owner in people.items():
             result = results.get(house)
@@ -124,9 +125,7 @@ class KarmaBooks:
                 humans=len(humans),
                 private=game.private,
                 same_group_games=repeats,
-                earned_today=earned_today(
-                    await karma_since(self.sessions, owner, _midnight(now), GAME_REASONS)
-                ),
+                earned_today=earned_today(earned.get(owner, [])),
             )
             awards[owner] = award(result, facts, self.rules)
         lines = [
@@ -135,8 +134,7 @@ class KarmaBooks:
             for reason, amount in awarded.lines
         ]
         await karma_changes(self.sessions, lines, game_id=game_id, now=now)
-        for owner in awards:
-            await self.unlock_if_due(owner)
+        await self._unlock_due(list(awards))
         log.info("karma_booked", game=game_id, players=len(awards), repeats=repeats)
         return Booked(awards)
 
@@ -154,26 +152,37 @@ class KarmaBooks:
         `unlock_days` days (a grant with that expiry); returns the running unlock's expiry.
         While one runs, nothing new is granted: it ends on its day, and karma above the
         threshold then (after a game, or when founding) opens the next."""
+        owner = owner_of(who)
+        return (await self._unlock_due([owner])).get(owner)
+
+    async def _unlock_due(self, owners: list[Owner]) -> dict[Owner, datetime]:
+        """`unlock_if_due` for several owners (a table's players): the running unlocks and the
+        balances in one query each; the expiry of each owner's running or new unlock."""
         path = self.policy.karma
-        if not path.enabled:
-            return None
+        if not path.enabled or not owners:
+            return {}
         now = self.clock()
-        running = await active_grants(self.sessions, who, now, KARMA_UNLOCK_GRANT)
-        if running:
-            return max(g.expires_at for g in running if g.expires_at is not None)
-        if await karma_total(self.sessions, who) < path.threshold:
-            return None
-        until = now + timedelta(days=self.rules.unlock_days)
-        await add_grant(
-            self.sessions,
-            who,
-            KARMA_UNLOCK_GRANT,
-            reason="karma above the threshold",
-            value=path.max_size,
-            expires_at=until,
-            now=now,
-        )
-        log.info("karma_unlock_opened", owner=str(owner_of(who)), until=until.isoformat())
+        running = await active_grants_each(self.sessions, owners, now, KARMA_UNLOCK_GRANT)
+        until: dict[Owner, datetime] = {
+            owner: max(g.expires_at for g in grants if g.expires_at is not None)
+            for owner, grants in running.items()
+        }
+        waiting = [owner for owner in owners if owner not in until]
+        totals = await karma_totals(self.sessions, waiting) if waiting else {}
+        for owner in waiting:
+            if totals.get(owner, 0) < path.threshold:
+                continue
+            until[owner] = now + timedelta(days=self.rules.unlock_days)
+            await add_grant(
+                self.sessions,
+                owner,
+                KARMA_UNLOCK_GRANT,
+                reason="karma above the threshold",
+                value=path.max_size,
+                expires_at=until[owner],
+                now=now,
+            )
+            log.info("karma_unlock_opened", owner=str(owner), until=until[owner].isoformat())
         return until
 
 

@@ -42,6 +42,8 @@ class Hello(msgspec.Struct, tag="hello", forbid_unknown_fields=True):
     operator: bool = False
     lang: Literal["de", "en"] = "de"
     after: Seq = 0
+    # The client takes `batch` frames: what is queued for it at once goes out as one frame.
+    batch: bool = False
 
 
 class CommandMessage(msgspec.Struct, tag="command", forbid_unknown_fields=True):

@@ -77,8 +77,9 @@ from vollmond.store.karma import (
     karma_change,
     karma_changes,
     karma_history,
-    karma_since,
+    karma_since_each,
     karma_total,
+    karma_totals,
     tables_shared,
 )
 from vollmond.store.leases import Fence
@@ -169,8 +170,9 @@ __all__ = [
     "karma_change",
     "karma_changes",
     "karma_history",
-    "karma_since",
+    "karma_since_each",
     "karma_total",
+    "karma_totals",
     "link_identity",
     "list_games",
     "make_sessionmaker",

@@ -17,7 +17,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vollmond.store._validate import check_amount, check_reason
 from vollmond.store.db import Sessions
 from vollmond.store.models import GameRow, GameStatus, KarmaEntryRow, SeatRow
-from vollmond.store.owners import Owner, OwnerLike, owned_by, owner_columns, require_owner
+from vollmond.store.owners import (
+    Owner,
+    OwnerLike,
+    owned_by,
+    owned_by_any,
+    owner_columns,
+    require_owner,
+    row_owner,
+)
 from vollmond.store.types import utcnow
 
 
@@ -120,6 +128,21 @@ async def karma_sum(session: AsyncSession, who: OwnerLike) -> int:
     return int(total or 0)
 
 
+async def karma_totals(sessions: Sessions, owners: Collection[Owner]) -> dict[Owner, int]:
+    """Each owner's balance, in one query (an owner without changes has none here: 0)."""
+    async with sessions() as session:
+        rows = await session.execute(
+            select(
+                KarmaEntryRow.account_id,
+                KarmaEntryRow.phone_identity_id,
+                func.sum(KarmaEntryRow.amount),
+            )
+            .where(owned_by_any(KarmaEntryRow, owners))
+            .group_by(KarmaEntryRow.account_id, KarmaEntryRow.phone_identity_id)
+        )
+        return {row_owner(a, p): int(total or 0) for a, p, total in rows}
+
+
 async def karma_history(
     sessions: Sessions, who: OwnerLike, *, limit: int = 100
 ) -> list[KarmaEntry]:
@@ -134,19 +157,25 @@ async def karma_history(
         return [_entry(row) for row in rows]
 
 
-async def karma_since(
-    sessions: Sessions, who: OwnerLike, since: datetime, reasons: Collection[str]
-) -> list[int]:
-    """The amounts booked for `reasons` at or after `since`: what the daily cap counts."""
+async def karma_since_each(
+    sessions: Sessions, owners: Collection[Owner], since: datetime, reasons: Collection[str]
+) -> dict[Owner, list[int]]:
+    """The amounts booked for `reasons` at or after `since` (what the daily cap counts), of
+    each of `owners`, in one query (a table's players after a game)."""
     async with sessions() as session:
-        rows = await session.scalars(
-            select(KarmaEntryRow.amount).where(
-                owned_by(KarmaEntryRow, who),
+        rows = await session.execute(
+            select(
+                KarmaEntryRow.account_id, KarmaEntryRow.phone_identity_id, KarmaEntryRow.amount
+            ).where(
+                owned_by_any(KarmaEntryRow, owners),
                 KarmaEntryRow.created_at >= since,
                 KarmaEntryRow.reason.in_(list(reasons)),
             )
         )
-        return list(rows)
+        out: dict[Owner, list[int]] = {}
+        for account_id, phone_id, amount in rows:
+            out.setdefault(row_owner(account_id, phone_id), []).append(amount)
+        return out
 
 
 async def game_booked(sessions: Sessions, game_id: str, reasons: Collection[str]) -> bool:

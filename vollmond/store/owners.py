@@ -7,10 +7,11 @@ there is always an account).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, false, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vollmond.store.errors import AccountNotFoundError, PhoneIdentityNotFoundError
@@ -58,6 +59,24 @@ def owned_by(model: Any, who: OwnerLike) -> ColumnElement[bool]:
     if owner.phone_id is not None:
         return model.phone_identity_id == owner.phone_id  # type: ignore[no-any-return]
     return model.account_id == owner.account_id  # type: ignore[no-any-return]
+
+
+def owned_by_any(model: Any, owners: Collection[Owner]) -> ColumnElement[bool]:
+    """The WHERE condition selecting the rows of any of `owners` (one query for a table's
+    players instead of one each); select the owner columns with it (`row_owner`)."""
+    accounts = [o.account_id for o in owners if o.account_id is not None]
+    phones = [o.phone_id for o in owners if o.phone_id is not None]
+    conditions = []
+    if accounts:
+        conditions.append(model.account_id.in_(accounts))
+    if phones:
+        conditions.append(model.phone_identity_id.in_(phones))
+    return or_(*conditions) if conditions else false()
+
+
+def row_owner(account_id: int | None, phone_id: int | None) -> Owner:
+    """The owner of a row of a ledger-like table, from its two owner columns."""
+    return Owner.account(account_id) if account_id is not None else Owner(phone_id=phone_id)
 
 
 def owner_columns(who: OwnerLike) -> dict[str, int | None]:

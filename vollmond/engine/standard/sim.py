@@ -62,18 +62,22 @@ def play_game(
     ]
 
     awake: set[int] = set()
+    commands = game.commands
+    to_seats = AudienceKind.SEATS
 
     def send(command: Command) -> bool:
         nonlocal state
-        outcome = apply(state, command, rng_for(seed, len(game.commands) + 1))
+        outcome = apply(state, command, rng_for(seed, len(commands) + 1))
         if isinstance(outcome, Rejection):
             return False
-        game.commands.append(command)
+        commands.append(command)
         state = outcome.state
-        pending.extend(outcome.timers)
+        if outcome.timers:
+            pending.extend(outcome.timers)
         for event in outcome.events:
-            if event.audience.kind is AudienceKind.SEATS:
-                awake.update(event.audience.seats)
+            audience = event.audience
+            if audience.kind is to_seats:
+                awake.update(audience.seats)
         return True
 
     while not _is_over(state) and (max_commands is None or len(game.commands) < max_commands):

@@ -64,6 +64,9 @@ OUTBOX_LIMIT = 1000
 HEARTBEAT_LOST = 4408  # close code: no ping within `ws_heartbeat_timeout_s`
 GAME_MOVED = 1012  # close code "service restart": another node runs the game now, reconnect
 EVENT_CACHE_SIZE = 256
+# At most this many messages in one `batch` frame: a reconnect's catch-up can queue hundreds
+# of events, and a client should not have to take them as one huge frame.
+BATCH_MAX = 64
 SPECTATOR_CHAT_CHARS = 500  # as long as a player's line (MAX_CHAT_CHARS of the rule sets)
 
 # One fan-out hands the same Event object to every subscriber of its audience; the message is
@@ -152,6 +155,7 @@ class Connection:
         self._view_dirty = False
         self._wake = asyncio.Event()
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
+        self._batch = False  # the client's hello asked for `batch` frames
         self._overflowed = False
         self._last_seq = 0  # the highest event seq sent; a reconnect's `after` starts it
         self._unwatch_recording: Callable[[], None] | None = None
@@ -292,20 +296,50 @@ class Connection:
     async def _write(self) -> None:
         while True:
             if self._outbox:
-                await self.ws.send_text(self._outbox.popleft())
+                if self._batch:
+                    await self.ws.send_text(self._take_batch())
+                else:
+                    await self.ws.send_text(self._outbox.popleft())
                 continue
             if self._view_dirty:
-                self._view_dirty = False
-                if self.actor is not None and self.actor.state is not None:
-                    text = view_message(self.actor, self.viewer)
-                    # Most commands leave most views as they were (a night action is secret):
-                    # a view equal to the last one sent would only cost the client a re-render.
-                    if text != self._last_view:
-                        self._last_view = text
-                        await self.ws.send_text(text)
+                text = self._take_view()
+                if text is not None:
+                    await self.ws.send_text(text)
                 continue
             self._wake.clear()
             await self._wake.wait()
+
+    def _take_view(self) -> str | None:
+        """The view message that is due, or None when it would repeat the last one sent.
+
+        Most commands leave most views as they were (a night action is secret): a view equal
+        to the last one sent would only cost the client a re-render.
+        """
+        self._view_dirty = False
+        if self.actor is None or self.actor.state is None:
+            return None
+        text = view_message(self.actor, self.viewer)
+        if text == self._last_view:
+            return None
+        self._last_view = text
+        return text
+
+    def _take_batch(self) -> str:
+        """Everything queued, and the view if one is due, as one frame (docs/protocol.md).
+
+        A command costs each seat an event and a view, a phase change several events and a
+        view; one frame for them is one send through the ASGI server and one `write` system
+        call instead of several, which at thousands of sockets was the largest part of the
+        server's time. The messages are encoded already, so the frame is their JSON list.
+        """
+        texts = [self._outbox.popleft() for _ in range(min(len(self._outbox), BATCH_MAX))]
+        if not self._outbox and self._view_dirty:
+            view = self._take_view()
+            if view is not None:
+                texts.append(view)
+        if len(texts) == 1:
+            return texts[0]
+        return '{"type":"batch","messages":[' + ",".join(texts) + "]}"
 
     def error(
         self, code: str, message: str, request_id: int | None = None, cid: str | None = None
@@ -445,6 +479,7 @@ class Connection:
             self.error("private_game", "private rounds are watched only by their players")
             return
         self.lang = hello.lang
+        self._batch = hello.batch
         if not await self._admitted(hello, actor, account_id):
             return
         self.world = get_world(actor.options.world)

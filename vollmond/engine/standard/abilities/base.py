@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from vollmond.engine.core import Rejection
+from vollmond.engine.core import Rejection, builder
 from vollmond.engine.standard.codes import Rej
 from vollmond.engine.standard.stages import StageSpec
 from vollmond.engine.standard.state import GameState, Player, RoleState
@@ -14,6 +14,7 @@ from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
 _PLAIN: dict[Rej, Rejection] = {code: Rejection(code.value) for code in Rej}
 _VALUES: dict[Rej, str] = {code: code.value for code in Rej}
+_rejection = builder(Rejection)
 
 
 def reject(code: Rej, **params: int | str) -> Rejection:
@@ -21,7 +22,7 @@ def reject(code: Rej, **params: int | str) -> Rejection:
     thousand (bots, menus) and most are refused, so a refusal should cost a lookup."""
     if not params:
         return _PLAIN[code]
-    return Rejection(_VALUES[code], params)
+    return _rejection(_VALUES[code], params)
 
 
 class Ability:

@@ -307,7 +307,8 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const ws = new WebSocket(`${proto}://${location.host}/ws`);
     g.ws = ws;
     ws.addEventListener("open", () => {
-      const hello = { type: "hello", game: gameId, lang: lang(), after: g.lastSeq };
+      // batch: what the server has for us at once comes as one frame (docs/protocol.md).
+      const hello = { type: "hello", game: gameId, lang: lang(), after: g.lastSeq, batch: true };
       if (token) hello.token = token;
       else if (g.accountSeat) hello.account = true;
       else hello.spectate = true;
@@ -456,6 +457,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
 
   function onMessage(msg) {
     switch (msg.type) {
+      case "batch":
+        for (const inner of msg.messages) onMessage(inner);
+        break;
       case "welcome":
         g.retry = 0;
         g.seat = msg.seat;
