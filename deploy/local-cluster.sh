@@ -107,8 +107,9 @@ for i in $(seq 1 "$NODES"); do
     else
         env+=(DATABASE_URL=)
     fi
+    # One process a node: a node's workers would answer SIP on SIP_PORT + i, + i + 1, ...
     env "${env[@]}" "$VOLLMOND" serve --port $((HTTP_PORT + i - 1)) --sip-port $((SIP_PORT + i)) \
-        --data-dir "$home/data" --config "$home/vollmond.toml" >"$home/serve.log" 2>&1 &
+        --workers 1 --data-dir "$home/data" --config "$home/vollmond.toml" >"$home/serve.log" 2>&1 &
     started+=($!)
     echo "1 sip:127.0.0.1:$((SIP_PORT + i))" >>"$dispatcher"
 done

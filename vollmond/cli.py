@@ -199,14 +199,16 @@ def serve(
         typer.Option(help="Operator settings file (TOML, docs/settings.md) [VOLLMOND_CONFIG]."),
     ] = None,
     workers: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=1,
-            help="Worker processes sharing the games (docs/scaling.md); worker i answers SIP "
-            "on --sip-port + i [VOLLMOND_WORKERS=1].",
+            help="Worker processes sharing the games and rooms (docs/scaling.md), one per core "
+            "by default (one with --nats-url); worker i answers SIP on --sip-port + i "
+            "[VOLLMOND_WORKERS].",
             envvar="VOLLMOND_WORKERS",
+            show_default=False,
         ),
-    ] = 1,
+    ] = None,
     worker_port_base: Annotated[
         int | None,
         typer.Option(help="With --workers: worker i also listens alone on this port + i."),
@@ -273,7 +275,12 @@ def serve(
     from vollmond.server import build_app  # noqa: PLC0415
     from vollmond.service.config import Settings  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
-    from vollmond.workers import WorkersError, serve_app, serve_workers  # noqa: PLC0415
+    from vollmond.workers import (  # noqa: PLC0415
+        WorkersError,
+        default_workers,
+        serve_app,
+        serve_workers,
+    )
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
     if media_processes is not None:
@@ -284,13 +291,14 @@ def serve(
         from vollmond.nodes import NodeSpec, serve_node  # noqa: PLC0415
 
         try:
-            if workers > 1:
+            if workers is not None and workers > 1:
                 raise WorkersError("a node over NATS is one process: leave out --workers")
             spec = NodeSpec.parse(node_id, nodes, nats_url, nats_namespace, ownership, lease_ttl)
             serve_node(settings, spec)
         except WorkersError as exc:
             raise typer.BadParameter(str(exc)) from exc
         return
+    workers = default_workers() if workers is None else workers
     if workers > 1:
         try:
             code = serve_workers(settings, workers, worker_port_base=worker_port_base)

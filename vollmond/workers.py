@@ -1,4 +1,5 @@
-"""`vollmond serve --workers N`: the games sharded over N worker processes (docs/scaling.md).
+"""`vollmond serve --workers N`: the games and the conference rooms sharded over N worker
+processes (docs/scaling.md); one per core by default.
 
 The supervisor (this process) prepares what must happen once — the data directory, the
 service key, the migrations — then binds N listening sockets to the one port with
@@ -65,6 +66,11 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "ws_ping_interval": None,
 }
 STOP_WAIT_S = 30.0
+
+
+def default_workers() -> int:
+    """One worker per core: what `vollmond serve` runs without ``--workers`` (issue 16)."""
+    return os.cpu_count() or 1
 
 
 class WorkersError(ValueError):

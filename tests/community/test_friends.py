@@ -211,13 +211,13 @@ async def test_a_friend_is_called_into_a_private_room_and_the_invitation_ends_wi
     assert invitation.to.kind is Bound.ROOM and invitation.inviter.name == "Anna"
     assert invitation.to_json()["kind"] == "room" and invitation.to_json()["room"] == room.id
     assert heard == [invitation.id] and friends.invitations(bert) == [invitation]
-    assert rooms.invited(room.id) is room
+    assert await rooms.invited(room.id) is room
     # Anna leaves before Bert comes: the room closes and the invitation with it.
     (anna_in,) = room
     rooms.leave(room, anna_in)
     assert friends.invitations(bert) == []
     with pytest.raises(RoomClosedError):
-        rooms.invited(room.id)
+        await rooms.invited(room.id)
 
     # A refused entry (a ban) leaves no room behind and invites nobody.
     async def banned(room: ConferenceRoom) -> bool:
@@ -226,7 +226,7 @@ async def test_a_friend_is_called_into_a_private_room_and_the_invitation_ends_wi
 
     assert await call_friend(friends, rooms, anna, bert, Person(anna.account_id), banned) is None
     with pytest.raises(RoomClosedError):
-        rooms.invited(opened[-1].id)
+        await rooms.invited(opened[-1].id)
     assert friends.invitations(bert) == []
     # Blocked: the same words as for a stranger (a block is never told as such).
     await friends.block(bert, anna)

@@ -120,6 +120,8 @@ class ServerProcess(Loopback):
         args += ["--sip-port", str(self.sip_port)]
         if self.config is not None:
             args += ["--config", str(self.config)]
+        if "--workers" not in self.extra_args:
+            args += ["--workers", "1"]  # one process unless the test is about workers
         args += list(self.extra_args)
         self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout_s

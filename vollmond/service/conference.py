@@ -9,8 +9,11 @@ world's public room, and ``spectate`` ("nur Zuhören") for listen-only entry.
 A :class:`ConferenceRoom` is the room's members, its chat (the browser's text, kept for
 late-comers) and its voice (:class:`~vollmond.voice.conference.ConferenceVoice`). Members
 are told of comings, goings and chat lines through the small :class:`RoomListener` protocol
-(a phone line, a browser socket). Rooms live in the memory of the node that serves them,
+(a phone line, a browser socket). Rooms live in the memory of the process that owns them,
 like the calls in them: a private room is gone when its last member leaves (docs/decisions.md).
+Where worker processes share the games they share the rooms too: the registry is then a
+:class:`~vollmond.service.shards.conference_rooms.ShardedConferenceRooms`, and a room another
+process owns is a mirror of it behind the same interface.
 
 The registry is one per hub (:func:`conference_rooms`), so the telephone, the web API and
 the recorder find the same rooms without a new argument through every layer.
@@ -171,6 +174,7 @@ class ConferenceRoom:
     members: dict[int, Member] = field(default_factory=dict)
     chat: deque[ChatLine] = field(default_factory=deque)
     said: int = 0  # chat lines so far (the last one's seq)
+    version: int = 0  # events so far: where rooms are shared by workers, a newer state wins
     # Told of every event as well (the recorder takes the chat lines while it records).
     observers: set[Callable[[RoomEvent], None]] = field(default_factory=set)
     voice: ConferenceVoice = field(init=False)
@@ -244,6 +248,7 @@ class ConferenceRoom:
         return line
 
     def _tell(self, event: RoomEvent, but: Member | None = None) -> None:
+        self.version += 1
         for observer in list(self.observers):
             observer(event)
         for other in list(self.members.values()):
@@ -290,11 +295,9 @@ class ConferenceRooms:
             mine = [r for r in self._private.values() if r.opener == opener and r.members]
             if len(mine) >= self.settings.private_per_person:
                 raise TooManyPrivateRoomsError(str(len(mine)))
-        code = new_invitation_code()
-        while code in self._private:
-            code = new_invitation_code()
+        code = self._fresh_code()
         room = ConferenceRoom(
-            f"private-{secrets.token_hex(8)}",
+            self._fresh_id(),
             RoomKind.PRIVATE,
             self.settings.max_members,
             code=code,
@@ -304,9 +307,19 @@ class ConferenceRooms:
         self._by_id[room.id] = room
         return room
 
-    def by_code(self, code: str) -> ConferenceRoom:
+    def _fresh_code(self) -> str:
+        """A code no open room has."""
+        code = new_invitation_code()
+        while code in self._private:
+            code = new_invitation_code()
+        return code
+
+    def _fresh_id(self) -> str:
+        return f"private-{secrets.token_hex(8)}"
+
+    async def by_code(self, code: str) -> ConferenceRoom:
         """The private room of `code` (case and spaces ignored); RoomNotFoundError else."""
-        room = self._private.get("".join(code.split()).upper())
+        room = self._private.get(normal_code(code))
         if room is None:
             raise UnknownCodeError("code")
         return room
@@ -317,7 +330,7 @@ class ConferenceRooms:
             raise RoomNotFoundError(room_id)
         return room
 
-    def invited(self, room_id: str) -> ConferenceRoom:
+    async def invited(self, room_id: str) -> ConferenceRoom:
         """The room a friend's invitation names (X4); RoomClosedError when it is gone."""
         room = self._by_id.get(room_id)
         if room is None:
@@ -336,11 +349,26 @@ class ConferenceRooms:
         listener: RoomListener | None = None,
     ) -> Member:
         """Enter `room` after moderation's check (O5: RoomBannedError with the ban)."""
+        await self._admitted(room, person, listening=listening, enforcer=enforcer)
+        return await self._seat(
+            room, Member(0, name, person, channel, listening, listener=listener)
+        )
+
+    async def _seat(self, room: ConferenceRoom, who: Member) -> Member:
+        """Seat `who` in `room` (where processes share rooms: at its owner)."""
+        return room.enter(
+            who.name, who.person, who.channel, listening=who.listening, listener=who.listener
+        )
+
+    @staticmethod
+    async def _admitted(
+        room: ConferenceRoom, person: Person, *, listening: bool, enforcer: Enforcer | None
+    ) -> None:
+        """Moderation's check of an entry (O5); raises RoomBannedError with the ban."""
         if enforcer is not None and person:
             denied = await enforcer.check(person, *entry_areas(room, listening=listening))
             if denied is not None:
                 raise RoomBannedError(denied)
-        return room.enter(name, person, channel, listening=listening, listener=listener)
 
     def leave(self, room: ConferenceRoom, member: Member) -> None:
         room.leave(member)
@@ -386,11 +414,29 @@ class ConferenceRooms:
             return _t("rooms.alarm.raised_about", lang, reason=reason, n=accused)
         return _t("moderation.enforce.alarm_raised", lang)
 
+    def hosted_voice(self, key: str) -> ConferenceVoice | None:
+        """The voice of a room run here by its key (``conference:<room>``), for the lines
+        of other processes that the voice relay hosts in it (``VoiceRooms.conference``)."""
+        room = self._by_id.get(key.removeprefix(NOTICE_PREFIX))
+        return room.voice if room is not None and key.startswith(NOTICE_PREFIX) else None
+
+    async def close(self) -> None:
+        """The service stops (rooms shared by processes stop serving the others)."""
+
     def max_chars(self) -> int:
         return self.settings.chat_max_chars
 
-    def say(self, room: ConferenceRoom, member: Member, text: str) -> ChatLine:
+    async def say(self, room: ConferenceRoom, member: Member, text: str) -> ChatLine:
+        """A chat line in `room` (where rooms are shared by processes: said at its owner)."""
+        return self.say_now(room, member, text)
+
+    def say_now(self, room: ConferenceRoom, member: Member, text: str) -> ChatLine:
         return room.say(member, text, self.settings.chat_max_chars, self.settings.chat_kept)
+
+
+def normal_code(code: str) -> str:
+    """A room code as it is kept (typed with spaces or in lower case alike)."""
+    return "".join(code.split()).upper()
 
 
 def entry_areas(room: ConferenceRoom, *, listening: bool) -> tuple[Area, ...]:
@@ -419,7 +465,8 @@ def conference_rooms(hub: Hub) -> ConferenceRooms:
     return rooms
 
 
-def install_conference_rooms(hub: Hub, settings: RoomSettings) -> ConferenceRooms:
-    """The service's rooms with the operator's ``[rooms]`` settings (the app's lifespan)."""
-    rooms = _REGISTRIES[hub] = ConferenceRooms(settings)
+def install_conference_rooms(hub: Hub, rooms: ConferenceRooms) -> ConferenceRooms:
+    """The service's rooms (the app's lifespan: the operator's ``[rooms]`` settings, shared
+    by the worker processes where the games are)."""
+    _REGISTRIES[hub] = rooms
     return rooms

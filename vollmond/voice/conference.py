@@ -44,6 +44,7 @@ class ConferenceVoice:
         self._present: set[int] = set()
         self._talking: set[int] = set()
         self._sink: FrameSink | None = None
+        self.lines = 0  # other processes' lines the relay hosts here (VoiceRooms.attach)
 
     def seat(self, slot: int, *, talking: bool) -> None:
         """`slot` is in the room; `talking` False: listen-only or muted (heard by nobody)."""
@@ -82,6 +83,9 @@ class ConferenceVoice:
         if slot not in self._present:
             return None
         return self.mixer.pull(slot, puller=puller)
+
+    def close(self) -> None:
+        """The relay's last line left; the room lives on with its members."""
 
     def record(self, sink: FrameSink | None) -> None:
         """Hand every tick's mix of all talking members to `sink` (None stops): what anyone

@@ -30,6 +30,11 @@ A browser's voice peer (`vollmond/voice/webrtc.py`) on a process that does not o
 is a relayed line like a call: the same records, plus the houses speaking in each mix
 (:data:`HEARD`) for the page's speaking indicator.
 
+A conference room's member on a process that does not own the room is a relayed line too,
+with the room's key (``conference:<room>``) in place of a game id and its slot as listener and
+speaker (`vollmond/service/shards/conference_rooms.py`); the owner finds the room's mixer
+through `VoiceRooms.mixed_for`.
+
 Every message is addressed to one process (``voice.<node>``) and carries a batch of records.
 
 A line follows its game's owner: the landing asks the owner again every
@@ -57,7 +62,7 @@ from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 from vollmond.voice.mixer import CATCH_UP_TICKS as MIXER_CATCH_UP_TICKS
 from vollmond.voice.mixer import SPEAKING_RMS
-from vollmond.voice.rooms import Room, VoiceRooms
+from vollmond.voice.rooms import Mixed, VoiceRooms
 
 log = structlog.get_logger(__name__)
 
@@ -329,7 +334,7 @@ class HostedLine:
     game_id: str
     listener: Listener | None
     speaker: int = 0
-    room: Room | None = None
+    room: Mixed | None = None
     seq: int = 0
     last_heard: float = 0.0
 
@@ -505,7 +510,7 @@ class VoiceRelay:
         if hosted is not None and hosted.game_id != record.game_id:
             self._drop(hosted)
             hosted = None
-        room = self.rooms.room_for(record.game_id)
+        room = self.rooms.mixed_for(record.game_id)
         if room is None:  # not (or no longer) run here: the landing looks for the owner again
             if hosted is not None:
                 self._drop(hosted)
@@ -521,7 +526,7 @@ class VoiceRelay:
         hosted.listener = record.listener
         hosted.speaker = record.speaker
         if record.pcm and record.speaker:
-            room.mixer.push(record.speaker, from_pcm(record.pcm))
+            room.push(record.speaker, from_pcm(record.pcm))
         if record.kind != TICK:
             return
         mix = (
@@ -541,7 +546,7 @@ class VoiceRelay:
                 )
         self._publish(node, records)
 
-    def _attach(self, hosted: HostedLine, room: Room | None) -> None:
+    def _attach(self, hosted: HostedLine, room: Mixed | None) -> None:
         hosted.room = room
         self.rooms.attach(hosted, room)
 

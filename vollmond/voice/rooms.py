@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vollmond.engine.core import Event, Viewer
 from vollmond.engine.ruleset import AnyRuleSet, Listener, RoutingTable, WhereAmI, place_of
+from vollmond.voice.frames import Int16Array
 from vollmond.voice.mixer import FrameSink, GameMixer
 from vollmond.voice.recorded import recorded_gains
 
@@ -77,6 +78,20 @@ class Notices(Protocol):
     ) -> Callable[[], None]: ...
 
 
+class Mixed(Protocol):
+    """What lines are attached to: a game's :class:`Room`, or a conference room's voice
+    (``vollmond.voice.conference.ConferenceVoice``) whose remote lines the relay hosts."""
+
+    lines: int
+
+    @property
+    def mixer(self) -> GameMixer: ...
+
+    def push(self, seat: int, samples: Int16Array) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Room:
     """One game's mixer, kept in step with the game state (a subscriber of its actor) and
     with the table's recording notice (while a recording runs, the mixer also hands the
@@ -105,6 +120,10 @@ class Room:
     def _routing(self, state: Any) -> RoutingTable:
         table: RoutingTable = self.actor.ruleset.routing(state)
         return table
+
+    def push(self, seat: int, samples: Int16Array) -> None:
+        """One 20 ms frame of house `seat`'s voice (the routing decides who hears it)."""
+        self.mixer.push(seat, samples)
 
     def deliver(self, seq: int, event: Event) -> None:
         """Events are the lines' business; the room only follows the state."""
@@ -147,13 +166,16 @@ class VoiceRooms:
         self.hub = hub
         self.notices = notices
         self.rooms: dict[str, Room] = {}
-        self._lines: dict[Hashable, Room] = {}
+        self._lines: dict[Hashable, Mixed] = {}
         #: Where games are sharded over processes: the relay to the rooms of the games that
         #: run on another process (None: every game a line can follow runs here).
         self.relay: VoiceRelay | None = None
         #: The games this process follows, its own and (where sharded) the mirrors of other
         #: processes' games (``Hub.followed_games``): where a relayed browser peer is placed.
         self.followed: Callable[[], Mapping[str, GameSource]] = lambda: self.hub.actors
+        #: Where conference rooms are shared by processes: the voice of a room run here, by
+        #: its key (``conference:<room>``), for the lines the relay hosts in it.
+        self.conference: Callable[[str], Mixed | None] = lambda _key: None
 
     def place(self, game_id: str, listener: Listener) -> WhereAmI | None:
         """The room `listener` is in now in a game this process runs or follows (None: it
@@ -182,11 +204,16 @@ class VoiceRooms:
         self.rooms[game_id] = room
         return room
 
-    def room_of(self, line: Hashable) -> Room | None:
+    def mixed_for(self, key: str) -> Mixed | None:
+        """What a relayed line with `key` is mixed in here: a conference room run here, or
+        the room of a game running here (None: neither runs here)."""
+        return self.conference(key) or self.room_for(key)
+
+    def room_of(self, line: Hashable) -> Mixed | None:
         """The room ``line`` is attached to."""
         return self._lines.get(line)
 
-    def attach(self, line: Hashable, room: Room | None) -> None:
+    def attach(self, line: Hashable, room: Mixed | None) -> None:
         """Attach ``line`` to ``room`` (None: detach); a room nobody uses is dropped."""
         old = self._lines.get(line)
         if old is room:

@@ -301,7 +301,7 @@ async def test_key_4_calls_a_friend_into_a_room_and_8_brings_them_in(
     # The last one out closes the room: its id finds nothing any more.
     assert not line.room.members
     with pytest.raises(RoomClosedError):
-        conference_rooms(hub).invited(line.room.id)
+        await conference_rooms(hub).invited(line.room.id)
 
 
 @pytest.mark.rule("X2", "X4")

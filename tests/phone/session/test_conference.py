@@ -28,6 +28,7 @@ from vollmond.phone.session.codes import phone_code
 from vollmond.phone.session.conference import RoomLine, RoomsMenu
 from vollmond.service.conference import (
     ConferenceRoom,
+    ConferenceRooms,
     conference_rooms,
     install_conference_rooms,
 )
@@ -204,7 +205,7 @@ async def test_a_private_room_is_opened_with_a_code_and_entered_with_it(
 
 @pytest.mark.rule("X2")
 async def test_a_full_room_is_refused_with_its_size(hub: Hub, enforcer: Enforcer) -> None:
-    install_conference_rooms(hub, RoomSettings(max_members=2))
+    install_conference_rooms(hub, ConferenceRooms(RoomSettings(max_members=2)))
     callers = [await guest(hub, enforcer) for _ in range(3)]
     for session in callers:
         await press(session, "5")

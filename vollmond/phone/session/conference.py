@@ -154,7 +154,7 @@ class RoomsMenu:
                 return
             code = invitation_from_phone(digits)
             try:
-                room = self.rooms.by_code(code or "")
+                room = await self.rooms.by_code(code or "")
             except RoomNotFoundError:
                 self.s.refuse(self.s.t("rooms.error.unknown_code"))
                 return

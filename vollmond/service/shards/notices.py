@@ -4,7 +4,7 @@ The table recorder runs where the game's actor runs (its owner), but the players
 may sit on any worker. So what a worker publishes goes to every other worker on
 ``notice.<game>``, and what the others publish is set here for this worker's watchers (the
 sockets of its mirrors): a player on another worker is told as one on the owner. The audio tap
-stays with the worker that publishes it (the voice rooms are not shared across workers yet).
+stays with the worker that publishes it: the owner, whose mixer has the relayed lines too.
 """
 
 from __future__ import annotations

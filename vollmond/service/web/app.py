@@ -32,6 +32,7 @@ from vollmond.engine.ruleset import (
     ruleset_ids,
 )
 from vollmond.moderation import PRIVATE, WEB, Area, Moderation
+from vollmond.service.conference import conference_rooms
 from vollmond.service.conference_recorder import ConferenceRecorder
 from vollmond.service.config import Settings
 from vollmond.service.deck_check import custom_deck_problem
@@ -524,6 +525,7 @@ class _Recorders:
     async def close(self) -> None:
         await self.tables.close()
         await self.rooms.close()
+        await conference_rooms(self.rooms.hub).close()
 
 
 async def start_recorder(
@@ -556,6 +558,7 @@ async def _start_channels(
     rooms = VoiceRooms(hub, hub.notices)
     rooms.relay = await hub.start_voice_relay(rooms)  # workers and nodes: see voice/relay.py
     rooms.followed = hub.followed_games  # a relayed browser peer's place: the mirror's state
+    rooms.conference = conference_rooms(hub).hosted_voice  # other processes' room members
     app.state.voice = BrowserVoice(rooms, settings.voice)  # the sockets, tests, benchmark
     phone = await channels.start(hub, settings, enforcer, rooms)
     app.state.phone = phone  # None when settings.sip_port is 0 or there is no telephone

@@ -63,6 +63,7 @@ from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person, denial_json, notice_text
 from vollmond.service.hub import Hub
 from vollmond.service.invitation_digits import phone_code
+from vollmond.service.shards.conference_rooms import shared_rooms
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.client_api import Guard
 from vollmond.service.web.edge import ApiError, Short, read_json
@@ -297,7 +298,7 @@ class RoomsApi:
         if not isinstance(invitation.to, ToRoom):  # an invitation to a table is taken there
             return self._community_refusal(request, CommunityError("invitation_not_found"))
         try:
-            room = self.rooms.invited(invitation.to.room_id)
+            room = await self.rooms.invited(invitation.to.room_id)
         except RoomError as exc:
             friends.withdraw(invitation.to)
             return self._refusal(request, exc)
@@ -330,7 +331,7 @@ class RoomsApi:
             return await self._enter_invited(request, body.invitation, body.listening)
         try:
             if body.code is not None:
-                room = self.rooms.by_code(body.code)
+                room = await self.rooms.by_code(body.code)
             elif body.room is not None and body.room.startswith("public-"):
                 room = self.rooms.public(body.room.removeprefix("public-"))
             else:
@@ -406,7 +407,7 @@ class RoomsApi:
             if mute is not None:  # O5: a muted person's lines do not reach the room either
                 raise ApiError(403, "muted", notice_text(mute, lang))
         try:
-            self.rooms.say(web.room, web.member, body.text)
+            await self.rooms.say(web.room, web.member, body.text)
         except RoomError as exc:
             message = text(
                 f"rooms.error.{exc.code}",
@@ -496,7 +497,7 @@ async def start_rooms(
     """The service's conference rooms (the operator's ``[rooms]`` settings), their browser
     API in front of the static files, and the recorder that follows alarms from rooms (O2);
     the app's lifespan closes the recorder."""
-    install_conference_rooms(hub, settings.rooms)
+    install_conference_rooms(hub, await shared_rooms(hub, settings.rooms))
     api = RoomsApi(hub, sessions, enforcer, voice=lambda: getattr(app.state, "voice", None))
     for route in api.routes(guard):
         app.router.routes.insert(0, route)

@@ -149,7 +149,7 @@ async def _enter_invited_room(
     """Into the friend's conference room; the invitation is used once the caller is in (a
     full room or a ban keeps it, as a full table does in the browser)."""
     try:
-        room = conference_rooms(session.hub).invited(room_id)
+        room = await conference_rooms(session.hub).invited(room_id)
     except RoomClosedError:
         community(session).friends.withdraw(ToRoom(room_id))
         session.refuse(session.t("rooms.error.closed"))
