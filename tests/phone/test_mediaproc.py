@@ -371,3 +371,40 @@ async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
         for sink in sinks:
             sink.close()
         await media.close()
+
+
+def _may_be_realtime() -> bool:
+    """Whether this process may put a process in the real-time class (CAP_SYS_NICE)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
+    except OSError:
+        return False
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    return True
+
+
+@pytest.mark.skipif(not _may_be_realtime(), reason="real-time priority not permitted here")
+async def test_a_media_process_asked_for_real_time_priority_runs_round_robin_and_sends() -> None:
+    media = MediaProcesses(1, priority=3)
+    await media.start()
+    sink = await UdpPeer.open()
+    try:
+        process = media.processes[0]
+        assert process.pid is not None and process.realtime
+        assert os.sched_getscheduler(process.pid) == os.SCHED_RR
+        assert os.sched_getparam(process.pid).sched_priority == 3
+        await _sending_call(media, sink)  # its clock sends as an ordinary one's does
+    finally:
+        sink.close()
+        await media.close()
+
+
+async def test_a_media_process_without_a_priority_is_ordinary() -> None:
+    media = MediaProcesses(1)
+    await media.start()
+    try:
+        process = media.processes[0]
+        assert process.pid is not None and not process.realtime
+        assert os.sched_getscheduler(process.pid) == os.SCHED_OTHER
+    finally:
+        await media.close()
