@@ -254,7 +254,7 @@ class GameMixer:
         self._audible = (self._links @ active) > 0.0
         self._levels_due = True
         mix = self._g @ frames
-        if self._unity and float(np.max(np.abs(mix))) <= CEILING:
+        if self._unity and float(np.abs(mix).max()) <= CEILING:  # the method: no wrapper
             self._out = mix.astype(np.int16)
             return
         self._out = limit(mix, self._gains).astype(np.int16)
