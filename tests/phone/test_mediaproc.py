@@ -383,28 +383,29 @@ def _may_be_realtime() -> bool:
     return True
 
 
-@pytest.mark.skipif(not _may_be_realtime(), reason="real-time priority not permitted here")
-async def test_a_media_process_asked_for_real_time_priority_runs_round_robin_and_sends() -> None:
-    media = MediaProcesses(1, priority=3)
+@pytest.mark.parametrize(
+    ("priority", "policy"),
+    [
+        pytest.param(
+            3,
+            os.SCHED_RR,
+            marks=pytest.mark.skipif(not _may_be_realtime(), reason="real time not permitted"),
+        ),
+        (0, os.SCHED_OTHER),
+    ],
+)
+async def test_a_media_process_runs_at_the_real_time_priority_asked_for(
+    priority: int, policy: int
+) -> None:
+    media = MediaProcesses(1, priority=priority)
     await media.start()
     sink = await UdpPeer.open()
     try:
         process = media.processes[0]
-        assert process.pid is not None and process.realtime
-        assert os.sched_getscheduler(process.pid) == os.SCHED_RR
-        assert os.sched_getparam(process.pid).sched_priority == 3
-        await _sending_call(media, sink)  # its clock sends as an ordinary one's does
+        assert process.pid is not None and process.realtime == bool(priority)
+        assert os.sched_getscheduler(process.pid) == policy
+        assert os.sched_getparam(process.pid).sched_priority == priority
+        await _sending_call(media, sink)  # its clock sends either way
     finally:
         sink.close()
-        await media.close()
-
-
-async def test_a_media_process_without_a_priority_is_ordinary() -> None:
-    media = MediaProcesses(1)
-    await media.start()
-    try:
-        process = media.processes[0]
-        assert process.pid is not None and not process.realtime
-        assert os.sched_getscheduler(process.pid) == os.SCHED_OTHER
-    finally:
         await media.close()
