@@ -67,6 +67,7 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import gc
 import itertools
 import json
 import math
@@ -475,9 +476,12 @@ silence_s = 0
 """
 
 
-def operator_file(media_processes: int) -> str:
-    """The operator file of the product's steps, with its media processes."""
-    return OPERATOR_FILE + f"media_processes = {media_processes}\n"
+def operator_file(media_processes: int, media_priority: int = 0) -> str:
+    """The operator file of the product's steps, with its media processes (and their
+    real-time priority)."""
+    return (
+        OPERATOR_FILE + f"media_processes = {media_processes}\nmedia_priority = {media_priority}\n"
+    )
 
 
 @dataclass
@@ -492,6 +496,7 @@ class Product:
     node: Any = None  # vollmond.nodes.NodeSpec
     host: str = HOST
     media_processes: int = 0
+    media_priority: int = 0
     server: Any = None
     task: asyncio.Task[None] | None = None
 
@@ -503,7 +508,7 @@ class Product:
         from vollmond.service.logs import configure_logging  # noqa: PLC0415
 
         config_file = self.data / "vollmond.toml"
-        config_file.write_text(operator_file(self.media_processes))
+        config_file.write_text(operator_file(self.media_processes, self.media_priority))
         settings = Settings.from_env(
             config_file,
             host=self.host,
@@ -567,13 +572,16 @@ async def _start(
             rtp_timeout=120.0,
             settings=limits,
             media_processes=args.media_processes,
+            media_priority=args.media_priority,
         )
         uas = await SipUas.start(config, Echo())
         stack.push_async_callback(uas.close)
         return uas, None
     data = Path(args.data)
     node = node_spec(args)
-    product = Product(data, args.sip_port, args.port, node, args.host, args.media_processes)
+    product = Product(
+        data, args.sip_port, args.port, node, args.host, args.media_processes, args.media_priority
+    )
     app = await product.start()
     stack.push_async_callback(product.stop)
     hub, phone = app.state.hub, app.state.phone
@@ -692,6 +700,7 @@ async def serve(args: argparse.Namespace) -> None:
             "games_in_day": day,
             "load_average": os.getloadavg()[0],
             "media_processes": args.media_processes,
+            "media_realtime": bool(media and all(proc.realtime for proc in media.processes)),
             **figures,
             "key_latency": latencies,
         }
@@ -726,7 +735,9 @@ async def _window(
     recorder.recording = True
     if profiler is not None:
         profiler.enable()
+    stalls = _StallProbe()
     await asyncio.sleep(args.seconds)
+    stalls.stop()
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(f"{profile}.{args.serve}")
@@ -735,19 +746,67 @@ async def _window(
     if media is not None:
         media_cpu_s = media_cpu(media) - media_cpu0
         figures = measured_figures(await media.measure(False), cpu + media_cpu_s, wall)
-        return figures | {
-            "cues_skipped": sum(proc.cues_skipped for proc in media.processes) - skipped0,
-            "calls_sending": len(calls),
-            "cpu_signalling_share": cpu / wall,
-            "cpu_media_share": media_cpu_s / wall,
-        }
+        return (
+            figures
+            | stalls.figures()
+            | {
+                "cues_skipped": sum(proc.cues_skipped for proc in media.processes) - skipped0,
+                "calls_sending": len(calls),
+                "cpu_signalling_share": cpu / wall,
+                "cpu_media_share": media_cpu_s / wall,
+            }
+        )
     frames_due = recorder.clock.index - index0
     sent = sum(call.media.packets_sent - n for call, n in zip(calls, sent0, strict=True))
     ticker = recorder.ticker
-    return recorder.stats(cpu, wall, len(calls), frames_due, sent) | {
-        "late_ticks": getattr(ticker, "late_ticks", None),
-        "skipped_ticks": getattr(ticker, "skipped_ticks", None),
-    }
+    return (
+        recorder.stats(cpu, wall, len(calls), frames_due, sent)
+        | stalls.figures()
+        | {
+            "late_ticks": getattr(ticker, "late_ticks", None),
+            "skipped_ticks": getattr(ticker, "skipped_ticks", None),
+        }
+    )
+
+
+class _StallProbe:
+    """The signalling loop's stalls in the window: how late a 5 ms sleep wakes, and the
+    garbage collector's pauses (both are candidates for a late answer to a tick)."""
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self.gc_pauses: list[tuple[int, float]] = []
+        self._gc_start = 0.0
+        gc.callbacks.append(self._gc)
+        self._task = asyncio.get_running_loop().create_task(self._watch())
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            self.gc_pauses.append((int(info["generation"]), time.perf_counter() - self._gc_start))
+
+    async def _watch(self) -> None:
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.lags.append(time.perf_counter() - start - 0.005)
+
+    def stop(self) -> None:
+        self._task.cancel()
+        gc.callbacks.remove(self._gc)
+
+    def figures(self) -> dict[str, Any]:
+        lags = sorted(self.lags)
+        pauses = [d for _, d in self.gc_pauses]
+        return {
+            "loop_lag_p99_ms": 1000 * percentile(lags, 99) if lags else None,
+            "loop_lag_max_ms": 1000 * max(lags) if lags else None,
+            "loop_stalls_over_20ms": sum(1 for lag in lags if lag > 0.020),
+            "gc_collections": [sum(1 for g, _ in self.gc_pauses if g == n) for n in range(3)],
+            "gc_pause_max_ms": 1000 * max(pauses) if pauses else 0.0,
+            "gc_pauses_over_10ms": sum(1 for d in pauses if d > 0.010),
+        }
 
 
 async def _open_window(args: argparse.Namespace, node: Any, setup: dict[str, int]) -> None:
@@ -965,6 +1024,7 @@ def server_command(
         "--game-size", str(args.game_size),
         "--seconds", str(args.seconds),
         "--media-processes", str(media_processes),
+        "--media-priority", str(args.media_priority),
     ]  # fmt: skip
 
 
@@ -1018,6 +1078,7 @@ async def run_step(
             game_scenario(scenario, int(1000 * (calls / args.rate + 12)))
         sipp.append(await _sipp(step, scenario, sip_port, calls, args.rate, hold_ms, nice, inject))
         await line("window", calls / args.rate + 240)
+        load = _CpuShare(sipp[0].pid)  # SIPp's callers, on the same cores
         if mode == "mix" and args.probes:
             probe_dir = step / "probe"
             probe_dir.mkdir()
@@ -1025,6 +1086,7 @@ async def run_step(
             sipp.append(await _sipp(probe_dir, probe, sip_port, args.probes, 1.0, 0, nice))
         await line("done", args.seconds + 60)
         stats: dict[str, Any] = json.loads(stats_file.read_text())
+        stats["load_generator_cpu_share"] = load.share()
     finally:
         server.send_signal(signal.SIGTERM)
         for proc in sipp:
@@ -1038,6 +1100,21 @@ async def run_step(
             await server.wait()
         output.close()
     return stats
+
+
+class _CpuShare:
+    """Another process's CPU (all its threads, from /proc) since this was made, in cores."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self._cpu, self._wall = self._seconds(), time.perf_counter()
+
+    def _seconds(self) -> float:
+        fields = Path(f"/proc/{self._pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def share(self) -> float:
+        return (self._seconds() - self._cpu) / (time.perf_counter() - self._wall)
 
 
 async def _sipp(
@@ -1291,6 +1368,8 @@ def show(rows: list[dict[str, Any]]) -> None:
         ("frames_sent_pct", "sent %", "{:.1f}"),
         ("interval_dev_p50_ms", "|Δt-20| p50", "{:.2f}"),
         ("interval_dev_p99_ms", "|Δt-20| p99", "{:.2f}"),
+        ("loop_lag_p99_ms", "loop lag p99", "{:.1f}"),
+        ("load_generator_cpu_share", "SIPp cores", "{:.2f}"),
     ]
     print("  ".join(f"{title:>12}" for _, title, _ in columns))
     for row in rows:
@@ -1385,6 +1464,7 @@ async def drive(args: argparse.Namespace) -> None:
                 "nodes": args.nodes or None,
                 "nodes_baseline": args.nodes_baseline,
                 "media_processes": args.media_processes,
+                "media_priority": args.media_priority,
                 "relay_seconds": args.relay_seconds if args.nodes else None,
             },
         )
@@ -1444,6 +1524,12 @@ def main(argv: list[str] | None = None) -> None:
         help="the product's media processes per step, e.g. 0,1 (0: in process; beside each "
         "other, the echo in process)",
     )
+    parser.add_argument(
+        "--media-priority",
+        type=int,
+        default=0,
+        help="the media processes' real-time priority (SCHED_RR 1-99; 0: ordinary)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
     parser.add_argument(
@@ -1496,6 +1582,7 @@ def server_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ownership", default="hash")
     parser.add_argument("--setup-timeout", type=float, default=120.0)
     parser.add_argument("--media-processes", type=int, default=0)
+    parser.add_argument("--media-priority", type=int, default=0)
     return parser
 
 

@@ -270,6 +270,16 @@ def serve(
             envvar="VOLLMOND_MEDIA_PROCESSES",
         ),
     ] = None,
+    media_priority: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=99,
+            help="Real-time priority (SCHED_RR) of the media processes, 0 = ordinary; needs "
+            "CAP_SYS_NICE (docs/voice.md) [VOLLMOND_MEDIA_PRIORITY; [phone] media_priority].",
+            envvar="VOLLMOND_MEDIA_PRIORITY",
+        ),
+    ] = None,
 ) -> None:
     """Run the service: web, WebSocket and game actors (DATABASE_URL selects PostgreSQL)."""
     from vollmond.server import build_app  # noqa: PLC0415
@@ -283,8 +293,10 @@ def serve(
     )
 
     settings = Settings.from_env(config, host=host, port=port, sip_port=sip_port, data_dir=data_dir)
-    if media_processes is not None:
-        phone = dataclasses.replace(settings.phone, media_processes=media_processes)
+    media = {"media_processes": media_processes, "media_priority": media_priority}
+    if any(value is not None for value in media.values()):
+        given = {name: value for name, value in media.items() if value is not None}
+        phone = dataclasses.replace(settings.phone, **given)
         settings = dataclasses.replace(settings, phone=phone)
     configure_logging()
     if nats_url is not None:

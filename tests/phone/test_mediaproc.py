@@ -371,3 +371,41 @@ async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
         for sink in sinks:
             sink.close()
         await media.close()
+
+
+def _may_be_realtime() -> bool:
+    """Whether this process may put a process in the real-time class (CAP_SYS_NICE)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
+    except OSError:
+        return False
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    return True
+
+
+@pytest.mark.parametrize(
+    ("priority", "policy"),
+    [
+        pytest.param(
+            3,
+            os.SCHED_RR,
+            marks=pytest.mark.skipif(not _may_be_realtime(), reason="real time not permitted"),
+        ),
+        (0, os.SCHED_OTHER),
+    ],
+)
+async def test_a_media_process_runs_at_the_real_time_priority_asked_for(
+    priority: int, policy: int
+) -> None:
+    media = MediaProcesses(1, priority=priority)
+    await media.start()
+    sink = await UdpPeer.open()
+    try:
+        process = media.processes[0]
+        assert process.pid is not None and process.realtime == bool(priority)
+        assert os.sched_getscheduler(process.pid) == policy
+        assert os.sched_getparam(process.pid).sched_priority == priority
+        await _sending_call(media, sink)  # its clock sends either way
+    finally:
+        sink.close()
+        await media.close()

@@ -188,3 +188,25 @@ def test_a_standing_backlog_is_shed_after_a_while() -> None:
     assert heard[:behind] == list(range(1, behind + 1))  # one frame behind, every frame heard
     assert mixer.skipped == 1  # frame CATCH_UP_TICKS was skipped
     assert heard[behind:] == list(range(CATCH_UP_TICKS + 1, CATCH_UP_TICKS + 4))  # caught up
+
+
+def test_heard_names_the_speakers_of_the_listeners_own_row_in_this_tick() -> None:
+    """The speaking indicator's levels are made when asked, from the frames of the tick the
+    listener was just given: a speaker the row does not route is never named, a quiet one
+    not above the threshold, and a tick in which nobody spoke names nobody."""
+    mixer = GameMixer(3)
+    mixer.set_routing({1: (Route(2, 1.0), Route(3, 1.0)), 2: (Route(1, 1.0),)})
+    loud, quiet = np.full(FRAME_SAMPLES, 2000, np.int16), np.full(FRAME_SAMPLES, 50, np.int16)
+    for seat, frame in ((1, loud), (2, loud), (3, quiet)):
+        mixer.push(seat, frame)
+    mixer.pull(1)
+    assert mixer.heard(1, 100.0) == (2,)  # 3 speaks below the threshold
+    assert mixer.heard(1) == (2, 3)
+    assert mixer.heard(2, 100.0) == (1,)
+    assert mixer.heard(3, 0.0) == ()  # routes nobody
+    mixer.push(3, loud)
+    mixer.pull(1)  # the next tick: only 3 spoke
+    assert mixer.heard(1, 100.0) == (3,)
+    assert mixer.heard(2, 100.0) == ()
+    mixer.pull(1)  # nobody spoke
+    assert mixer.heard(1) == ()

@@ -61,3 +61,14 @@ def test_rooms_table_sets_the_conference_room_limits(tmp_path: Path) -> None:
     assert settings.rooms.private_per_person == 2  # untouched default
     with pytest.raises(ConfigError, match="max_members"):
         Settings.from_env(write(tmp_path, "[rooms]\nmax_members = 1\n"))
+
+
+def test_phone_table_sets_the_media_processes_and_their_real_time_priority(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "[phone]\nmedia_processes = 2\nmedia_priority = 20\n")
+    settings = Settings.from_env(path)
+    assert (settings.phone.media_processes, settings.phone.media_priority) == (2, 20)
+    assert Settings.from_env(write(tmp_path, "")).phone.media_priority == 0  # ordinary
+    with pytest.raises(ConfigError, match="media_priority"):
+        Settings.from_env(write(tmp_path, "[phone]\nmedia_priority = 100\n"))

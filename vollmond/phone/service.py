@@ -426,6 +426,7 @@ async def start_phone(
                 port=settings.sip_port,
                 settings=settings.sip,
                 media_processes=settings.phone.media_processes,
+                media_priority=settings.phone.media_priority,
             )
         )
     except OSError as exc:

@@ -4,7 +4,7 @@ The ``[phone]`` table of the operator's settings file. Silence: how long the lin
 before a short reminder, and after how many reminders the announcer says goodbye. Seat codes:
 how long the code a guest hears is, how many wrong codes a call and a source address may type
 (per window) before they may try no more, and how long a code is kept (it also dies with its
-game). Media: how many processes carry the calls' RTP.
+game). Media: how many processes carry the calls' RTP, and at which real-time priority.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ class PhoneSettings:
     # Processes for the calls' RTP and 20 ms clock (docs/voice.md, "The media process");
     # 0: on the service's own event loop.
     media_processes: int = 0
+    # Real-time priority (SCHED_RR, 1-99) of the media processes, so that their 20 ms clock is
+    # not kept waiting by the other processes of a busy machine; 0: an ordinary process. Needs
+    # CAP_SYS_NICE (or RLIMIT_RTPRIO); without it a warning is logged and they run ordinarily.
+    media_priority: int = 0
 
     def __post_init__(self) -> None:
         if not 4 <= self.seat_code_digits <= 6:
@@ -43,5 +47,7 @@ class PhoneSettings:
                 raise ValueError(f"{name} must be at least 1")
         if not 0 <= self.media_processes <= 64:
             raise ValueError("media_processes must be 0 to 64")
+        if not 0 <= self.media_priority <= 99:
+            raise ValueError("media_priority must be 0 to 99")
         if not (self.seat_code_source_window_s > 0 and self.seat_code_ttl_s > 0):
             raise ValueError("seat_code_source_window_s and seat_code_ttl_s must be positive")

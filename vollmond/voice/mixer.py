@@ -118,6 +118,9 @@ class GameMixer:
         self._recorded: Float32Array | None = None  # one gain row while a recording runs
         self._sink: FrameSink | None = None
         self._levels = np.zeros(seats, dtype=np.float32)  # RMS of each source in this tick
+        #: The levels are made only when asked (:meth:`heard`: browser peers and the relay),
+        #: not at every tick of every game: most rooms have only telephone lines.
+        self._levels_due = False
         self.ticks = 0
 
     def set_routing(self, table: RoutingTable) -> None:
@@ -197,6 +200,10 @@ class GameMixer:
         row = self._row(listener)
         if row is None:
             return ()
+        if self._levels_due:
+            frames = self._frames
+            self._levels = np.sqrt(np.mean(frames * frames, axis=1)) * self._active
+            self._levels_due = False
         speaking = (self._links[row] > 0.0) & (self._levels > threshold)
         return tuple(int(i) + 1 for i in np.flatnonzero(speaking))
 
@@ -239,14 +246,15 @@ class GameMixer:
                 active.fill(0.0)
             self._recover()
             self._levels.fill(0.0)
+            self._levels_due = False
             self._audible[:] = False
             if self._out is None:
                 self._out = np.zeros((self.seats + 1, FRAME_SAMPLES), dtype=np.int16)
             return
         self._audible = (self._links @ active) > 0.0
-        self._levels = np.sqrt(np.mean(frames * frames, axis=1)) * active
+        self._levels_due = True
         mix = self._g @ frames
-        if self._unity and float(np.max(np.abs(mix))) <= CEILING:
+        if self._unity and float(np.abs(mix).max()) <= CEILING:  # the method: no wrapper
             self._out = mix.astype(np.int16)
             return
         self._out = limit(mix, self._gains).astype(np.int16)

@@ -110,6 +110,8 @@ class UasConfig:
     settings: SipSettings = field(default_factory=SipSettings)
     #: RTP in this many media processes (``[phone] media_processes``); 0: on this event loop.
     media_processes: int = 0
+    #: Their real-time priority (``[phone] media_priority``, SCHED_RR); 0: ordinary processes.
+    media_priority: int = 0
 
     def __post_init__(self) -> None:
         if self.media_processes and self.rtp_timeout < 4 * STATS_PERIOD_S:
@@ -204,7 +206,9 @@ class SipUas(asyncio.DatagramProtocol):
         self._tasks: set[asyncio.Task[None]] = set()
         #: Where the calls' RTP is handled (docs/voice.md, "The media process").
         self.media: MediaBackend = (
-            MediaProcesses(config.media_processes) if config.media_processes else LocalMedia()
+            MediaProcesses(config.media_processes, priority=config.media_priority)
+            if config.media_processes
+            else LocalMedia()
         )
         self.media.on_lost = self._media_lost
         self._admission = Admission(config.settings)
