@@ -161,25 +161,26 @@ def listening_socket(host: str, port: int, *, reuse_port: bool) -> socket.socket
 def serve_app(app: Any, settings: Settings) -> None:
     """Serve `app` on the settings' address in this process, on a socket of our own making
     (`listening_socket`: the kernel's keepalive), until a signal."""
+    serve_on(app, [listening_socket(settings.host, settings.port, reuse_port=False)])
+
+
+def serve_on(app: Any, sockets: list[socket.socket]) -> None:
+    """Serve `app` with the service's uvicorn options on listening `sockets`, until a signal."""
     import uvicorn  # noqa: PLC0415 - only the processes that serve need it
 
-    server = uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS))
-    server.run(sockets=[listening_socket(settings.host, settings.port, reuse_port=False)])
+    uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS)).run(sockets=sockets)
 
 
 def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
     """A worker process: the web service with its sharded hub on the sockets it was given,
     and the telephone on its own SIP port (if any)."""
-    import uvicorn  # noqa: PLC0415 - only the processes that serve need it
-
     from vollmond.server import TELEPHONE  # noqa: PLC0415
     from vollmond.service.logs import configure_logging  # noqa: PLC0415
 
     configure_logging()
     structlog.contextvars.bind_contextvars(node=spec.node)
     app = create_app(spec.settings, channels=TELEPHONE, make_hub=sharded_hub_maker(spec))
-    server = uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS))
-    server.run(sockets=sockets)
+    serve_on(app, sockets)
 
 
 def serve_workers(settings: Settings, count: int, *, worker_port_base: int | None = None) -> int:

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vollmond.store.db import Sessions
 from vollmond.store.errors import StoreError
 from vollmond.store.models import BlockRow, FriendshipRow, MailRow, PhoneIdentityRow
-from vollmond.store.owners import Owner
+from vollmond.store.owners import Owner, row_owner
 from vollmond.store.types import utcnow
 
 
@@ -55,14 +55,7 @@ def _columns(prefix: str, owner: Owner) -> dict[str, int | None]:
 
 
 def _owner(row: Any, prefix: str) -> Owner:
-    account = getattr(row, f"{prefix}_account_id")
-    return Owner.account(account) if account is not None else Owner.phone(row_phone(row, prefix))
-
-
-def row_phone(row: Any, prefix: str) -> int:
-    phone = getattr(row, f"{prefix}_phone_id")
-    assert phone is not None  # the one-owner check
-    return int(phone)
+    return row_owner(getattr(row, f"{prefix}_account_id"), getattr(row, f"{prefix}_phone_id"))
 
 
 @dataclass(frozen=True, slots=True)
