@@ -35,9 +35,18 @@ same number of clients, the same groups, the same command rate and messages padd
 size the real server sent; both servers run on uvloop. Ratios are real / bare, including the
 server CPU per command. `--json-out FILE` appends one JSON line per step (benchmarks/jsonline.py).
 
+`--chat`: by day, a living player whose view offers no command says a line on the market
+place instead of skipping the send (`[web] chat_messages_per_seat_per_minute` still limits
+him; its refusals count as answers). Free text never runs out, so with a high `--rate` this
+is the saturating load that shows what one worker or several can carry.
+
 The clients say hello with `batch: true`, as the page does (`--no-batch`: one frame per
 message, as older clients). `--ping-s 3` adds the page's heartbeat (a ping every 3 s from each
 client; off by default, as when issue 16 was filed); its pongs count as messages received.
+
+Each socket's URL names its game (`/ws?game=<id>`), as the page's does, so that with
+`--workers 2` or more the worker that accepts it hands it to the game's owner; `--no-route`
+leaves the game out (the socket is served where it lands, through a mirror), as before.
 
 `--nodes N` (issue 15) runs N `vollmond serve --nats-url ... --ownership leases` node processes
 instead of one server, on the scratch PostgreSQL database of `--database-url` in a schema made
@@ -232,8 +241,10 @@ class Player:
         late_ms: float = LATE_MS,
         ws_url: str = "",
         side: str | None = None,
+        chat: bool = False,
     ) -> None:
         self.game = game
+        self.chat = chat
         self.ws_url = ws_url
         self.side = side
         self.rate = rate
@@ -273,10 +284,18 @@ class Player:
             by_type.setdefault(str(command["type"]), []).append(command)
         kinds = [k for k in by_type if self.rng.random() < WEIGHTS.get(k, 1.0)]
         if not kinds:
-            return None
+            return self._chat_line(me)
         command = dict(self.rng.choice(by_type[self.rng.choice(kinds)]))
         command.pop("actor", None)
         return command
+
+    def _chat_line(self, me: dict[str, Any]) -> dict[str, Any] | None:
+        """With `--chat`: a line said on the market place, where the view offers nothing else
+        by day (the living hear it; a player writes far more often than the rules ask him to
+        act). Free text is in no `legal` list, so this is the one command not taken from it."""
+        if not self.chat or not me.get("alive") or (self.view or {}).get("phase") != "day":
+            return None
+        return {"type": "Say", "text": f"Ich sage {self.rng.randrange(1000)}, und du?"}
 
     async def receive(self, window: Window) -> None:
         assert self.ws is not None
@@ -501,6 +520,7 @@ async def _real_clients(job: dict[str, Any], rng: random.Random, clients: Client
             random.Random(rng.random()),
             totals,
             rate=job["rate"],
+            chat=job.get("chat", False),
             late_ms=job["late_ms"],
             ws_url=ws_url,
             side=side,
@@ -949,14 +969,19 @@ def _place(
     http_urls: Sequence[str],
     ws_urls: Sequence[str],
     owners: Sequence[int | None] | None = None,
+    *,
+    route: bool = False,
 ) -> float:
     """Give every seat its socket's URL (on the node it joined on) and, when the games' owners
     are known (`owners`: each game's owner node, by index), its side: "owner" or "cross".
-    A game is started on its owner. Returns the share of seats on their game's owner."""
+    A game is started on its owner. Returns the share of seats on their game's owner.
+    `route`: the URL names the game (`/ws?game=<id>`), as the page's does, so that a server of
+    several workers passes the socket to the game's owner."""
     on_owner = seats = 0
     for k, game in enumerate(created):
         owner = None if owners is None else owners[k]
-        game["ws_urls"] = [ws_urls[node] for node in game["nodes"]]
+        hint = f"?game={game['id']}" if route else ""
+        game["ws_urls"] = [ws_urls[node] + hint for node in game["nodes"]]
         game["sides"] = [
             None if owner is None else "owner" if node == owner else "cross"
             for node in game["nodes"]
@@ -979,6 +1004,7 @@ def _real_jobs(
             "games": part,
             "think_s": args.think_s,
             "rate": args.rate if args.open_loop else 0.0,
+            "chat": args.chat,
             "late_ms": args.late_ms,
             "batch": not args.no_batch,
             "ping_s": args.ping_s,
@@ -1056,7 +1082,7 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         wait_healthy(http_url + "/healthz", server)
         started = time.monotonic()
         created, host_cookies = await _setup_games([http_url], games, args.group, args.phase_s)
-        _place(created, [http_url], [f"ws://{HOST}:{port}/ws"])
+        _place(created, [http_url], [f"ws://{HOST}:{port}/ws"], route=not args.no_route)
         jobs = _real_jobs(args, created, host_cookies)
         step.setup_s = time.monotonic() - started
         _log(f"real: {games} games founded and seated in {step.setup_s:.0f} s")
@@ -1297,6 +1323,7 @@ def write_json_line(args: argparse.Namespace, run: Runs) -> None:
             "players": run.real.players,
             "open_loop": args.open_loop,
             "rate": args.rate if args.open_loop else None,
+            "chat": args.chat,
             "think_s": None if args.open_loop else args.think_s,
             "duration": args.duration,
             "group": args.group,
@@ -1363,6 +1390,18 @@ def main() -> None:
         "--nodes-baseline", action="store_true", help="with --nodes: the same step on one node"
     )
     parser.add_argument("--nats-url", default=NATS_URL, help="with --nodes: the NATS server")
+    parser.add_argument(
+        "--chat",
+        action="store_true",
+        help="by day, a player whose view offers nothing says a line on the market place "
+        "(a load that does not run out: with a high --rate, a saturating run)",
+    )
+    parser.add_argument(
+        "--no-route",
+        action="store_true",
+        help="sockets without the game in their URL: with several workers, served where they "
+        "land (through a mirror) instead of by the game's owner",
+    )
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--server-log", action="store_true", help="show the server's stderr")
     parser.add_argument("--seed", type=int, default=1)

@@ -6,9 +6,12 @@ service key, the migrations — then binds N listening sockets to the one port w
 SO_REUSEPORT (the kernel spreads new connections over them), starts the local bus
 (`service/shards/localbus.py`) and one worker process per socket. Each worker is the whole web
 service with a `ShardedHub`: it owns the games the ownership function gives it, follows the
-others through mirrors, and any worker serves any client. If a worker dies the supervisor
-stops them all and exits non-zero: crash-only, the service manager restarts it and every
-running game resumes from its log (taking over a dead worker's games alive is issue 15).
+others through mirrors, and any worker serves any client — but a game's WebSocket that names
+its game in the URL is handed to the game's owner before it is answered
+(`service/shards/socket_handoff.py`), so mirrors serve only the sockets that do not. If a
+worker dies the supervisor stops them all and exits non-zero: crash-only, the service manager
+restarts it and every running game resumes from its log (taking over a dead worker's games
+alive is issue 15).
 
 The telephone: worker i answers SIP on its own port, ``--sip-port`` + i (Kamailio's dispatcher
 in front lists them all, deploy/kamailio/). A call stays on the worker it reached; when its
@@ -40,6 +43,7 @@ from vollmond.service.hub import Hub
 from vollmond.service.shards.localbus import Broker, LocalTransport
 from vollmond.service.shards.ownership import HashOwnership, Ownership, worker_names
 from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.shards.socket_handoff import SocketHandoff
 from vollmond.service.shards.transport import Transport
 from vollmond.service.web.app import HubMaker, create_app
 from vollmond.store import open_store
@@ -164,11 +168,18 @@ def serve_app(app: Any, settings: Settings) -> None:
     serve_on(app, [listening_socket(settings.host, settings.port, reuse_port=False)])
 
 
-def serve_on(app: Any, sockets: list[socket.socket]) -> None:
-    """Serve `app` with the service's uvicorn options on listening `sockets`, until a signal."""
+def serve_on(app: Any, sockets: list[socket.socket], handoff: SocketHandoff | None = None) -> None:
+    """Serve `app` with the service's uvicorn options on listening `sockets`, until a signal;
+    with `handoff`, a game's WebSocket goes on to the worker that owns the game."""
     import uvicorn  # noqa: PLC0415 - only the processes that serve need it
 
-    uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS)).run(sockets=sockets)
+    config = uvicorn.Config(app, **UVICORN_OPTIONS)
+    if handoff is None:
+        uvicorn.Server(config).run(sockets=sockets)
+        return
+    from vollmond.service.shards.uvicorn_handoff import HandoffServer  # noqa: PLC0415
+
+    HandoffServer(config, handoff).run(sockets=sockets)
 
 
 def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
@@ -180,7 +191,8 @@ def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
     configure_logging()
     structlog.contextvars.bind_contextvars(node=spec.node)
     app = create_app(spec.settings, channels=TELEPHONE, make_hub=sharded_hub_maker(spec))
-    serve_on(app, sockets)
+    handoff = SocketHandoff(spec.node, HashOwnership(spec.nodes), os.path.dirname(spec.bus_path))
+    serve_on(app, sockets, handoff)
 
 
 def serve_workers(settings: Settings, count: int, *, worker_port_base: int | None = None) -> int:

@@ -257,9 +257,11 @@ class Player:
             if f["type"] == "event"
         ]
 
-    async def connect(self, server: Endpoint) -> dict[str, Any]:
-        """Open a socket, say hello with the last seq seen, and return the welcome frame."""
-        self.ws = await connect(server.ws_url, max_size=2**20, max_queue=None)
+    async def connect(self, server: Endpoint, *, route: bool = False) -> dict[str, Any]:
+        """Open a socket, say hello with the last seq seen, and return the welcome frame.
+        `route`: name the game in the URL, as the page does, so that it reaches the owner."""
+        url = f"{server.ws_url}?game={self.game}" if route else server.ws_url
+        self.ws = await connect(url, max_size=2**20, max_queue=None)
         await self.send(
             {"type": "hello", "game": self.game, "token": self.token, "after": self.last_seq}
         )

@@ -304,7 +304,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (g.closed) return;
     setConn(g.retry ? t("reconnecting") : t("connecting"), "busy");
     const proto = location.protocol === "https:" ? "wss" : "ws";
-    const ws = new WebSocket(`${proto}://${location.host}/ws`);
+    // The game in the URL lets a server of several workers hand the socket to the game's
+    // owner before answering (docs/scaling.md); the hello below is what counts.
+    const ws = new WebSocket(`${proto}://${location.host}/ws?game=${encodeURIComponent(gameId)}`);
     g.ws = ws;
     ws.addEventListener("open", () => {
       // batch: what the server has for us at once comes as one frame (docs/protocol.md).

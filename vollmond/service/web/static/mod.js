@@ -239,7 +239,7 @@ function listenSection(gameId) {
     stopListening();
     button.hidden = true;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+    const ws = new WebSocket(`${scheme}://${location.host}/ws?game=${encodeURIComponent(gameId)}`);
     const voice = createVoice({ seatsList: null, nightRoomName: () => "", isPlayer: () => false });
     listening = { ws, voice };
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", game: gameId, operator: true, lang: lang() }));
