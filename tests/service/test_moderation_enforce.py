@@ -9,6 +9,8 @@ admin's abort.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import time
@@ -23,14 +25,17 @@ from vollmond.moderation import (
     Area,
     BanTooLongError,
     Moderation,
+    Sanction,
     SanctionKind,
     Subject,
 )
 from vollmond.moderation.alarms import list_alarms
 from vollmond.moderation.games import abort_game
 from vollmond.service.config import Settings
+from vollmond.service.enforce import Person
 from vollmond.service.policy import Policy
 from vollmond.settings.moderation import ModerationSettings
+from vollmond.store.db import StoreBusyError
 from vollmond.store.models import AccountRow, Role
 from vollmond.store.types import utcnow
 
@@ -302,3 +307,84 @@ async def test_an_admin_aborts_a_running_game_and_everyone_is_told(
     finally:
         for ws in sockets:
             await ws.close()
+
+
+async def test_a_writers_mutes_are_read_once_and_a_mute_still_arrives_by_the_poll(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    """Chat asks for the writer's mute on every line; the store is asked once per person
+    (also for lines that arrive together), not again by time while the answer is "not muted"
+    — a mute imposed later comes through the poll, and a lifted one ends within
+    `mute_refresh_s`. (Before: every line after `mute_refresh_s` read the store again, and at
+    a saturated table those reads queued for the store's connections until they timed out.)"""
+    _game, clients, _, sockets = await _seated(api, service)
+    enforcer = service.enforcer
+    assert enforcer is not None and clients[0].account_id is not None
+    reads: list[Subject] = []
+    read = enforcer.moderation.muted
+
+    async def counted(subject: Subject) -> Sanction | None:
+        reads.append(subject)
+        return await read(subject)
+
+    enforcer.moderation.muted = counted  # type: ignore[method-assign]
+    person = Person(account_id=clients[0].account_id)
+    try:
+        assert await asyncio.gather(*(enforcer.mute_of(person) for _ in range(20))) == [None] * 20
+        assert len(reads) == 1
+        await asyncio.sleep(FAST.mute_refresh_s * 2)
+        assert await enforcer.mute_of(person) is None
+        assert len(reads) == 1  # "not muted" is not read again by time
+        mo = await staff(service, "Mo", Role.MODERATOR)
+        mute = await moderation(service).impose(
+            by=mo,
+            subject=Subject.account(clients[0].account_id),
+            kind=SanctionKind.MUTE,
+            reason="Spam",
+            duration=timedelta(minutes=10),
+        )
+        await sockets[0].expect("moderation")  # the poll found it and read the person again
+        found = await enforcer.mute_of(person)
+        assert found is not None and found.id == mute.id
+        await moderation(service).lift(mute.id, by=mo)
+        await asyncio.sleep(FAST.mute_refresh_s * 2)
+        assert await enforcer.mute_of(person) is None  # a mute in force is read again
+    finally:
+        enforcer.moderation.muted = read  # type: ignore[method-assign]
+        for ws in sockets:
+            await ws.close()
+
+
+async def test_a_hello_while_the_store_is_exhausted_is_answered_busy_and_works_after(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    """Overload, not a fault: with every connection of the store's pool held, a hello (which
+    reads the seat) is answered `busy` with a sentence (in German: no hello has set another
+    language yet), the socket
+    stays open, and the same hello is welcomed once connections are free again."""
+    game, _, tokens, sockets = await _seated(api, service)
+    engine = service.hub.sessions.kw["bind"]
+    pool = engine.sync_engine.pool
+    waited = pool._timeout  # the pool's wait (private), shortened for this test only
+    pool._timeout = 0.3
+    held = []
+    ws = await open_ws(service)
+    try:
+        with contextlib.suppress(StoreBusyError):
+            while True:  # every connection the pool will give (its size and its overflow)
+                held.append(await engine.connect())
+        answer = await hello(ws, game, tokens[0])
+        assert answer["type"] == "error" and answer["code"] == "busy", answer
+        assert "überlastet" in answer["message"]
+        for connection in held:
+            await connection.close()
+        held.clear()
+        welcome = await hello(ws, game, tokens[0])
+        assert welcome["type"] == "welcome" and welcome["seat"] == 1
+    finally:
+        pool._timeout = waited
+        for connection in held:
+            await connection.close()
+        await ws.close()
+        for socket in sockets:
+            await socket.close()

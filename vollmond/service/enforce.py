@@ -178,6 +178,7 @@ class Enforcer:
         self._watches: dict[Listener, _Watch] = {}
         self._mutes: dict[Person, _MuteEntry] = {}
         self._refreshing: set[Person] = set()
+        self._reading: dict[Person, asyncio.Future[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._last_sanction = 0
         self._ready = asyncio.Event()
@@ -279,14 +280,29 @@ class Enforcer:
         self._watches.pop(listener, None)
 
     # -- mutes ---------------------------------------------------------------------------------
+    def _stale(self, entry: _MuteEntry | None) -> bool:
+        """Whether a cached answer must be read again.
+
+        A mute imposed later reaches the cache through `run`'s poll (`_apply` reads the
+        person again), so "not muted" stays true until the poll says otherwise and is never
+        read again by time: at a table where everyone writes, reading every writer's mutes
+        every `mute_refresh_s` was a stream of queries that, under load, queued for the
+        store's connections until they timed out. A mute in force is read again after
+        `mute_refresh_s`, so one lifted early ends within it (an expiry ends on time anyway).
+        """
+        if entry is None:
+            return True
+        return entry.sanction is not None and (
+            self.clock() - entry.checked > self.settings.mute_refresh_s
+        )
+
     def muted_now(self, person: Person) -> bool:
         """For the 20 ms paths: the cached answer; a stale one is read again in the background
         (the frame meanwhile goes by the last answer, and an expired mute ends on time)."""
         if not person:
             return False
         entry = self._mutes.get(person)
-        now = self.clock()
-        if entry is None or now - entry.checked > self.settings.mute_refresh_s:
+        if self._stale(entry):
             self._refresh_later(person)
         if entry is None or entry.sanction is None:
             return False
@@ -294,14 +310,18 @@ class Enforcer:
         return expires is None or expires > self.moderation.clock()
 
     async def mute_of(self, person: Person) -> Sanction | None:
-        """For chat (one message, not a frame): the mute in force, read now if stale."""
+        """For chat (one message, not a frame): the mute in force, read now if stale; one
+        read per person at a time, however many of its lines arrive meanwhile."""
         if not person:
             return None
-        entry = self._mutes.get(person)
-        if entry is None or self.clock() - entry.checked > self.settings.mute_refresh_s:
-            await self._refresh(person)
-            entry = self._mutes[person]
-        sanction = entry.sanction
+        if self._stale(self._mutes.get(person)):
+            pending = self._reading.get(person)
+            if pending is None:
+                pending = asyncio.ensure_future(self._refresh(person))
+                self._reading[person] = pending
+                pending.add_done_callback(lambda _: self._reading.pop(person, None))
+            await asyncio.shield(pending)
+        sanction = self._mutes[person].sanction
         if sanction is None or not sanction.active(self.moderation.clock()):
             return None
         return sanction

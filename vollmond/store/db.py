@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 
 from sqlalchemy import URL, event, make_url, text
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as _PoolTimeoutError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -23,6 +24,11 @@ from sqlalchemy.ext.asyncio import (
 
 Sessions: TypeAlias = async_sessionmaker[AsyncSession]
 """What every store function takes: each call opens its own short transaction from it."""
+
+#: Every connection of the store stayed in use for the pool's whole timeout: the service is
+#: overloaded, nothing is broken. Where a person waits for an answer, this is "busy, try
+#: again", not a fault.
+StoreBusyError = _PoolTimeoutError
 
 DEFAULT_DATA_DIR = Path("data")
 SQLITE_FILENAME = "vollmond.sqlite3"

@@ -56,6 +56,7 @@ from vollmond.service.web.limits import (
     web_text,
 )
 from vollmond.service.web.moderation_api import same_origin
+from vollmond.store.db import StoreBusyError
 from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError, listener_of
 from vollmond.worlds import World, get_world
 
@@ -357,11 +358,15 @@ class Connection:
 
     # -- messages --------------------------------------------------------------------------
     async def _handle_safely(self, raw: str) -> None:
-        """The catch-all of the socket: a bug answers `internal`, never ends the socket."""
+        """The catch-all of the socket: a bug answers `internal`, never ends the socket; a
+        store too busy to answer in time (overload) answers `busy`, to be tried again."""
         try:
             await self._handle(raw)
         except (WebSocketDisconnect, WebSocketDisconnected):
             raise
+        except StoreBusyError:
+            log.warning("ws_message_store_busy")
+            self.error("busy", web_text("busy", self.lang, self.world))
         except Exception:
             log.exception("ws_message_failed")
             self.error("internal", web_text("internal", self.lang, self.world))
