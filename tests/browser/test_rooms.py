@@ -54,9 +54,15 @@ def test_two_browsers_chat_in_a_room_and_meet_in_a_private_room_by_code(
     expect(anna.page.locator("#chat")).to_contain_text(f"{anna.name}: Guten Abend!")
     expect(bert.page.locator("#chat")).to_contain_text(f"{anna.name}: Guten Abend!")
 
+    anna.page.fill("#chat-text", "Halb geschrieben")  # typing, not sent yet
     bert.page.click("#listen-toggle")  # listen only: no writing
     expect(bert.page.locator("#chat-text")).to_be_disabled()
     expect(anna.page.locator("#members")).to_contain_text(f"{bert.name} (im Browser, hört zu)")
+    # Anna's page was drawn again for Bert's change (as at every poll): her half-written line
+    # and her cursor are still there (a redraw took them, and a line sent then was empty).
+    expect(anna.page.locator("#chat-text")).to_have_value("Halb geschrieben")
+    expect(anna.page.locator("#chat-text")).to_be_focused()
+    anna.page.fill("#chat-text", "")
 
     for player in (anna, bert):
         player.page.click("#leave")

@@ -319,7 +319,28 @@ function listView() {
 function render() {
   const main = document.getElementById("main");
   const error = state.error ? h("p", { class: "error", id: "rooms-error", role: "alert" }, state.error) : null;
+  const typing = typingIn("chat-text");
   replaceChildren(main, error, state.member ? roomView() : listView());
+  typing.restore();
+}
+
+// The page is drawn anew at every poll; what someone is typing (and where the cursor is)
+// must survive it, or a line sent right after a redraw goes out empty.
+function typingIn(id) {
+  const old = document.getElementById(id);
+  if (!old) return { restore() {} };
+  const kept = { value: old.value, focused: document.activeElement === old, start: old.selectionStart, end: old.selectionEnd };
+  return {
+    restore() {
+      const input = document.getElementById(id);
+      if (!input || input.disabled) return;
+      input.value = kept.value;
+      if (kept.focused) {
+        input.focus();
+        input.setSelectionRange(kept.start, kept.end);
+      }
+    },
+  };
 }
 
 async function start() {
