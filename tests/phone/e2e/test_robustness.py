@@ -32,7 +32,7 @@ from vollmond.engine.standard.commands import Interject, PhaseTimeout
 from vollmond.engine.standard.types import Phase
 from vollmond.phone.caller import CallerId
 from vollmond.phone.media import Int16Array
-from vollmond.phone.service import KEY_BURST, PhoneService
+from vollmond.phone.service import KEY_BURST, KEY_RATE, PhoneService
 from vollmond.phone.sip.call import Call
 from vollmond.phone.sip.guard import DropReason
 from vollmond.service.config import Settings
@@ -155,7 +155,11 @@ async def test_bad_input_is_answered_or_dropped_and_the_conversation_goes_on(
     assert rig.phone.uas.drops[DropReason.FOREIGN_RTP] >= listener.media.packets_foreign
     assert rig.phone.uas.dropped >= len(junk_sip) - 40  # the random 1400 bytes may parse oddly
     flood_session = rig.board.session("flooder")
-    assert 0 < len(flood_session.keylog.keys) <= KEY_BURST + 8 * 3
+    # The bucket lets a burst through, then KEY_RATE a second for as long as keys kept coming
+    # (the flood is 0.5 s on a quiet machine, longer on a loaded one: the bound follows it).
+    taken = flood_session.keylog
+    assert taken.keys
+    assert len(taken.keys) <= KEY_BURST + KEY_RATE * (taken.times[-1] - taken.times[0]) + 1
     # The market place ran without a gap: the tone is in every half second after set-up.
     body = heard[8000:]
     windows = [body[i : i + 4000] for i in range(0, len(body) - 4000, 4000)]
@@ -192,9 +196,9 @@ async def test_a_failing_session_is_silenced_and_others_keep_talking(rig: PhoneR
         for phone in lines.values():
             await phone.dial(rig.sip_port)
         await wait_until(lambda: len(rig.phone.lines) == 3, 15)
-        await asyncio.sleep(3.0)
         buggy = next(line for line in rig.phone.lines.values() if line.number == "buggy")
-        assert buggy.frame_errors > 50
+        # Its every frame fails (50 a second), and the others' talk goes on meanwhile.
+        await wait_until(lambda: buggy.frame_errors > 150, 30)
         for phone in lines.values():
             await phone.hangup()
         await wait_until(lambda: not rig.phone.lines, 10)
