@@ -357,3 +357,7 @@ def create_admin_command(
 
     account_id = asyncio.run(run())
     Console().print(f"admin {name!r} created (account {account_id})")
+
+
+if __name__ == "__main__":  # `python -m vollmond.cli …` (guarded: worker processes import it)
+    app(prog_name="vollmond")
