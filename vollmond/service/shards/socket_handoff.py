@@ -70,7 +70,7 @@ class SocketHandoff:
     node: str
     ownership: Ownership
     directory: str
-    #: Sockets passed on / adopted, for /metrics-free tests and the log.
+    #: Connections passed on and adopted by this worker (for tests and a look in a debugger).
     passed: int = 0
     adopted: int = 0
     _inbox: socket.socket | None = field(default=None, repr=False)
