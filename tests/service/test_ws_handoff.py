@@ -13,6 +13,7 @@ connection passed between two handoffs in this process, on the same descriptor.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import tempfile
@@ -26,7 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vollmond.service.shards.ownership import HashOwnership, worker_names
-from vollmond.service.shards.socket_handoff import SocketHandoff, game_hint
+from vollmond.service.shards.socket_handoff import Passed, SocketHandoff, game_hint
 
 from .process import Browser, Player, WorkerPort, workers_server
 
@@ -147,13 +148,13 @@ async def test_a_connection_passed_on_is_answered_by_the_owner_alone() -> None:
         assert acceptor.owner_elsewhere(target) == "w1"
         assert owner.owner_elsewhere(target) is None
         request = b"GET " + target + b" HTTP/1.1\r\n\r\n"
-        assert acceptor.pass_to("w1", request, accepted.fileno())
+        assert acceptor.pass_to("w1", request, accepted.fileno()) is Passed.SENT
         accepted.close()  # the acceptor's descriptor goes; the connection stays
         assert await asyncio.wait_for(reader.read(), 10) == b"owner heard: " + request
         assert (acceptor.passed, owner.adopted) == (1, 1)
         writer.close()
         # Nobody listening for w0: the connection is not passed, the caller serves it.
-        assert not owner.pass_to("w0", request, listener.fileno())
+        assert owner.pass_to("w0", request, listener.fileno()) is Passed.REFUSED
     finally:
         listener.close()
         acceptor.close()
@@ -171,11 +172,11 @@ async def test_a_malformed_datagram_is_dropped_and_the_inbox_keeps_working() -> 
         stray.sendmsg([b""], [], 0, path)  # nothing at all
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a descriptor, not a stream
         owner_side = SocketHandoff("w0", HashOwnership(NAMES), directory)
-        assert owner_side.pass_to("w1", b"GET / HTTP/1.1\r\n\r\n", udp.fileno())
+        assert owner_side.pass_to("w1", b"GET / HTTP/1.1\r\n\r\n", udp.fileno()) is Passed.SENT
         listener = socket.create_server(("127.0.0.1", 0))
         reader, writer = await asyncio.open_connection(*listener.getsockname())
         accepted, _ = await asyncio.get_running_loop().sock_accept(listener)
-        assert owner_side.pass_to("w1", b"x", accepted.fileno())
+        assert owner_side.pass_to("w1", b"x", accepted.fileno()) is Passed.SENT
         accepted.close()
         assert await asyncio.wait_for(reader.read(), 10) == b"owner heard: x"
         assert owner.adopted == 1
@@ -185,3 +186,47 @@ async def test_a_malformed_datagram_is_dropped_and_the_inbox_keeps_working() -> 
         owner_side.close()
     finally:
         owner.close()
+
+
+async def test_a_full_inbox_is_waited_for_and_a_dead_one_given_up() -> None:
+    """The owner's inbox holds ten datagrams (`net.unix.max_dgram_qlen`): an eleventh waits
+    until the owner has read, instead of being served through a mirror; an inbox that is never
+    read is given up after `BUSY_TRIES`, and the caller serves the connection."""
+    directory = tempfile.mkdtemp(prefix="vollmond-handoff-")
+    acceptor = SocketHandoff("w0", HashOwnership(NAMES), directory)
+    inbox = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # the owner, not reading yet
+    inbox.bind(f"{directory}/handoff-w1.sock")
+    inbox.setblocking(False)
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        filled = 0
+        while acceptor.pass_to("w1", b"filler", listener.fileno()) is Passed.SENT:
+            filled += 1
+        assert filled >= 1  # then BUSY
+        results: list[bool] = []
+        acceptor.pass_soon("w1", b"the one", listener.fileno(), results.append)
+        await asyncio.sleep(0.05)
+        assert results == []  # still waiting
+        for _ in range(filled):  # the owner reads its queue
+            _, fds, _, _ = socket.recv_fds(inbox, 100, 1)
+            for fd in fds:
+                os.close(fd)
+        async with asyncio.timeout(5):
+            while not results:
+                await asyncio.sleep(0.01)
+        assert results == [True]
+        message, fds, _, _ = socket.recv_fds(inbox, 100, 1)
+        assert message == b"the one" and len(fds) == 1
+        os.close(fds[0])
+        while acceptor.pass_to("w1", b"filler", listener.fileno()) is Passed.SENT:
+            pass
+        given_up: list[bool] = []
+        acceptor.pass_soon("w1", b"never read", listener.fileno(), given_up.append)
+        async with asyncio.timeout(10):
+            while not given_up:
+                await asyncio.sleep(0.02)
+        assert given_up == [False]
+    finally:
+        inbox.close()
+        listener.close()
+        acceptor.close()

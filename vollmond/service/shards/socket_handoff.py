@@ -31,6 +31,7 @@ from __future__ import annotations
 import array
 import asyncio
 import contextlib
+import enum
 import os
 import re
 import socket
@@ -48,7 +49,19 @@ _GAME_HINT = re.compile(rb"(?:^|&)game=([A-Za-z0-9_-]{1,64})(?:&|$)")
 # The request is read again by the owner; a larger one than this is served where it landed.
 MAX_REQUEST_BYTES = 32 * 1024
 
+# While the owner's inbox is full: try again this often, this many times (half a second).
+BUSY_RETRY_S = 0.005
+BUSY_TRIES = 100
+
 ProtocolFactory = Callable[[], asyncio.Protocol]
+
+
+class Passed(enum.Enum):
+    """What became of one attempt to pass a connection on."""
+
+    SENT = "sent"
+    BUSY = "busy"  # the owner's inbox is full: worth another try soon
+    REFUSED = "refused"  # too large, or nobody listens: serve it here
 
 
 def handoff_path(directory: str, node: str) -> str:
@@ -84,11 +97,10 @@ class SocketHandoff:
         owner = self.ownership.owner_of(game)
         return None if owner == self.node else owner
 
-    def pass_to(self, node: str, request: bytes, fd: int) -> bool:
-        """Send the connection `fd` and the `request` read from it to worker `node`; False if
-        it could not be sent (the caller then serves the connection itself)."""
+    def pass_to(self, node: str, request: bytes, fd: int) -> Passed:
+        """Send the connection `fd` and the `request` read from it to worker `node`, once."""
         if len(request) > MAX_REQUEST_BYTES:
-            return False
+            return Passed.REFUSED
         if self._outbox is None:
             self._outbox = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             self._outbox.setblocking(False)
@@ -100,11 +112,32 @@ class SocketHandoff:
                 0,
                 handoff_path(self.directory, node),
             )
-        except OSError as exc:  # not listening (yet, or any more), or its queue is full
+        except BlockingIOError:
+            return Passed.BUSY
+        except OSError as exc:  # not listening (not yet, or no longer)
             log.warning("ws_handoff_failed", to=node, error=str(exc))
-            return False
+            return Passed.REFUSED
         self.passed += 1
-        return True
+        return Passed.SENT
+
+    def pass_soon(
+        self, node: str, request: bytes, fd: int, done: Callable[[bool], None], tries: int = 0
+    ) -> None:
+        """`pass_to`, tried again while the owner's inbox is full; then `done(sent)`.
+
+        An inbox holds only `net.unix.max_dgram_qlen` datagrams (10 by default): when
+        thousands of clients connect at once (a restart's reconnects), the owner may be
+        behind. Waiting a few milliseconds is cheaper than serving the socket through a
+        mirror for the rest of its life; after `BUSY_TRIES` it is served here.
+        """
+        passed = self.pass_to(node, request, fd)
+        if passed is Passed.BUSY and tries < BUSY_TRIES:
+            loop = asyncio.get_running_loop()
+            loop.call_later(BUSY_RETRY_S, self.pass_soon, node, request, fd, done, tries + 1)
+            return
+        if passed is Passed.BUSY:
+            log.warning("ws_handoff_busy", to=node, tries=tries)
+        done(passed is Passed.SENT)
 
     def listen(self, adopt: ProtocolFactory) -> None:
         """Start taking sockets passed to this worker; each is served by a protocol from

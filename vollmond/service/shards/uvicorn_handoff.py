@@ -27,16 +27,25 @@ class _OwnerRoutingH11(H11Protocol):
         owner = None
         if self.transport.get_extra_info("sslcontext") is None:  # a TLS session cannot move
             owner = self.handoff.owner_elsewhere(event.target)
-        if owner is not None:
-            conn = self.transport.get_extra_info("socket")
-            request = _request(event, self.headers)
-            if conn is not None and self.handoff.pass_to(owner, request, conn.fileno()):
+        conn = self.transport.get_extra_info("socket")
+        if owner is None or conn is None:
+            super().handle_websocket_upgrade(event)
+            return
+
+        def done(sent: bool) -> None:
+            if self.transport.is_closing():
+                return  # the client gave up meanwhile
+            if sent:
                 # The owner has its own descriptor of the connection: closing this one sends
                 # nothing to the client.
                 self.connections.discard(self)
                 self.transport.close()
-                return
-        super().handle_websocket_upgrade(event)
+            else:
+                super(_OwnerRoutingH11, self).handle_websocket_upgrade(event)
+
+        # The client sends nothing more before the handshake's answer, so while the owner's
+        # inbox is full the connection simply waits here.
+        self.handoff.pass_soon(owner, _request(event, self.headers), conn.fileno(), done)
 
 
 def _request(event: h11.Request, headers: list[tuple[bytes, bytes]]) -> bytes:
