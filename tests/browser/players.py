@@ -27,6 +27,7 @@ class Player:
     page: Page
     frames: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    socket_urls: list[str] = field(default_factory=list)  # every WebSocket the page opened
     seat: int = 0
     role: str = ""
 
@@ -45,6 +46,7 @@ class Player:
         return player
 
     def _watch(self, ws: WebSocket) -> None:
+        self.socket_urls.append(ws.url)
         ws.on("framereceived", self._frame)
 
     def _frame(self, payload: str | bytes) -> None:

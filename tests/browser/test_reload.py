@@ -34,6 +34,10 @@ def test_reload_mid_game_restores_everything(browser: Browser, server: str) -> N
         for player in players:
             player.wait_for_role()
             player.wait_phase("night")
+        # Each page names its game in the socket's URL, so that a server of several workers
+        # hands the socket to the game's owner (docs/scaling.md).
+        for player in players:
+            assert any(url.endswith(f"/ws?game={game_id}") for url in player.socket_urls)
         wolf = next(p for p in players if p.role == "evil")
         seer = next(p for p in players if p.role == "seer")
         villager = next(p for p in players if p.role == "filler")
