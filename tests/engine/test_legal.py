@@ -11,6 +11,7 @@ from functools import partial
 import pytest
 
 from tests.engine.driver import states_along
+from vollmond.engine.kit.draws import below, pick
 from vollmond.engine.standard import (
     Command,
     DeckId,
@@ -20,7 +21,13 @@ from vollmond.engine.standard import (
     PlaceCall,
     UseAbility,
 )
-from vollmond.engine.standard.legal import command_groups, legal_actions, legal_menu
+from vollmond.engine.standard.legal import (
+    CommandGroup,
+    command_groups,
+    legal_actions,
+    legal_menu,
+    seat_menu,
+)
 from vollmond.engine.standard.menus import describe
 from vollmond.engine.standard.options import CallSettings
 from vollmond.engine.standard.replay import rng_for
@@ -93,6 +100,51 @@ def test_each_groups_menu_is_its_filtered_candidates(options: GameOptions, seed:
             assert list(menu) == legal_actions(state, seat)
             assert menu_json == [describe(cmd) for cmd in menu]
     assert {"nominate", "vote", "call"} <= kinds
+
+
+def _tried(rng: random.Random, group: CommandGroup) -> Command | None:
+    """Random candidates, each at most once (the last one moved into a refused one's place),
+    until one is allowed: how bots have drawn an ability's target since the third pass."""
+    left = group.candidates()
+    while left:
+        index = below(rng, len(left))
+        if group.allowed(left[index]):
+            return left[index]
+        left[index] = left[-1]
+        left.pop()
+    return None
+
+
+@pytest.mark.parametrize(("options", "seed"), FAST_GAMES)
+def test_a_kind_draws_what_its_group_would_draw(options: GameOptions, seed: int) -> None:
+    """A bot asks a kind of its seat's menu to draw (`GroupKind.draw`) without making the
+    group: it must give what the group's candidates give — one `pick` of its `legal` list,
+    or for an ability random candidates tried until one is `allowed` — and leave the random
+    stream where that leaves it, so bots play exactly the games they played before."""
+    game = play_game(options, seed)
+    opened = new_game(options, rng_for(seed, 0))
+    states = states_along(opened, apply, game.commands, partial(rng_for, seed))
+    drawn: set[str] = set()
+    for state in states:
+        for seat in range(1, options.players + 1):
+            player = state.player(seat)
+            for kind in seat_menu(state, seat).kinds:
+                key = f"{seat}:{state.phase_seq}:{kind.kind}"
+                ours, theirs = random.Random(key), random.Random(key)
+                group = kind.make(state, player)
+                if group is None:
+                    expected = None
+                elif kind.command is UseAbility:
+                    expected = _tried(theirs, group)
+                else:
+                    legal = list(group.legal())
+                    expected = pick(theirs, legal) if legal else None
+                assert kind.draw(state, player, ours) == expected, (kind.kind, seat, state.phase)
+                assert ours.getstate() == theirs.getstate(), (kind.kind, seat, state.phase)
+                if expected is not None:
+                    drawn.add(kind.kind)
+    assert {"nominate", "vote", "call"} <= drawn
+    assert drawn - {"nominate", "vote", "call", "interject", "answer", "hang_up", "toggle"}
 
 
 @pytest.mark.parametrize(("options", "seed"), GAMES)

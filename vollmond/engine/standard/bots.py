@@ -87,9 +87,9 @@ class RandomBot:
         at random, and of its legal commands one at random; a kind with none is dropped and
         another wanted kind taken. That is the choice of shuffling the kinds, wanting each in
         turn and taking the first with a legal command (each wanted kind with something to
-        do is equally likely to come first), but only the wanted kinds' groups are made, and
-        a group draws its command from the menus shared per state or, for an ability, tries
-        random targets until one is allowed (legal.py `draw`)."""
+        do is equally likely to come first), but only the wanted kinds are looked at, and
+        without making their groups: a kind draws its command straight from the state or,
+        for an ability, tries random targets until one is allowed (legal.py `GroupKind`)."""
         menu = seat_menu(state, self.seat)
         kinds = self._keen.get(menu)
         if kinds is None:
@@ -100,10 +100,10 @@ class RandomBot:
         if not wanted:
             return None
         player = state.players[self.seat - 1]
+        rng = self.rng
         while wanted:
-            chosen = wanted.pop(below(self.rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
-            group = chosen.make(state, player)
-            command = None if group is None else group.draw(self.rng)
+            chosen = wanted.pop(below(rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
+            command = chosen.draw(state, player, rng)
             if command is not None:
                 return command
         return None

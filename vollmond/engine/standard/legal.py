@@ -110,24 +110,8 @@ class _AbilityGroup(CommandGroup):
         return ability.check_target(state, player, target) is None
 
     def draw(self, rng: random.Random) -> Command | None:
-        """A random candidate until one is allowed, each tried at most once: each allowed
-        candidate is as likely as with `legal`, but a target is usually found after a try
-        or two instead of checking all."""
-        player, ability, state = self._player, self._ability, self._state
-        if not player.alive or spec_of(player).ability(ability.kind) is not ability:
-            return None
-        left = list(ability.candidates(state, player))
-        while left:
-            index = below(rng, len(left))
-            target = left[index]
-            if target is None:
-                if ability.allows_nobody:
-                    return UseAbility(player.seat, ability.kind, None)
-            elif state.has_seat(target) and ability.check_target(state, player, target) is None:
-                return UseAbility(player.seat, ability.kind, target)
-            left[index] = left[-1]
-            left.pop()
-        return None
+        """A random candidate until one is allowed (`_draw_target`)."""
+        return _draw_target(self._state, self._player, self._ability, rng)
 
     def legal(self) -> Sequence[Command]:
         """`allowed` on every candidate, with its questions about the actor asked once."""
@@ -141,6 +125,34 @@ class _AbilityGroup(CommandGroup):
             if (ability.allows_nobody if target is None else state.has_seat(target))
             and (target is None or check_target(state, player, target) is None)
         ]
+
+
+def _draw_target(
+    state: GameState, player: Player, ability: Ability, rng: random.Random
+) -> Command | None:
+    """A random candidate of an available ability until one is allowed, each tried at most
+    once: each allowed candidate is as likely as with `legal`, but a target is usually found
+    after a try or two instead of checking all."""
+    if not player.alive or spec_of(player).ability(ability.kind) is not ability:
+        return None
+    if type(ability).candidates is Ability.candidates:  # the usual ones, without a generator
+        seats = len(state.players)
+        left: list[int | None] = (
+            [None, *range(1, seats + 1)] if ability.allows_nobody else [*range(1, seats + 1)]
+        )
+    else:
+        left = list(ability.candidates(state, player))
+    while left:
+        index = below(rng, len(left))
+        target = left[index]
+        if target is None:
+            if ability.allows_nobody:
+                return UseAbility(player.seat, ability.kind, None)
+        elif state.has_seat(target) and ability.check_target(state, player, target) is None:
+            return UseAbility(player.seat, ability.kind, target)
+        left[index] = left[-1]
+        left.pop()
+    return None
 
 
 class _RuleGroup(CommandGroup):
@@ -209,6 +221,9 @@ class _NominateGroup(_MenuGroup):
     def __init__(self, state: GameState, player: Player) -> None:
         super().__init__("nominate", state, player, _nominate, range(1, len(state.players) + 1))
 
+    def draw(self, rng: random.Random) -> Command | None:
+        return _draw_nomination(self._state, self._player, rng)
+
     def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
         day = state.today()
@@ -228,6 +243,9 @@ class _CallGroup(_MenuGroup):
 
     def __init__(self, state: GameState, player: Player) -> None:
         super().__init__("call", state, player, _place_call, range(1, len(state.players) + 1))
+
+    def draw(self, rng: random.Random) -> Command | None:
+        return _draw_call(self._state, self._player, rng)
 
     def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
@@ -267,6 +285,9 @@ class _VoteGroup(_MenuGroup):
     def candidates(self) -> list[Command]:
         seat = self._player.seat
         return [_vote(seat, target) for target in (None, *self._state.today().nominees)]
+
+    def draw(self, rng: random.Random) -> Command | None:
+        return _draw_vote(self._state, self._player, rng)
 
     def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
@@ -320,22 +341,100 @@ _ONCE: tuple[int | None] = (None,)
 _YES_NO: tuple[int, int] = (1, 0)
 
 
+Draw = Callable[[GameState, Player, random.Random], Command | None]
+"""A kind's draw for a bot: one of its legal commands now, each equally likely, or None."""
+
+
 class GroupKind:
     """A kind of action a seat may have in some phase, its command's type, and how to make
     its group now: the maker gives None when the group does not exist in this state (an
-    ability whose `available` refuses, a vote without a day)."""
+    ability whose `available` refuses, a vote without a day). `draw` is what a bot asks:
+    the group's `draw` without making the group (the long kinds and the abilities draw
+    straight from the state, the same draws as the group would make)."""
 
-    __slots__ = ("command", "kind", "make")
+    __slots__ = ("command", "draw", "kind", "make")
 
     def __init__(
         self,
         kind: str,
         command: type,
         make: Callable[[GameState, Player], CommandGroup | None],
+        draw: Draw | None = None,
     ) -> None:
         self.kind = kind
         self.command = command
         self.make = make
+        self.draw: Draw = draw if draw is not None else partial(_made_draw, make)
+
+
+def _made_draw(
+    make: Callable[[GameState, Player], CommandGroup | None],
+    state: GameState,
+    player: Player,
+    rng: random.Random,
+) -> Command | None:
+    group = make(state, player)
+    return None if group is None else group.draw(rng)
+
+
+def _draw_nomination(state: GameState, player: Player, rng: random.Random) -> Command | None:
+    """`_NominateGroup`'s draw: a living seat nobody nominated yet, not the actor (in seat
+    order, as the shared targets list them), if the actor may nominate."""
+    day = state.today()
+    seat = player.seat
+    nominations = day.nominations
+    if not player.alive or seat in nominations or (seat, NOMINATE) in day.used:
+        return None
+    nominated = set(nominations.values())
+    targets = [
+        p.seat for p in state.players if p.alive and p.seat != seat and p.seat not in nominated
+    ]
+    if not targets:
+        return None
+    target = targets[below(rng, len(targets))]
+    return _NOMINATIONS.rows(seat, len(state.players))[0][target]
+
+
+def _draw_vote(state: GameState, player: Player, rng: random.Random) -> Command | None:
+    """`_VoteGroup`'s draw: abstain or a nominee (the ballot in order), if the actor may
+    vote."""
+    day = state.day
+    if day is None:
+        return None
+    seat = player.seat
+    if not player.alive or seat in day.transfers or seat in day.votes:
+        return None
+    nominees = day.nominees
+    index = below(rng, len(nominees) + 1)
+    return _VOTES.rows(seat, len(state.players))[0][nominees[index - 1] if index else 0]
+
+
+def _draw_call(state: GameState, player: Player, rng: random.Random) -> Command | None:
+    """`_CallGroup`'s draw: another living seat, or at night only a partner, as `_menu`
+    says."""
+    if not player.alive:
+        return None
+    seat, settings, phase = player.seat, state.options.calls, state.phase
+    if phase in DAY_CALL_PHASES:
+        if not (settings.enabled and settings.by_day):
+            return None
+    elif phase is not Phase.NIGHT:
+        return None
+    elif not (
+        settings.enabled
+        and (settings.evil_may_call or not in_night_room(player))
+        and state.calls_placed.get(seat, 0) < settings.per_night
+    ):
+        partners = [t for t in _partners(state, player) if state.player(t).alive]
+        if not partners:
+            return None
+        target = partners[below(rng, len(partners))]
+        return _CALLS.rows(seat, len(state.players))[0][target]
+    targets = [p.seat for p in state.players if p.alive and p.seat != seat]
+    if not targets:
+        return None
+    target = targets[below(rng, len(targets))]
+    return _CALLS.rows(seat, len(state.players))[0][target]
 
 
 class SeatMenu:
@@ -356,7 +455,12 @@ def _ability_kind(ability: Ability) -> GroupKind:
             return None
         return _AbilityGroup(state, player, ability)
 
-    return GroupKind(ability.kind.value, UseAbility, make)
+    def draw(state: GameState, player: Player, rng: random.Random) -> Command | None:
+        if ability.available(state, player) is not None:
+            return None
+        return _draw_target(state, player, ability, rng)
+
+    return GroupKind(ability.kind.value, UseAbility, make, draw)
 
 
 def _vote_group(state: GameState, player: Player) -> CommandGroup | None:
@@ -375,9 +479,9 @@ def _rule_kind(
     return GroupKind(kind, command, group)
 
 
-_NOMINATE_KIND = GroupKind("nominate", Nominate, _NominateGroup)
-_VOTE_KIND = GroupKind("vote", Vote, _vote_group)
-_CALL_KIND = GroupKind("call", PlaceCall, _CallGroup)
+_NOMINATE_KIND = GroupKind("nominate", Nominate, _NominateGroup, _draw_nomination)
+_VOTE_KIND = GroupKind("vote", Vote, _vote_group, _draw_vote)
+_CALL_KIND = GroupKind("call", PlaceCall, _CallGroup, _draw_call)
 _INTERJECT_KIND = _rule_kind("interject", Interject, _interject, _ONCE)
 _IN_CALL_KINDS = (
     _rule_kind("answer", AnswerCall, _answer, _YES_NO),
