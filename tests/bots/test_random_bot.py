@@ -26,6 +26,7 @@ from vollmond.engine.standard.bots import RandomBot, Temperament
 from vollmond.engine.standard.legal import command_groups, legal_actions
 from vollmond.engine.standard.replay import rng_for
 from vollmond.engine.standard.sim import play_game
+from vollmond.engine.standard.smart_bot import SmartBot
 
 EAGER = Temperament(
     ability=1.0,
@@ -102,3 +103,26 @@ def test_a_kind_the_bot_never_wants_is_never_chosen() -> None:
                 assert command is None, command
                 offered += bool(kinds)
     assert offered > 0 and voted > 0
+
+
+def test_a_seat_out_of_the_game_and_in_no_call_has_nothing_to_say() -> None:
+    """The simulator does not ask a seat out of the game while no call is on (sim.py): the
+    bots of such a seat must say nothing and draw nothing, or skipping them would change the
+    games bots play."""
+    asked = 0
+    for options, seed in ((GameOptions(players=12), 2), (GameOptions(players=9, lovers=True), 4)):
+        for state in game_states(options, seed, Temperament()):
+            if state.calls:
+                continue
+            for player in state.players:
+                if player.alive:
+                    continue
+                for make in (RandomBot, SmartBot):
+                    for temperament in (Temperament(), EAGER):
+                        rng = random.Random(player.seat)
+                        before = rng.getstate()
+                        bot = make(player.seat, rng, temperament)
+                        assert bot.choose(state) is None
+                        assert rng.getstate() == before
+                        asked += 1
+    assert asked > 100

@@ -88,6 +88,11 @@ def play_game(
             if not awake:
                 break
             for seat in permutation(bot_rng, sorted(awake)):
+                if not state.players[seat - 1].alive and not state.calls:
+                    # Out of the game and in no call: nothing on its menu (legal.py), so
+                    # either bot would say None without drawing; not asked.
+                    awake.discard(seat)
+                    continue
                 command = bots[seat - 1].choose(state)
                 if command is None or not send(command):
                     awake.discard(seat)
