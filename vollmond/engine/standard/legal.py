@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from vollmond.engine.core import Json
+from vollmond.engine.core import Json, builder
 from vollmond.engine.kit.draws import below, pick
 from vollmond.engine.standard.abilities.base import Ability
 from vollmond.engine.standard.calls import DAY_CALL_PHASES
@@ -127,6 +127,10 @@ class _AbilityGroup(CommandGroup):
         ]
 
 
+_use_ability: Callable[[int, ActionKind, int | None], UseAbility] = builder(UseAbility)
+"""`UseAbility` without its `__init__` (core.builder): bots make one per ability they use."""
+
+
 def _draw_target(
     state: GameState, player: Player, ability: Ability, rng: random.Random
 ) -> Command | None:
@@ -147,9 +151,9 @@ def _draw_target(
         target = left[index]
         if target is None:
             if ability.allows_nobody:
-                return UseAbility(player.seat, ability.kind, None)
+                return _use_ability(player.seat, ability.kind, None)
         elif state.has_seat(target) and ability.check_target(state, player, target) is None:
-            return UseAbility(player.seat, ability.kind, target)
+            return _use_ability(player.seat, ability.kind, target)
         left[index] = left[-1]
         left.pop()
     return None
