@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from vollmond.engine.core import Audience, Rejection, Result, Rng
+from vollmond.engine.core import Audience, Rejection, Result, Rng, builder
 from vollmond.engine.kit.handlers import Handler, HandlerTable, Refusals
 from vollmond.engine.standard import calls, chat, day, leaving
 from vollmond.engine.standard.abilities.base import reject
@@ -45,7 +45,7 @@ from vollmond.engine.standard.phases import (
 )
 from vollmond.engine.standard.properties import spec_of
 from vollmond.engine.standard.roles.registry import ROLES
-from vollmond.engine.standard.state import GameState, Player
+from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
 from vollmond.engine.standard.victory import settle
@@ -71,6 +71,22 @@ def deal(options: GameOptions, rng: Rng) -> tuple[tuple[RoleId, ...], frozenset[
     return tuple(order), lovers
 
 
+_player: Callable[..., Player] = builder(Player)
+"""`Player` by position without its frozen `__init__` (core.builder): twelve and more a deal."""
+
+_INITIAL: dict[tuple[RoleId, int], RoleState] = {}
+
+
+def _initial(role: RoleId, players: int) -> RoleState:
+    """A fresh holder's role state (`RoleSpec.initial_state`), made once per role and table
+    size: an immutable value (its dicts are never changed once built), so every deal may
+    share it."""
+    initial = _INITIAL.get((role, players))
+    if initial is None:
+        initial = _INITIAL[(role, players)] = ROLES[role].initial_state(players)
+    return initial
+
+
 def new_game(options: GameOptions, rng: Rng) -> StdResult:
     """Deal the roles (an event, so replay never re-rolls) and open night 1."""
     roles, lovers = deal(options, rng)
@@ -83,13 +99,9 @@ def start_with_roles(
     """Open a game with a given deal (seat i gets roles[i-1]): scenarios, golden games."""
     if len(roles) != options.players:
         raise InvalidOptionsError("one role per seat")
+    count = options.players
     players = tuple(
-        Player(
-            seat,
-            ROLES[role],
-            lover=seat in lovers,
-            role_state=ROLES[role].initial_state(options.players),
-        )
+        _player(seat, ROLES[role], True, False, seat in lovers, _initial(role, count), ())
         for seat, role in enumerate(roles, start=1)
     )
     tx = Tx(GameState(options, players, Phase.NIGHT), rng)
