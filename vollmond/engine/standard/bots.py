@@ -95,12 +95,18 @@ class RandomBot:
         if kinds is None:
             keenness = self.temperament.for_kind
             kinds = self._keen[menu] = tuple((keenness(k.kind), k) for k in menu.kinds)
-        draw = self.rng.random
-        wanted = [kind for p, kind in kinds if p >= 1.0 or (p > 0.0 and draw() < p)]
-        if not wanted:
+        rng = self.rng
+        draw = rng.random
+        wanted: list[GroupKind] | None = None
+        for p, kind in kinds:  # a plain loop: most turns want nothing, and make no list
+            if p >= 1.0 or (p > 0.0 and draw() < p):
+                if wanted is None:
+                    wanted = [kind]
+                else:
+                    wanted.append(kind)
+        if wanted is None:
             return None
         player = state.players[self.seat - 1]
-        rng = self.rng
         while wanted:
             chosen = wanted.pop(below(rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
             command = chosen.draw(state, player, rng)
