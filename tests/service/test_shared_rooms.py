@@ -173,7 +173,7 @@ async def test_a_private_room_is_found_by_its_code_on_the_other_process(
     pair: list[ShardedConferenceRooms],
 ) -> None:
     first, second = pair
-    room = first.open_private(Person(1))
+    room = await first.open_private(Person(1))
     assert room.code is not None
     # Opened where its code and its id hash to: the other process knows the owner unasked.
     assert first.ownership.owner_of(f"{CODE_KEY}{room.code}") == first.node
