@@ -101,6 +101,7 @@ class SharedOnline(Online):
         self.transport = transport
         self.resend_s = web_online_s / RESEND_PARTS
         self._told: dict[Owner, float] = {}  # when a page's asking was last told its owner
+        self._told_kept = 0  # entries after the last sweep (a sweep costs one pass: amortised)
         self.asked = 0  # questions sent to other processes
         self.unanswered = 0  # of those, not answered
         self.served = Served(transport, online_subject(node), self._on_message)
@@ -141,8 +142,9 @@ class SharedOnline(Online):
         last = self._told.get(owner)
         if last is not None and now - last < self.resend_s:
             return
-        if len(self._told) > 1000 and last is None:  # pages that stopped asking go
+        if len(self._told) > 2 * self._told_kept + 1000:  # pages that stopped asking go
             self._told = {o: t for o, t in self._told.items() if now - t < self.resend_s}
+            self._told_kept = len(self._told)
         self._told[owner] = now
         self._notify(where, SEEN, owner)
 
