@@ -6,15 +6,19 @@ only on his worker, is online in Anna's friends list on hers and can be called i
 from there; the invitation Anna's worker made is listed on Bert's, and he enters the room by
 it there (the room owned by Anna's worker). An invitation to Anna's table is listed and taken
 on Bert's worker too. And a person's private rooms open at once meet one ceiling
-(`[rooms] private_per_person`), wherever he opens them. Each fails with one process's
-community per worker: Bert counts as away on Anna's worker, the invitations are not listed on
-Bert's, and Anna opens two rooms on each worker.
+(`[rooms] private_per_person`), wherever he opens them. A real baresip caller signed in on
+the other worker's SIP port is online for Anna's page, and her call reaches his announcer:
+`8` puts him into her room. Each fails with one process's community per worker: Bert (or the
+caller) counts as away on Anna's worker, the invitations are not listed on Bert's (`8` finds
+none), and Anna opens two rooms on each worker.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -22,11 +26,18 @@ from typing import Any
 
 import pytest
 
-from .process import Browser, WorkerPort, workers_server
+from tests.needs import need
+from tests.phone.e2e.support import phones
+from vollmond.store import create_phone_identity, open_store
+from vollmond.store.community import accept_friend, request_friend
+from vollmond.store.owners import Owner
+
+from .process import Browser, WorkerPort, free_ports, workers_server
 from .support import PASSWORD
 
 WORKERS = 2
 PRIVATE_PER_PERSON = 2  # [rooms] private_per_person (the default)
+PIN = "2468"
 CONFIG = """
 [policy]
 login_attempts_per_minute = 100
@@ -65,9 +76,11 @@ async def friends(anna: Browser, bert: Browser) -> None:
     assert (await bert.post("/api/friends/accept", {"who": "anna"})).status_code == 200
 
 
-async def until(ask: Callable[[], Awaitable[Any]], done: Callable[[Any], bool]) -> Any:
+async def until(
+    ask: Callable[[], Awaitable[Any]], done: Callable[[Any], bool], within_s: float = 10.0
+) -> Any:
     """`ask` again until its answer is `done` (the page asks every few seconds)."""
-    deadline = time.monotonic() + 10.0
+    deadline = time.monotonic() + within_s
     while True:
         answer = await ask()
         if done(answer):
@@ -157,3 +170,65 @@ async def test_a_person_meets_one_ceiling_of_private_rooms_on_all_workers(
         lambda: anna[0].post("/api/rooms/private"), lambda r: r.status_code == 200
     )
     assert reopened.json()["room"]["kind"] == "private"
+
+
+@pytest.mark.slow
+@pytest.mark.rule("X2", "X4")
+async def test_a_caller_on_one_worker_is_called_into_a_room_from_a_page_on_the_other(
+    tmp_path: Path,
+) -> None:
+    """The telephone's side: a real baresip caller signed in on worker 1's SIP port is online
+    for Anna's page on worker 0, her call into a room reaches his announcer there, and his
+    `8` puts him into her room (owned by worker 0)."""
+    need("baresip", "espeak-ng", "sox")
+    sip = free_ports(WORKERS, socket.SOCK_DGRAM)
+    config = tmp_path / "vollmond.toml"
+    config.write_text(CONFIG)
+    server, workers = workers_server(tmp_path / "data", WORKERS, sip_port=sip, config=config)
+    anna = Browser(workers[0])
+    try:
+        await server.start(ready=workers)
+        await anna.signup("anna")
+        assert anna.account_id is not None
+        async with open_store(server.store_url) as sessions:  # the service's own store
+            caller_id = (await create_phone_identity(sessions, pin=PIN)).id
+            await request_friend(sessions, Owner.account(anna.account_id), Owner.phone(caller_id))
+            await accept_friend(sessions, Owner.phone(caller_id), Owner.account(anna.account_id))
+
+        async def caller_is(place: str) -> bool:
+            (friend,) = (await anna.http.get("/api/friends")).json()["friends"]
+            return bool(friend["where"]["place"] == place)
+
+        assert await caller_is("offline")
+        async with phones(tmp_path / "phones", {"caller": None}) as lines:
+            caller = lines["caller"]
+            await caller.dial(sip + 1)  # worker 1
+            await asyncio.sleep(3.0)  # keys cut the prompts short, each menu comes up first
+            await caller.keys("1")  # sign in with a phone ID
+            await asyncio.sleep(2.5)
+            await caller.keys(f"{caller_id}#", gap=0.15)
+            await asyncio.sleep(2.5)
+            await caller.keys(f"{PIN}#", gap=0.15)
+            await until(lambda: caller_is("online"), bool)
+            called = await anna.post("/api/rooms/call", {"who": f"p:{caller_id}"})
+            assert called.status_code == 200, called.text
+            token = called.json()["token"]
+
+            async def members() -> list[dict[str, Any]]:
+                found: list[dict[str, Any]] = (
+                    await anna.http.get(f"/api/rooms/member/{token}")
+                ).json()["members"]
+                return found
+
+            deadline = time.monotonic() + 20.0
+            while len(await members()) < 2:  # `8` takes the invitation once it is there
+                assert time.monotonic() < deadline, await members()
+                await caller.keys("8")
+                with contextlib.suppress(AssertionError):
+                    await until(members, lambda found: len(found) == 2, within_s=3.0)
+            assert [m["channel"] for m in await members()] == ["web", "phone"]
+            await caller.hangup()
+        await until(lambda: caller_is("offline"), bool)
+    finally:
+        await anna.close()
+        server.kill(signal.SIGTERM)
