@@ -26,6 +26,7 @@ from vollmond.service.conference import (
     EventKind,
     Member,
     RoomEvent,
+    TooManyPrivateRoomsError,
     UnknownCodeError,
 )
 from vollmond.service.enforce import Person
@@ -173,7 +174,7 @@ async def test_a_private_room_is_found_by_its_code_on_the_other_process(
     pair: list[ShardedConferenceRooms],
 ) -> None:
     first, second = pair
-    room = first.open_private(Person(1))
+    room = await first.open_private(Person(1))
     assert room.code is not None
     # Opened where its code and its id hash to: the other process knows the owner unasked.
     assert first.ownership.owner_of(f"{CODE_KEY}{room.code}") == first.node
@@ -189,3 +190,35 @@ async def test_a_private_room_is_found_by_its_code_on_the_other_process(
     first.leave(room, anna)  # the last one out: the room is closed, its code finds nothing
     with pytest.raises(UnknownCodeError):
         await second.by_code(room.code)
+
+
+@pytest.mark.rule("X2")
+async def test_a_person_opens_private_rooms_up_to_one_ceiling_on_all_processes(
+    pair: list[ShardedConferenceRooms],
+) -> None:
+    first = pair[0]
+    anna = Person(7)
+    assert first.settings.private_per_person == 2
+    opened = []
+    for rooms in pair:  # one on each process: the ceiling of two
+        room = await rooms.open_private(anna)
+        opened.append((rooms, room, await rooms.enter(room, "Anna", anna, "web", enforcer=None)))
+    for rooms in pair:
+        with pytest.raises(TooManyPrivateRoomsError):
+            await rooms.open_private(anna)
+    assert await first.open_private(Person()) is not None  # a guest's rooms count for nobody
+    # Anna leaves her room on the second process: it closes, and she may open one again.
+    rooms, room, member = opened.pop()
+    rooms.leave(room, member)
+
+    async def opens() -> bool:
+        try:
+            room = await first.open_private(anna)
+        except TooManyPrivateRoomsError:
+            return False
+        first.drop_if_empty(room)
+        return True
+
+    async with asyncio.timeout(5.0):
+        while not await opens():
+            await asyncio.sleep(0.01)

@@ -287,14 +287,12 @@ class ConferenceRooms:
         room = self._public.get(world)
         return len(room.members) if room is not None else 0
 
-    def open_private(self, opener: Person | None) -> ConferenceRoom:
+    async def open_private(self, opener: Person | None) -> ConferenceRoom:
         """A new private room with a fresh code; a signed-in person may have only
         `private_per_person` open at once (a guest's rooms count for nobody: they end with
         the call anyway)."""
-        if opener:
-            mine = [r for r in self._private.values() if r.opener == opener and r.members]
-            if len(mine) >= self.settings.private_per_person:
-                raise TooManyPrivateRoomsError(str(len(mine)))
+        if opener and not await self._may_open(opener):
+            raise TooManyPrivateRoomsError(str(self.settings.private_per_person))
         code = self._fresh_code()
         room = ConferenceRoom(
             self._fresh_id(),
@@ -306,6 +304,12 @@ class ConferenceRooms:
         self._private[code] = room
         self._by_id[room.id] = room
         return room
+
+    async def _may_open(self, opener: Person) -> bool:
+        """Whether `opener` may open one more private room (where processes share the
+        rooms, counted for all of them: `service/shards/conference_rooms.py`)."""
+        mine = [r for r in self._private.values() if r.opener == opener and r.members]
+        return len(mine) < self.settings.private_per_person
 
     def _fresh_code(self) -> str:
         """A code no open room has."""
@@ -379,7 +383,11 @@ class ConferenceRooms:
         if room.kind is RoomKind.PRIVATE and not room.members:
             assert room.code is not None
             self._private.pop(room.code, None)
-            self._by_id.pop(room.id, None)
+            if self._by_id.pop(room.id, None) is not None:
+                self._dropped(room)
+
+    def _dropped(self, room: ConferenceRoom) -> None:
+        """A private room opened here is gone (shared rooms: its opener's count is told)."""
 
     async def call_operator(
         self,

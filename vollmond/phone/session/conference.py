@@ -172,7 +172,7 @@ class RoomsMenu:
 
     async def _open_private(self) -> None:
         try:
-            room = self.rooms.open_private(self.s.person)
+            room = await self.rooms.open_private(self.s.person)
         except RoomError as exc:
             self.s.refuse(opening_refused(self.s, exc))
             return

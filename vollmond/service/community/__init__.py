@@ -2,7 +2,9 @@
 
 One :class:`Community` per hub, made by the app's lifespan (`attach`) with the operator's
 `[mailbox]` and `[friends]` settings and the data directory for voice messages; channels find
-it with :func:`community_of` (the hub itself does not know it, so it needs no change).
+it with :func:`community_of` (the hub itself does not know it, so it needs no change). Where
+processes share the service, whereabouts and invitations are shared by them
+(`service/shards/community.py` brings its own `online` and `friends`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import os
 import tempfile
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 from vollmond.service.community.errors import CommunityError
@@ -33,6 +36,9 @@ from vollmond.service.community.voicebox import VoiceBox
 from vollmond.service.hub import Hub
 from vollmond.settings.community import FriendsSettings, MailboxSettings
 from vollmond.store.community import FriendState, Mail, MailKind
+from vollmond.store.db import Sessions
+
+MakeFriends = Callable[[Sessions, FriendsSettings, Online], Friends]
 
 __all__ = [
     "Bound",
@@ -65,12 +71,16 @@ class Community:
         data_dir: Path,
         mailbox: MailboxSettings | None = None,
         friends: FriendsSettings | None = None,
+        *,
+        online: Online | None = None,
+        make_friends: MakeFriends = Friends,
     ) -> None:
+        """`online` and `make_friends`: where processes share the service, theirs."""
         self.hub = hub
         friends = friends or FriendsSettings()
-        self.online = Online(friends.web_online_s)
+        self.online = online or Online(friends.web_online_s)
         self.mail = Mailbox(hub.sessions, mailbox or MailboxSettings(), VoiceBox.open(data_dir))
-        self.friends = Friends(hub.sessions, friends, self.online)
+        self.friends = make_friends(hub.sessions, friends, self.online)
         self._retention: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -82,6 +92,8 @@ class Community:
             self._retention.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retention
+        await self.friends.close()
+        await self.online.close()
 
 
 _COMMUNITIES: weakref.WeakKeyDictionary[Hub, Community] = weakref.WeakKeyDictionary()

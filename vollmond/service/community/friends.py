@@ -3,10 +3,12 @@
 Where a friend is shows only what anyone may see anyway (X6, never a secret): at a table of a
 public game (its world and id, so one can join it or watch), "in a private round" with nothing
 more, or just online (the announcer, the lobby). An invitation to one's own table (a table
-that has not started, where the inviter sits) is held here, node-local, for
-`invitation_ttl_s`; the invited friend's channel is told at once (a watcher per person: the
-caller in the announcer hears it, the page asks every few seconds) and accepting takes a seat
-through the hub like any join — a private round needs no code then: the invitation is it.
+that has not started, where the inviter sits) is held here for `invitation_ttl_s` (where
+processes share the service, every process holds every invitation:
+`service/shards/community.py`); the invited friend's channel is told at once (a watcher per
+person: the caller in the announcer hears it, the page asks every few seconds) and accepting
+takes a seat through the hub like any join — a private round needs no code then: the
+invitation is it.
 
 An invitation names where it leads (:data:`Destination`): a table (:class:`ToTable`) or a
 private conference room the inviter opened for the two of them (:class:`ToRoom`, made by
@@ -19,7 +21,7 @@ from __future__ import annotations
 import enum
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -146,13 +148,15 @@ class Friends:
         settings: FriendsSettings,
         online: Online,
         clock: Callable[[], float] = time.monotonic,
+        ids: Iterator[int] | None = None,
     ) -> None:
+        """`ids`: the invitations' numbers (shared by processes: each its own series)."""
         self.sessions = sessions
         self.settings = settings
         self.online = online
         self.clock = clock
         self._invitations: dict[int, Invitation] = {}
-        self._ids = itertools.count(1)
+        self._ids = ids if ids is not None else itertools.count(1)
         self._watchers: dict[Owner, list[Watcher]] = {}
 
     # -- the list --------------------------------------------------------------------------
@@ -198,18 +202,24 @@ class Friends:
         """Friends (where they are) and open requests both ways."""
         friends: list[Friend] = await list_friends(self.sessions, me)
         named = await names(self.sessions, [f.other for f in friends])
+        online = await self.online.online_of(
+            f.other for f in friends if f.state is FriendState.FRIEND
+        )
         out = []
         for friend in friends:
             where = Whereabouts(Place.OFFLINE)
-            if friend.state is FriendState.FRIEND:
-                where = await self.where(friend.other)
+            if friend.other in online:
+                where = await self._where_online(friend.other)
             out.append(FriendView(named[friend.other], friend.state, where))
         return out
 
     async def where(self, person: Owner) -> Whereabouts:
         """Where `person` is, as far as a friend may know (offline: nothing)."""
-        if not self.online.is_online(person):
+        if not await self.online.online_of([person]):
             return Whereabouts(Place.OFFLINE)
+        return await self._where_online(person)
+
+    async def _where_online(self, person: Owner) -> Whereabouts:
         async with self.sessions() as session:
             mine = await addresses_of(session, person)
             seat_of: list[ColumnElement[bool]] = []
@@ -252,7 +262,7 @@ class Friends:
         blocked me) who is online. Asked before a room is opened, so nobody sits alone in a
         room waiting for someone who is not there (docs/decisions.md)."""
         me, friend = await self._friend_of(me, friend)
-        if not self.online.is_online(friend):
+        if not await self.online.online_of([friend]):
             raise CommunityError("friend_offline")
         return friend
 
@@ -275,10 +285,14 @@ class Friends:
         inviter = (await names(self.sessions, [me]))[me]
         expires = self.clock() + self.settings.invitation_ttl_s
         invitation = Invitation(next(self._ids), inviter, friend, to, expires)
-        self._invitations[invitation.id] = invitation
-        for watcher in list(self._watchers.get(friend, ())):
-            watcher(invitation)
+        self._add(invitation)
         return invitation
+
+    def _add(self, invitation: Invitation) -> None:
+        """Hold `invitation` and tell the invitee's watchers here."""
+        self._invitations[invitation.id] = invitation
+        for watcher in list(self._watchers.get(invitation.invitee, ())):
+            watcher(invitation)
 
     async def _my_table(self, me: Owner, game_id: str) -> GameRow:
         async with self.sessions() as session:
@@ -320,7 +334,7 @@ class Friends:
     def take(self, me: Owner, invitation_id: int) -> Invitation:
         """Use one of my invitations (the channel seats me); it is gone afterwards."""
         invitation = self.invitation(me, invitation_id)
-        del self._invitations[invitation_id]
+        self._invitations.pop(invitation_id, None)
         return invitation
 
     def withdraw(self, to: Destination) -> None:
@@ -347,3 +361,6 @@ class Friends:
                 self._watchers.pop(person, None)
 
         return unwatch
+
+    async def close(self) -> None:
+        """The service stops (shared: no more news from the other processes)."""

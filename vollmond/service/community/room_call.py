@@ -40,7 +40,7 @@ async def call_friend(
     (``too_many_private``) when `opener` may not open another room.
     """
     friend = await friends.reachable(me, friend)
-    room = rooms.open_private(opener)
+    room = await rooms.open_private(opener)
     if not await enter(room):
         rooms.drop_if_empty(room)
         return None

@@ -21,6 +21,11 @@ relay (`vollmond/voice/relay.py`) with the room's key in place of a game id: the
 `VoiceRooms.conference` finds the room's own mixer for them, where the owner's routing — every
 talking member heard by every other — alone decides what they hear.
 
+A person's private rooms open at once (``[rooms] private_per_person``) are counted by one
+process for all, as the web's limits are (`shared_limits`): a ceiling keyed by the opener,
+served on ``node.<w>.private_rooms``; acquired when a room is opened, released when its owner
+drops it (the opener's own process: a private room is owned where it was opened).
+
 Public rooms (one per world, a handful) are followed by every process from its start, so the
 rooms list shows everyone's headcount; a private room is followed while a member here is in it.
 Ownership by leases (nodes over NATS that take each other's games over) is not used for rooms:
@@ -59,6 +64,7 @@ from vollmond.service.enforce import Person
 from vollmond.service.hub import Hub
 from vollmond.service.shards.ownership import HashOwnership
 from vollmond.service.shards.sharded_hub import ShardedHub
+from vollmond.service.shards.shared_limits import SharedLimits
 from vollmond.service.shards.transport import (
     Message,
     NoRespondersError,
@@ -66,6 +72,7 @@ from vollmond.service.shards.transport import (
     Subscription,
     Transport,
 )
+from vollmond.service.web.limits import ConnectionCounter, LimitTable
 from vollmond.settings.rooms import RoomSettings
 from vollmond.voice.conference import ConferenceVoice
 from vollmond.voice.frames import Int16Array
@@ -80,6 +87,8 @@ log = structlog.get_logger(__name__)
 
 ASK_TIMEOUT_S: Final = 5.0
 CODE_KEY: Final = "conference-code:"  # a private room's code hashes as this + code
+PRIVATE: Final = "private"  # the ceiling of private rooms per opener (`SharedLimits`)
+PRIVATE_SERVICE: Final = "private_rooms"  # its subject: node.<w>.private_rooms
 
 
 def rooms_subject(node: str) -> str:
@@ -130,6 +139,12 @@ def raise_error(body: dict[str, Any]) -> None:
     if code in _ERRORS:
         raise _ERRORS[code](code)
     raise ChatRefusedError(code)
+
+
+def opener_key(opener: Person) -> str:
+    """Whose private rooms a room counts for: the opener as the rooms compare it (an account,
+    a phone identity, or both for a linked caller)."""
+    return f"{opener.account_id}/{opener.phone_identity_id}"
 
 
 # -- a room another process owns -----------------------------------------------------------------
@@ -251,6 +266,9 @@ class ShardedConferenceRooms(ConferenceRooms):
         self.relay = relay
         self.mirrors: dict[str, MirrorRoom] = {}
         self.served = Served(transport, rooms_subject(node), self._on_request)
+        table = LimitTable()
+        table.counters[PRIVATE] = ConnectionCounter(settings.private_per_person)
+        self.private = SharedLimits(node, ownership, transport, table, service=PRIVATE_SERVICE)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def owner_of(self, room_id: str) -> str:
@@ -259,6 +277,7 @@ class ShardedConferenceRooms(ConferenceRooms):
     async def start(self) -> None:
         """Serve the other processes and follow every world's public room owned elsewhere."""
         await self.served.start()
+        await self.private.start()
         for world in world_ids():
             room_id = f"public-{world}"
             if self.owner_of(room_id) == self.node:
@@ -268,6 +287,7 @@ class ShardedConferenceRooms(ConferenceRooms):
 
     async def close(self) -> None:
         await self.served.close()
+        await self.private.close()
         for mirror in list(self.mirrors.values()):
             await self._unfollow(mirror)
         for task in list(self._tasks):
@@ -294,8 +314,16 @@ class ShardedConferenceRooms(ConferenceRooms):
             room_id = super()._fresh_id()
         return room_id
 
-    def open_private(self, opener: Person | None) -> ConferenceRoom:
-        return self._owned(super().open_private(opener))
+    async def open_private(self, opener: Person | None) -> ConferenceRoom:
+        return self._owned(await super().open_private(opener))
+
+    async def _may_open(self, opener: Person) -> bool:
+        """One more room of `opener` at the ceiling's owner (released by `_dropped`)."""
+        return await self.private.acquire(PRIVATE, opener_key(opener))
+
+    def _dropped(self, room: ConferenceRoom) -> None:
+        if room.opener:
+            self.private.release(PRIVATE, opener_key(room.opener))
 
     async def by_code(self, code: str) -> ConferenceRoom:
         code = normal_code(code)

@@ -39,8 +39,8 @@ _SEP = "\x00"
 _YES, _NO = b"1", b"0"
 
 
-def limits_subject(node: str) -> str:
-    return f"node.{node}.limits"
+def limits_subject(node: str, service: str = "limits") -> str:
+    return f"node.{node}.{service}"
 
 
 def encode(op: str, limit: str, key: str) -> bytes:
@@ -61,8 +61,17 @@ class SharedLimits:
     process answers for the keys it owns and asks the owner for the others."""
 
     def __init__(
-        self, node: str, ownership: HashOwnership, transport: Transport, table: LimitTable
+        self,
+        node: str,
+        ownership: HashOwnership,
+        transport: Transport,
+        table: LimitTable,
+        *,
+        service: str = "limits",
     ) -> None:
+        """`service`: the subject's last word (``node.<owner>.<service>``), so another table
+        (the conference rooms' private rooms per person) is served beside the web's."""
+        self.service = service
         self.node = node
         self.ownership = ownership
         self.transport = transport
@@ -70,7 +79,7 @@ class SharedLimits:
         self.asked = 0  # questions sent to other processes
         self.unanswered = 0  # of those, counted here because the owner did not answer
         self._here: Counter[tuple[str, str]] = Counter()  # sockets counted here instead
-        self.served = Served(transport, limits_subject(node), self._on_message)
+        self.served = Served(transport, limits_subject(node, service), self._on_message)
 
     async def start(self) -> None:
         await self.served.start()
@@ -115,14 +124,14 @@ class SharedLimits:
         if owner == self.node:
             self.table.release(limit, key)
         else:
-            self.transport.publish(limits_subject(owner), encode(RELEASE, limit, key))
+            self.transport.publish(limits_subject(owner, self.service), encode(RELEASE, limit, key))
 
     async def _ask(self, owner: str, op: str, limit: str, key: str) -> bool | None:
         """The owner's answer; None when it gave none."""
         self.asked += 1
         try:
             reply = await self.transport.request(
-                limits_subject(owner), encode(op, limit, key), ASK_TIMEOUT_S
+                limits_subject(owner, self.service), encode(op, limit, key), ASK_TIMEOUT_S
             )
         except (TimeoutError, NoRespondersError) as exc:
             self.unanswered += 1

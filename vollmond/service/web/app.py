@@ -491,7 +491,7 @@ async def _stop_moderation(app: Starlette) -> None:
         await enforcer.close()
 
 
-def _mount_apis(
+async def _mount_apis(
     app: Starlette,
     hub: Hub,
     cookie_sessions: Sessions,
@@ -511,7 +511,7 @@ def _mount_apis(
     tables = TableApi(hub, cookie_sessions, settings.web, limits, api.refuse_banned_from_round)
     for route in tables.routes(api._guard):
         app.router.routes.insert(0, route)
-    mount_community(app, hub, cookie_sessions, settings, api)  # mailbox and friends (X3, X4)
+    await mount_community(app, hub, cookie_sessions, settings, api)  # mailbox and friends (X3, X4)
     return api, client_api
 
 
@@ -633,7 +633,9 @@ def create_app(
             await _share(hub, limits, metrics)
             cookie_sessions.store = store_sessions
             app.state.hub = hub  # for the handlers below, in-process tests and tools
-            api, client_api = _mount_apis(app, hub, cookie_sessions, metrics, settings, limits)
+            api, client_api = await _mount_apis(
+                app, hub, cookie_sessions, metrics, settings, limits
+            )
             enforcer = await _start_moderation(app, hub, store_sessions, settings)
             api.enforcer = client_api.enforcer = enforcer
             _mount_moderation(app, hub, cookie_sessions, settings, api)

@@ -40,6 +40,7 @@ from vollmond.service.community import (
 )
 from vollmond.service.community.mailbox import SAMPLE_RATE
 from vollmond.service.hub import Hub, Owner
+from vollmond.service.shards.community import shared_community
 from vollmond.service.web.auth import Sessions
 from vollmond.service.web.edge import NO_NUL, ApiError, Short, read_json
 from vollmond.store import get_account
@@ -304,11 +305,14 @@ class CommunityApi:
         )
 
 
-def mount_community(app: Any, hub: Hub, sessions: Sessions, settings: Any, api: Any) -> None:
+async def mount_community(app: Any, hub: Hub, sessions: Sessions, settings: Any, api: Any) -> None:
     """The one hook of the app (`_mount_apis`): the hub's Community with the operator's
-    `[mailbox]` and `[friends]` settings and its retention job, and the routes above."""
+    `[mailbox]` and `[friends]` settings and its retention job, and the routes above (where
+    processes share the service, its whereabouts and invitations shared by them)."""
     community = attach(
-        Community(hub, settings.data_dir, mailbox=settings.mailbox, friends=settings.friends)
+        await shared_community(
+            hub, settings.data_dir, mailbox=settings.mailbox, friends=settings.friends
+        )
     )
     community.start()
     routes = CommunityApi(hub, sessions, api._refuse_banned, api.refuse_banned_from_round)

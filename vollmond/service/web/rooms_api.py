@@ -344,7 +344,7 @@ class RoomsApi:
         self._sweep()
         account_id = self._account(request)
         try:
-            room = self.rooms.open_private(Person(account_id))
+            room = await self.rooms.open_private(Person(account_id))
         except RoomError as exc:
             return self._refusal(request, exc, n=self.rooms.settings.private_per_person)
         response = await self._enter(request, room, listening=False)
