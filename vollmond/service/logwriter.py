@@ -47,6 +47,7 @@ from vollmond.store.db import SQLITE_BUSY_TIMEOUT_MS, _configure_sqlite
 from vollmond.store.leases import FENCE_READ, Fence, stale_fences
 from vollmond.store.models import GameCommandRow, GameEventRow
 from vollmond.store.types import utcnow
+from vollmond.store.write_turn import WriteTurn
 
 MAX_BATCH = 500
 KNOWN_GAMES = 100_000  # games whose log ends the writer remembers; older ones are read again
@@ -126,6 +127,7 @@ class LogWriter:
         # waited for a turn of the busy event loop: commands waited seconds for their batch.
         self._sync_engine: sqlalchemy.Engine | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._turn: WriteTurn | None = None
         bind = sessions.kw.get("bind")
         url = bind.url if isinstance(bind, AsyncEngine) else None
         if (
@@ -144,6 +146,8 @@ class LogWriter:
             )
             event.listen(self._sync_engine, "connect", _configure_sqlite)
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="log-writer")
+            # Worker processes' log writers queue for the file (store/write_turn.py).
+            self._turn = WriteTurn(url.database)
 
     async def append(self, item: LogAppend) -> None:
         """Resolves once the item is committed; raises what the store raised for it."""
@@ -167,6 +171,8 @@ class LogWriter:
             self._executor.shutdown(wait=True)
         if self._sync_engine is not None:
             self._sync_engine.dispose()
+        if self._turn is not None:
+            self._turn.close()
 
     async def _run(self) -> None:
         while True:
@@ -236,8 +242,8 @@ class LogWriter:
                     raise LookupError("a lease was lost")  # rolled back; retried alone
 
     def _write_sync(self, statements: Statements) -> None:
-        assert self._sync_engine is not None
-        with self._sync_engine.begin() as connection:
+        assert self._sync_engine is not None and self._turn is not None
+        with self._turn.held(), self._sync_engine.begin() as connection:
             for statement, rows in statements.inserts:
                 connection.execute(statement, rows)
             for read, params, expected in predecessor_reads(statements.checks):
