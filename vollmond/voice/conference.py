@@ -78,6 +78,10 @@ class ConferenceVoice:
         if slot in self._talking:
             self.mixer.push(slot, samples)
 
+    def present(self, slot: int) -> bool:
+        """Whether `slot` is in the room (and so hears it)."""
+        return slot in self._present
+
     def pull(self, slot: int, puller: Hashable) -> Int16Array | None:
         """`slot`'s mix for this tick (None: nobody it hears is speaking)."""
         if slot not in self._present:

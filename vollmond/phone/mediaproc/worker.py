@@ -41,6 +41,7 @@ from vollmond.phone.media import (
     TickReport,
 )
 from vollmond.phone.mediaproc import protocol as p
+from vollmond.phone.mediaproc.mixing import Mixing
 from vollmond.phone.rtp import RtpClock
 
 log = logging.getLogger(__name__)
@@ -68,13 +69,9 @@ class _Ticker(MediaTicker):
     def tick(self, index: int) -> None:
         self._worker.begin(index)
         before = self.sent + self.unsent + self._worker.held
-        # The audio received since the last tick is decoded after this tick's packets left
-        # (it only goes on to the signalling process): sending comes first.
-        received, self._received = self._received, []
+        # The audio received since the last tick is decoded first (one table lookup): it goes
+        # into the rooms mixed here before this tick's frames are pulled.
         super().tick(index)
-        self._received = received + self._received
-        if self._received:
-            self._deliver()
         gap = 1 if self._last is None or index <= self._last else index - self._last
         self.due += (self.sent + self.unsent + self._worker.held - before) * gap
         self._last = index
@@ -87,6 +84,7 @@ class MediaWorker:
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
         self.endpoints: dict[int, RtpEndpoint] = {}
+        self.mixing = Mixing()
         self.ticker = _Ticker(self)
         self._blocks: dict[int, p.Block] = {}
         self._rows: dict[int, int] = {}
@@ -131,13 +129,18 @@ class MediaWorker:
         self._samples = block.samples
 
     def frame(self, call: int) -> Int16Array | None:
-        """The call's frame of the current tick (its source on the clock); HOLD while the
-        tick's block is missing."""
+        """The call's frame of the current tick: for a call the signalling process drives,
+        its prompt over its room, mixed here; otherwise its fed frame (HOLD while the tick's
+        block is missing)."""
+        row = self._rows.get(call)
+        fed = None if row is None else self._samples[row]
+        line = self.mixing.lines.get(call)
+        if line is not None and line.driven:
+            return self.mixing.frame(call, line, fed)
         if self._hold:
             self.held += 1
             return HOLD
-        row = self._rows.get(call)
-        return None if row is None else self._samples[row]
+        return fed
 
     def end(self, index: int) -> None:
         """Send what was heard in this tick; the signalling side answers with a block."""
@@ -150,6 +153,8 @@ class MediaWorker:
         clock = self.ticker.clock
         deadline = clock.deadline(index) if clock is not None else 0.0
         self._send(p.AUDIO, p.Block(index, ids, samples, deadline).encode())
+        for played in self.mixing.take_played():
+            self._control(played)
 
     def add_block(self, block: p.Block) -> None:
         clock = self.ticker.clock
@@ -169,8 +174,12 @@ class MediaWorker:
             self.counters["late_blocks"] += 1
             return
         deadline = clock.deadline(block.index)
+        lines = self.mixing.lines
         for row, call in enumerate(block.ids.tolist()):
             endpoint = self.endpoints.get(call)
+            line = lines.get(call)
+            if line is not None and line.driven:
+                continue  # its tick was sent, mixed here; late room audio is dropped
             if endpoint is None or not endpoint.send_late(block.samples[row], block.index):
                 continue
             self.ticker.sent += 1
@@ -216,7 +225,16 @@ class MediaWorker:
                 endpoint = self._endpoint(call)
                 endpoint.set_source(partial(self.frame, call))
                 endpoint.start(self.ticker)
+            case p.Route():
+                self.mixing.route(message)
+            case p.Play():
+                self.mixing.play(message)
+            case p.Forget(clip):
+                self.mixing.clips.pop(clip, None)
+            case p.DropRoom(room):
+                self.mixing.drop_room(room)
             case p.Close(call):
+                self.mixing.forget_call(call)
                 endpoint_or_none = self.endpoints.pop(call, None)
                 if endpoint_or_none is not None:
                     endpoint_or_none.close()
@@ -233,6 +251,7 @@ class MediaWorker:
 
     def _heard_from(self, call: int, samples: Int16Array) -> None:
         self._heard.append((call, samples))
+        self.mixing.heard(call, samples)
 
     def _digit(self, call: int, key: str) -> None:
         self._control(p.Digit(call, key))
@@ -246,6 +265,9 @@ class MediaWorker:
             "sent": ticker.sent,
             "unsent": ticker.unsent,
             "frames_due": ticker.due,
+            "prompt_frames": self.mixing.prompt_frames,
+            "mixed_frames": self.mixing.mixed_frames,
+            "unknown_clips": self.mixing.unknown_clips,
             **self.counters,
         }
 
@@ -307,6 +329,13 @@ class MediaWorker:
                 try:
                     if kind == p.FRAMES:
                         self.add_block(p.Block.decode(payload))
+                    elif kind == p.SOURCES:
+                        self.mixing.sources(p.Block.decode(payload))
+                    elif kind == p.CLIP:
+                        clip = p.Clip.decode(payload)
+                        self.mixing.clips[clip.clip] = clip.samples
+                    elif kind == p.GAINS:
+                        self.mixing.gains(p.Gains.decode(payload))
                     elif kind == p.CONTROL:
                         await self.handle(p.decode_control(payload))
                     else:

@@ -267,6 +267,39 @@ class PromptQueue:
             return None
         return out
 
+    # -- playing elsewhere (a media process) ---------------------------------------------------
+    def upcoming(self, limit: int = 8) -> list[Utterance]:
+        """The prompts that may play now, back to back, when a media process plays them: the
+        head and the ready ones behind it, up to the first that is not rendered yet or is a
+        live line (whose words are checked when it reaches the head). The head's own live
+        words are checked here, as :meth:`next_frame` does. The rules stay here: a prompt cut,
+        withdrawn or preempted changes this list, and the player is told the new one."""
+        queue = self._queue
+        while queue:
+            head = queue[0]
+            if not head.ready():
+                return []
+            if head.played == 0 and head.refresh is not None and not self._fresh(head):
+                continue
+            assert head.audio is not None
+            if len(head.audio) == 0:  # nothing to hear (a failed render): done at once
+                queue.popleft()
+                continue
+            break
+        out: list[Utterance] = []
+        for item in queue:
+            if len(out) >= limit or not item.ready() or (out and item.refresh is not None):
+                break
+            assert item.audio is not None
+            if len(item.audio):
+                out.append(item)
+        return out
+
+    def finished(self, item: Utterance) -> None:
+        """`item` was played to its end elsewhere: it leaves the queue (if still in it)."""
+        if item in self._queue:
+            self._queue.remove(item)
+
     def _fresh(self, head: Utterance) -> bool:
         """Whether a live line at the head may start now: dropped if it has nothing true left
         to say, rendered again (silence meanwhile) if its words changed since it was queued."""
