@@ -217,6 +217,8 @@ class MediaProcess:
         self.bad_messages = 0
         #: Cues taken too late to send their frames in time (nothing was pulled for them).
         self.cues_skipped = 0
+        #: Frames made here and sent ahead (``F``): calls not driven, relayed rooms' audio.
+        self.frames_fed = 0
         #: When the last message came (event loop time): a living media process reports
         #: twice a second, so a long silence means it hangs (MediaProcesses' watchdog).
         self.last_heard = 0.0
@@ -438,6 +440,7 @@ class MediaProcess:
         if writer is not None and writer.transport.get_write_buffer_size() > MAX_BACKLOG_BYTES:
             self.blocks_dropped += 1
             return
+        self.frames_fed += rows
         out = p.Block(block.index + LEAD_TICKS, ids[:rows], frames[:rows])
         self._send(p.FRAMES, out.encode())
 
