@@ -307,9 +307,11 @@ class MediaWorker:
         return p.Stats(calls, self.clock_counters())
 
     async def report(self) -> None:
+        """Counters at once (the signalling side's watchdog hears the process is up), then
+        twice a second."""
         while not self._writer.is_closing():
-            await asyncio.sleep(STATS_PERIOD_S)
             self._control(self.stats())
+            await asyncio.sleep(STATS_PERIOD_S)
 
     def close(self) -> None:
         for endpoint in self.endpoints.values():
