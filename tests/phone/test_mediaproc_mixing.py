@@ -156,7 +156,7 @@ class _Writer:
         return False
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(_garbage(), min_size=1, max_size=12))
 def test_a_media_process_takes_any_mixing_input_and_still_mixes(messages: list[bytes]) -> None:
     """Whatever the control channel carries — fields of any shape, binary blocks of any bytes,

@@ -18,6 +18,7 @@ matrix, and the matrix is the routing table's.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -31,6 +32,8 @@ from vollmond.voice.mixer import GameMixer, overlay
 #: Tags a playlist remembers as played, so a playlist crossing its own ``played`` report on
 #: the way does not play a finished prompt again.
 _REMEMBERED = 16
+#: Prompt starts kept for the next measurement.
+STARTS_KEPT = 10_000
 
 
 @dataclass(eq=False)
@@ -48,6 +51,8 @@ class Playlist:
         self._done: deque[int] = deque(maxlen=_REMEMBERED)
         #: Tags finished since the last :meth:`take_played`.
         self.played: list[int] = []
+        #: The tag whose first frame the last :meth:`next_frame` began (None: none began).
+        self.began: int | None = None
 
     def replace(self, items: list[tuple[int, Int16Array, int | None]]) -> None:
         """Play these from now on (tag, clip, offset; offset None: a prompt that is playing
@@ -72,8 +77,11 @@ class Playlist:
             return None
         out = np.zeros(FRAME_SAMPLES, dtype=np.int16)
         filled = 0
+        self.began = None
         while filled < FRAME_SAMPLES and items:
             head = items[0]
+            if head.pos == 0 and self.began is None:
+                self.began = head.tag
             chunk = head.clip[head.pos : head.pos + FRAME_SAMPLES - filled]
             out[filled : filled + len(chunk)] = chunk
             filled += len(chunk)
@@ -96,6 +104,8 @@ class MixLine:
     source: int | None = None
     fed: bool = False
     playlist: Playlist = field(default_factory=Playlist)
+    #: A prompt began and its first audible frame is still to come.
+    awaiting: bool = False
 
 
 class Mixing:
@@ -108,6 +118,9 @@ class Mixing:
         self.prompt_frames = 0
         self.mixed_frames = 0
         self.unknown_clips = 0
+        #: (call, time) of each prompt's first audible frame, since the last Measured (the
+        #: latest STARTS_KEPT): a benchmark's key-to-answer.
+        self.starts: deque[tuple[int, float]] = deque(maxlen=STARTS_KEPT)
 
     def line(self, call: int) -> MixLine:
         line = self.lines.get(call)
@@ -187,6 +200,10 @@ class Mixing:
         prompt = line.playlist.next_frame()
         if prompt is not None:
             self.prompt_frames += 1
+            line.awaiting = line.awaiting or line.playlist.began is not None
+            if line.awaiting and prompt.any():  # the first audible frame, as in process
+                self.starts.append((call, time.monotonic()))
+                line.awaiting = False
         elif not line.fed:
             prompt = fed  # made in the signalling process (a session without a prompt queue)
         room_audio: Int16Array | None = None

@@ -344,6 +344,9 @@ class Measured:
     histogram: tuple[int, ...]
     response: tuple[int, ...]
     counters: dict[str, int]
+    #: (call, time.monotonic) of the first audible frame of every prompt that began playing
+    #: (benchmarks: a key's answer is the first to begin after the key).
+    starts: tuple[tuple[int, float], ...] = ()
 
 
 Control = (
@@ -425,12 +428,13 @@ def encode_control(message: Control) -> bytes:
         case Stats(calls, counters):
             rows = [_stats_row(c) for c in calls]
             body = {"op": "stats", "calls": rows, "counters": counters}
-        case Measured(histogram, response, counters):
+        case Measured(histogram, response, counters, starts):
             body = {
                 "op": "measured",
                 "histogram": list(histogram),
                 "response": list(response),
                 "counters": counters,
+                "starts": [list(start) for start in starts],
             }
     return json.dumps(body, separators=(",", ":")).encode()
 
@@ -513,6 +517,22 @@ def _play_item(row: object) -> PlayItem:
     return PlayItem(tag, clip, _optional(row[2], "offset", 2**31))
 
 
+def _start(row: object) -> tuple[int, float]:
+    if not isinstance(row, list) or len(row) != 2:
+        raise ProtocolError("a start is [call, time]")
+    return _int(row[0], "call"), _number(row[1], "time")
+
+
+def _measured(body: dict[str, object]) -> Measured:
+    histogram = _histogram(body.get("histogram"))
+    response = _histogram(body.get("response"))
+    starts = body.get("starts", [])
+    if not isinstance(starts, list) or len(starts) > 100_000:
+        raise ProtocolError("starts must be a list")
+    counters = _counters(body.get("counters"))
+    return Measured(histogram, response, counters, tuple(_start(row) for row in starts))
+
+
 def decode_control(payload: bytes) -> Control:
     """The control message in ``payload``; anything else raises :class:`ProtocolError`."""
     try:
@@ -580,9 +600,7 @@ def decode_control(payload: bytes) -> Control:
             calls = tuple(_call_stats(row) for row in rows)
             return Stats(calls, _counters(body.get("counters")))
         case "measured":
-            histogram = _histogram(body.get("histogram"))
-            response = _histogram(body.get("response"))
-            return Measured(histogram, response, _counters(body.get("counters")))
+            return _measured(body)
     raise ProtocolError(f"unknown op {op!r}")
 
 

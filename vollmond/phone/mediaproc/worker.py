@@ -287,7 +287,10 @@ class MediaWorker:
         counters["calls"] = len(self.endpoints)  # a count at the end, not a difference
         self._histogram = self._response = None
         self.ticker.stamp, self.ticker.observer = False, None
-        self._control(p.Measured(tuple(histogram.tolist()), tuple(response.tolist()), counters))
+        starts = tuple(self.mixing.starts)
+        self.mixing.starts.clear()
+        histogram_bins, response_bins = tuple(histogram.tolist()), tuple(response.tolist())
+        self._control(p.Measured(histogram_bins, response_bins, counters, starts))
 
     def stats(self) -> p.Stats:
         now = asyncio.get_running_loop().time()
