@@ -287,6 +287,9 @@ class PhoneService:
         line.call.set_source(None)
         if isinstance(line.call.media, RemoteEndpoint):
             line.call.media.driver = None
+            prompts = getattr(line.session, "prompts", None)
+            if isinstance(prompts, PromptQueue):
+                prompts.changed = None
         self._attach(line, None)
         if self.voice_rooms.relay is not None:
             self.voice_rooms.relay.unlink(line)
@@ -397,9 +400,31 @@ class MixedElsewhere:
         self._sent: list[Utterance] = []
         self._tag_of: dict[Utterance, int] = {}
         self._item_of: dict[int, Utterance] = {}
+        self._endpoint: RemoteEndpoint | None = None
+        self._poked = False
+        if prompts is not None:
+            prompts.changed = self._poke
+
+    def _poke(self) -> None:
+        """The queue changed (a key's answer queued, a barge-in): tell the media process now,
+        once per turn of the event loop, rather than at its next tick."""
+        if not self._poked and self._endpoint is not None:
+            self._poked = True
+            asyncio.get_running_loop().call_soon(self._sync_now)
+
+    def _sync_now(self) -> None:
+        self._poked = False
+        endpoint, prompts = self._endpoint, self._prompts
+        if endpoint is None or prompts is None or endpoint.closed or endpoint.driver is not self:
+            return
+        try:
+            self._sync_prompts(prompts, endpoint)
+        except Exception:
+            log.exception("phone_prompt_sync_failed", call=self._line.call.call_id)
 
     def sync(self, endpoint: RemoteEndpoint) -> Int16Array | None:
         line, service = self._line, self._service
+        self._endpoint = endpoint
         prompt: Int16Array | None = None
         try:
             if self._prompts is not None:

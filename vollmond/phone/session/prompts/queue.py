@@ -130,6 +130,13 @@ class PromptQueue:
         self.renders = renders if renders is not None else Renders(voice)
         self._queue: deque[Utterance] = deque()
         self.transcript: list[Spoken] = []
+        #: Told when what is to play may have changed (a prompt queued, dropped or rendered):
+        #: a media process playing this queue is told at once, not at its next tick.
+        self.changed: Callable[[], None] | None = None
+
+    def _touched(self) -> None:
+        if self.changed is not None:
+            self.changed()
 
     # -- queueing --------------------------------------------------------------------------
     def say(
@@ -156,6 +163,8 @@ class PromptQueue:
         found = self.renders.audio(item.text, self.lang)
         if isinstance(found, asyncio.Future):
             item.audio, item.pending = None, found
+            if self.changed is not None:
+                found.add_done_callback(lambda _: self._touched())
         else:
             item.audio, item.pending = found, None
 
@@ -178,11 +187,14 @@ class PromptQueue:
         while index > 0 and self._queue[index - 1].priority > item.priority:
             index -= 1
         self._queue.insert(index, item)
+        self._touched()
 
     def _drop(self, which: Callable[[Utterance], bool]) -> int:
         kept = deque(u for u in self._queue if not which(u))
         dropped = len(self._queue) - len(kept)
         self._queue = kept
+        if dropped:
+            self._touched()
         return dropped
 
     def _record(self, spoken: Spoken) -> None:
@@ -218,10 +230,13 @@ class PromptQueue:
         kept = deque(u for u in self._queue if u.tone is None or u.tone not in names)
         stopped = len(self._queue) - len(kept)
         self._queue = kept
+        if stopped:
+            self._touched()
         return stopped
 
     def clear(self) -> None:
         self._queue.clear()
+        self._touched()
 
     @property
     def queued_tones(self) -> list[str]:
