@@ -3,11 +3,19 @@
 :class:`MediaProcesses` is the SIP server's :class:`~vollmond.phone.callmedia.MediaBackend`
 when ``[phone] media_processes`` is 1 or more. A new call goes to the process with the fewest
 calls and gets a :class:`RemoteEndpoint`, which the SIP server and the sessions use as they
-would an in-process endpoint. The frames still come from the call's audio source on this
-event loop (the session's prompts over its room, :meth:`PhoneService._frame`), but not on a
-clock of its own: each tick's message from a media process (the audio it received) is the cue
-to pull every call's frame of the tick :data:`~.worker.LEAD_TICKS` ahead and send them in one
-block. The sending itself, on time, is the media process's.
+would an in-process endpoint.
+
+What a call hears is made in its media process, on its clock: the telephone service gives the
+endpoint a :class:`LineDriver`, which at each tick's message (the cue) sends only what changed
+— the call's place (:meth:`RemoteEndpoint.route`: a room's copy, its row, its house) and its
+prompts (:meth:`RemoteEndpoint.play`: clips, sent once per process by the prompt cache's
+array) — and hears back which prompts were played. A room mixed here (its
+:class:`~vollmond.voice.mixer.GameMixer`, with browser peers, relays and recordings) is copied
+in every media process with a call in it: its gains are sent when its routing changes, and the
+frames of the sources that process does not receive itself are forwarded at each tick (the
+mixer's tee). Only two kinds of frame are still made here and sent :data:`~.worker.LEAD_TICKS`
+ahead: the room audio of a game run on another process (the relay), and the whole frame of an
+endpoint given a plain source instead of a driver (tests, the benchmarks' echo).
 
 When a media process ends (crash, kill), every call it carried is handed to ``on_lost`` (the
 SIP server hangs them up with a BYE) and a new process is started in its place.

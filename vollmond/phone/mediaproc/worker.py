@@ -1,19 +1,23 @@
-"""The media process: RTP sockets, latching, key presses and the 20 ms clock of many calls.
+"""The media process: RTP sockets, latching, key presses, the 20 ms clock, and what every call
+hears — its prompts over its room — for many calls.
 
 It is the in-process media path (:class:`~vollmond.phone.media.RtpEndpoint` and
-:class:`~vollmond.phone.media.MediaTicker`, unchanged) behind a control socket. Per tick, in
-this order: the audio received since the last tick is decoded in one batch, every call's frame
-of this tick is taken from the block the signalling process sent for it, all frames are encoded
-in one batch and sent with one ``sendto`` each, and then the received audio goes to the
-signalling process in one message (``A``), which is also its cue to make the frames of the tick
-:data:`LEAD_TICKS` ahead. So the clock never waits for the signalling process: its event loop
-may be up to ``LEAD_TICKS × 20 ms`` late before a frame is missing; a missing block is counted
-(``missing_blocks``) and its calls hear silence, a block that comes after its tick is dropped
-and counted (``late_blocks``).
+:class:`~vollmond.phone.media.MediaTicker`, unchanged) behind a control socket, with the
+mixing of :mod:`.mixing`. Per tick, in this order: the audio received since the last tick is
+decoded in one batch and pushed into the rooms mixed here; every call's frame is made — for a
+call the signalling process drives, its prompt (from the clips it was sent) over its row of
+its room's copy, both on this clock; for any other call, the frame the signalling process sent
+ahead (``F``) — then all frames are encoded in one batch and sent with one ``sendto`` each; then
+the received audio goes to the signalling process in one message (``A``), which is also its cue
+to send what changed (routes, gains, playlists, other sources' frames) and the frames it still
+makes: the room audio of a game relayed from another process, and the whole frame of a call it
+does not drive, :data:`LEAD_TICKS` ahead. A missing block of those is counted
+(``missing_blocks``); frames of a call not driven leave late, up to :data:`MAX_LATE_TICKS`.
 
 Key presses (telephone-events, and in-band tones detected on the decoded audio) go back at
-once as ``digit`` messages; every call's counters (latched address, packets, seconds since the
-last packet: the RTP timeout stays in the SIP server) twice a second as ``stats``.
+once as ``digit`` messages, a prompt played to its end as ``played``, every call's counters
+(latched address, packets, seconds since the last packet: the RTP timeout stays in the SIP
+server) once at the start and then twice a second as ``stats``.
 
 The process ends when its control socket closes: a signalling process that died takes its
 media processes with it.
@@ -46,8 +50,8 @@ from vollmond.phone.rtp import RtpClock
 
 log = logging.getLogger(__name__)
 
-#: How many ticks ahead the signalling process makes frames (60 ms: what its event loop may
-#: be late, at the price of 60 ms more delay on the way to the caller).
+#: How many ticks ahead the signalling process makes the frames it still makes (a relayed
+#: game's room audio, calls it does not drive): 60 ms its event loop may be late.
 LEAD_TICKS = 3
 #: Frames that come later than their tick leave late, up to this many ticks (100 ms, as the
 #: in-process clock's longest stall before it skips frames); later ones are dropped.
