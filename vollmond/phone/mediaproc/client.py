@@ -236,6 +236,9 @@ class MediaProcess:
         #: Clips sent to it, by the audio array's identity (forgotten when the array goes).
         self._clips: dict[int, int] = {}
         self._clip_ids = itertools.count(1)
+        #: Clips whose arrays went, to be forgotten at the next tick (a finalizer runs
+        #: wherever the collector does, so it only notes them).
+        self._forgotten: list[int] = []
 
     @property
     def pid(self) -> int | None:
@@ -369,12 +372,15 @@ class MediaProcess:
     def _forget_clip(self, key: int, clip: int) -> None:
         if self._clips.get(key) == clip:
             del self._clips[key]
-            self.send_control(p.Forget(clip))
+            self._forgotten.append(clip)
 
     def _flush_rooms(self) -> None:
         """Per tick: new gains, and the rooms' other sources' frames, to the copies; a room
         being recorded is ticked here too (the tap takes its mix from this process's copy,
         which nobody else may pull)."""
+        forgotten, self._forgotten = self._forgotten, []
+        for clip in forgotten:
+            self.send_control(p.Forget(clip))
         ids: list[int] = []
         frames: list[Int16Array] = []
         for mirror in self._mirrors.values():
