@@ -395,3 +395,77 @@ async def test_a_prompt_is_played_by_the_media_process_and_reported_played() -> 
     assert 3000 <= int(loud.sum()) <= 4100  # the whole prompt, once
     assert abs(dominant_frequency(heard[loud.argmax() : loud.argmax() + 3200]) - 500.0) < 20
     assert counters.get("prompt_frames", 0) >= 20
+
+
+# -- the signalling side's driver of a line --------------------------------------------------------
+
+
+class _Endpoint:
+    """What a line's driver tells its media process, recorded."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.driver: object = None
+        self.plays: list[list[tuple[int, int, int | None]]] = []
+        self.routes: list[tuple[object, int | None, int | None, bool]] = []
+
+    def play(self, items: Sequence[tuple[int, np.ndarray, int | None]]) -> None:
+        self.plays.append([(tag, int(audio[0]), offset) for tag, audio, offset in items])
+
+    def route(self, mixer: object, listener: int | None, source: int | None, fed: bool) -> None:
+        self.routes.append((mixer, listener, source, fed))
+
+
+async def test_the_driver_sends_the_prompt_queues_changes_and_keeps_its_rules() -> None:
+    """A prompt queued is sent at once; one queued behind it is added while the first goes on
+    where it is; an urgent prompt preempts (menus dropped); news cut by an urgent prompt is
+    played again from its start, under a new tag; a barge-in stops; a played prompt leaves
+    the queue and is not sent again."""
+    from vollmond.phone.service import MixedElsewhere, Place  # noqa: PLC0415
+
+    words = {"a": 1, "b": 2, "u": 3, "n": 4, "v": 5, "m": 6}
+    audio = {text: np.full(400, level, np.int16) for text, level in words.items()}
+    voice = SimpleNamespace()
+    renders = SimpleNamespace(voice=voice, audio=lambda text, lang: audio[text])
+    queue = PromptQueue(voice, "de", renders=renders)  # type: ignore[arg-type]
+    session = SimpleNamespace(prompting=lambda busy: None)
+    line = SimpleNamespace(session=session, call=SimpleNamespace(call_id="x"), last_prompt=0.0)
+    line.frame_errors = 0
+    service = SimpleNamespace(clock=lambda: 1.0, _place=lambda line, session: Place())
+    driver = MixedElsewhere(service, line, queue)  # type: ignore[arg-type]
+    endpoint = _Endpoint()
+    endpoint.driver = driver
+
+    def sync() -> None:
+        assert driver.sync(endpoint) is None  # type: ignore[arg-type]
+
+    sync()
+    assert endpoint.plays == [] and endpoint.routes == [(None, None, None, False)]
+    queue.say("a")
+    await asyncio.sleep(0)  # told at once, not at the next tick
+    assert endpoint.plays[-1] == [(1, 1, 0)]
+    queue.say("b")
+    await asyncio.sleep(0)
+    assert endpoint.plays[-1] == [(1, 1, None), (2, 2, 0)]
+    sync()
+    assert len(endpoint.plays) == 2  # nothing changed: nothing sent
+    queue.say("u", Priority.URGENT)  # menus are dropped for it
+    await asyncio.sleep(0)
+    assert endpoint.plays[-1] == [(3, 3, 0)]
+    driver.played([3])
+    assert not queue.busy
+    sync()
+    assert len(endpoint.plays) == 3  # the media process stopped by itself
+    queue.say("n", Priority.NEWS)
+    await asyncio.sleep(0)
+    assert endpoint.plays[-1] == [(4, 4, 0)]
+    queue.say("v", Priority.URGENT)  # news playing: cut, and heard again after it
+    await asyncio.sleep(0)
+    assert endpoint.plays[-1] == [(5, 5, 0), (6, 4, 0)]
+    driver.played([5, 6])
+    queue.say("m")
+    await asyncio.sleep(0)
+    assert endpoint.plays[-1] == [(7, 6, 0)]
+    queue.interrupt()  # a key: barge-in
+    await asyncio.sleep(0)
+    assert endpoint.plays[-1] == []

@@ -400,6 +400,7 @@ class MixedElsewhere:
         self._sent: list[Utterance] = []
         self._tag_of: dict[Utterance, int] = {}
         self._item_of: dict[int, Utterance] = {}
+        self._begun: set[Utterance] = set()
         self._endpoint: RemoteEndpoint | None = None
         self._poked = False
         if prompts is not None:
@@ -458,30 +459,38 @@ class MixedElsewhere:
         prompting = getattr(self._line.session, "prompting", None)
         if callable(prompting):
             prompting(busy)
-        restarted = bool(upcoming) and upcoming[0] in self._tag_of and upcoming[0].played == 0
+        # A prompt that had begun and was cut by a more urgent one (its `played` set back to
+        # 0 by the queue) is heard again from its start: a new tag, so the player does not go
+        # on where it was.
+        restarted = [u for u in upcoming if u in self._begun and u.played == 0]
         if upcoming == self._sent and not restarted:
             return
         items: list[tuple[int, Int16Array, int | None]] = []
         for item in upcoming:
             tag = self._tag_of.get(item)
             offset: int | None = None
-            if tag is None or (restarted and item is upcoming[0]):
-                old = self._tag_of.pop(item, None)
-                if old is not None:
-                    self._item_of.pop(old, None)
+            if tag is None or item in restarted:
+                self._item_of.pop(self._tag_of.pop(item, -1), None)
+                self._begun.discard(item)
                 tag = next(self._tags)
                 self._tag_of[item], self._item_of[tag] = tag, item
                 offset = item.played
             assert item.audio is not None
             items.append((tag, item.audio, offset))
         for gone in [u for u in self._sent if u not in upcoming]:
-            tag = self._tag_of.pop(gone, None)
-            if tag is not None:
-                self._item_of.pop(tag, None)
-        if upcoming:
-            upcoming[0].played = max(upcoming[0].played, 1)  # started: a preemption restarts it
+            self._item_of.pop(self._tag_of.pop(gone, -1), None)
+            self._begun.discard(gone)
         self._sent = upcoming
+        self._begin_head()
         endpoint.play(items)
+
+    def _begin_head(self) -> None:
+        """The head of what was sent is playing: `played` > 0 tells the queue it has begun
+        (a preemption then restarts it rather than dropping it unheard)."""
+        if self._sent:
+            head = self._sent[0]
+            head.played = max(head.played, 1)
+            self._begun.add(head)
 
     def played(self, tags: Sequence[int]) -> None:
         for tag in tags:
@@ -489,12 +498,12 @@ class MixedElsewhere:
             if item is None:
                 continue
             self._tag_of.pop(item, None)
+            self._begun.discard(item)
             if self._prompts is not None:
                 self._prompts.finished(item)
             if item in self._sent:
                 self._sent.remove(item)
-        if self._sent:
-            self._sent[0].played = max(self._sent[0].played, 1)
+        self._begin_head()
 
 
 def _conference_seat(session: LineSession) -> ConferenceSeat | None:
