@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
@@ -469,3 +470,28 @@ async def test_the_driver_sends_the_prompt_queues_changes_and_keeps_its_rules() 
     queue.interrupt()  # a key: barge-in
     await asyncio.sleep(0)
     assert endpoint.plays[-1] == []
+
+
+async def test_a_refused_real_time_priority_is_said_once_and_the_processes_run_ordinarily(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The priority is tried by default; where the system refuses it (no CAP_SYS_NICE), the
+    media processes run as ordinary processes and one line says so, not one per process or
+    restart."""
+    from vollmond.phone.mediaproc import client  # noqa: PLC0415
+
+    def refuse(pid: int, policy: int, param: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setscheduler", refuse)
+    monkeypatch.setattr(client, "_refusal_told", False)
+    media = MediaProcesses(2, priority=20)
+    with caplog.at_level("WARNING", logger=client.__name__):
+        await media.start()
+    try:
+        assert [proc.realtime for proc in media.processes] == [False, False]
+        assert all(proc.alive for proc in media.processes)
+        told = [r for r in caplog.records if "ordinary priority" in r.getMessage()]
+        assert len(told) == 1
+    finally:
+        await media.close()

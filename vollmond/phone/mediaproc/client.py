@@ -662,14 +662,27 @@ class MediaProcesses:
         await asyncio.gather(*(process.close() for process in self.processes))
 
 
+_refusal_told = False
+
+
 def _make_realtime(pid: int, priority: int) -> bool:
     """Put a media process in the round-robin real-time class at ``priority``: its clock then
     runs as soon as a tick is due, whatever else the machine runs, as a PBX's media threads do
     (Asterisk ``-p``, FreeSWITCH ``-rp``). It sleeps between ticks, and the kernel keeps 5 %
-    of every second for ordinary processes. Refused (no CAP_SYS_NICE), it runs ordinarily."""
+    of every second for ordinary processes. Refused (no CAP_SYS_NICE or RLIMIT_RTPRIO), it
+    runs ordinarily, and that is said once per service, not at every (re)start: the priority
+    is tried by default, and a machine that does not grant it is not an error."""
+    global _refusal_told  # noqa: PLW0603 - one line per process, whatever the media processes
     try:
         os.sched_setscheduler(pid, os.SCHED_RR, os.sched_param(priority))
     except OSError as exc:
-        log.warning("media process %s: real-time priority %d refused: %s", pid, priority, exc)
+        if not _refusal_told:
+            _refusal_told = True
+            log.warning(
+                "media processes run at ordinary priority: real-time priority %d refused (%s); "
+                "grant CAP_SYS_NICE or LimitRTPRIO (docs/voice.md)",
+                priority,
+                exc,
+            )
         return False
     return True
