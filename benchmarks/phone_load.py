@@ -739,13 +739,26 @@ def _answers(uas: Any, measured: list[Any]) -> list[tuple[str, float]]:
         if not isinstance(probe, Probe):
             continue
         began = sorted(starts.get(line.call.media.call, []))
-        keys = probe.pressed
-        for index, (label, at) in enumerate(keys):
-            following = keys[index + 1][1] if index + 1 < len(keys) else math.inf
-            after = [t for t in began if at < t < following]
-            if after:  # a key followed at once by another (#, then 1) answers with the last
+        for label, at in _key_groups(probe.pressed):
+            after = [t for t in began if t > at]
+            if after:
                 latencies.append((label, after[0] - at))
     return latencies
+
+
+def _key_groups(pressed: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The probe's keys as the in-process probe labels them: keys pressed within a second of
+    each other are one entry (``#1``), timed from its last key."""
+    groups: list[tuple[str, float]] = []
+    last = -math.inf
+    for label, at in pressed:
+        key = label[-1:]
+        if groups and at - last < 1.0:
+            groups[-1] = (groups[-1][0] + key, at)
+        else:
+            groups.append((key, at))
+        last = at
+    return groups
 
 
 async def _window(
