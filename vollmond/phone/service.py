@@ -38,7 +38,7 @@ from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings, PhoneSettings
-from vollmond.voice.conference import ConferenceSeat
+from vollmond.voice.conference import ConferenceSeat, ConferenceVoice
 from vollmond.voice.mixer import GameMixer, overlay
 from vollmond.voice.relay import RelayedLine
 from vollmond.voice.rooms import Room, VoiceRooms
@@ -340,6 +340,8 @@ class PhoneService:
             if self.voice_rooms.relay is not None:
                 self.voice_rooms.relay.unlink(line)  # left a game run elsewhere for the room
             voice, slot = conference.voice, conference.slot
+            if not voice.mixed_here:  # owned by another process: its mix comes by the relay
+                return Place(relayed=_Pulled(voice, slot, line))
             hears = voice.present(slot)
             speaks = not self._muted(session)
             return Place(voice.mixer, slot if hears else None, slot if speaks else None)
@@ -383,7 +385,20 @@ class Place:
     mixer: GameMixer | None = None
     listener: Listener | None = None
     source: int | None = None
-    relayed: RelayedLine | None = None
+    relayed: RelayedLine | _Pulled | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pulled:
+    """A conference room owned by another process: the line's mix is its voice's pull (which
+    drives the relay), as the in-process path pulls it."""
+
+    voice: ConferenceVoice
+    slot: int
+    line: Line
+
+    def pull(self) -> Int16Array | None:
+        return self.voice.pull(self.slot, puller=self.line)
 
 
 class MixedElsewhere:

@@ -38,6 +38,10 @@ class _Route:
 class ConferenceVoice:
     """One room's mixer, its routing rebuilt whenever someone comes, goes or (un)mutes."""
 
+    #: The room is mixed by :attr:`mixer` here (a media process may copy it); False for a
+    #: room owned by another process, whose :meth:`pull` brings its mix through the relay.
+    mixed_here = True
+
     def __init__(self, size: int) -> None:
         self.size = size
         self.mixer = GameMixer(size)

@@ -229,4 +229,4 @@ class Mixing:
 def _pull(room: GameMixer, row: int, call: int) -> Int16Array | None:
     """Row ``row`` of the room (houses 0..seats-1, then the spectators)."""
     listener = SPECTATORS if row == room.seats else row + 1
-    return room.pull(listener, puller=("call", call))
+    return room.pull(listener, puller=call)  # a copy is pulled by this process's calls only
