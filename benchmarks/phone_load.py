@@ -164,9 +164,18 @@ class Probe:
     latencies: list[tuple[str, float]]
     pending: str = ""
     key_at: float | None = None
-    #: Seconds a pulled frame waits before it leaves: 0 in process; with a media process the
-    #: lead its frames are made ahead of their tick (vollmond/phone/mediaproc/worker.py).
+    #: Seconds a pulled frame waits before it leaves (0: it leaves at once).
     lead: float = 0.0
+    #: Every key with its time.monotonic: on a media process the session's prompts are played
+    #: there, and a key's answer is the first prompt frame it reports after the key.
+    pressed: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def prompts(self) -> Any:
+        return self.session.prompts
+
+    def prompting(self, busy: bool) -> None:
+        self.session.prompting(busy)
 
     @property
     def game_id(self) -> str | None:
@@ -188,6 +197,7 @@ class Probe:
     def on_key(self, key: str) -> None:
         self.pending = key if self.key_at is None else self.pending + key
         self.key_at = time.perf_counter()
+        self.pressed.append((self.pending, time.monotonic()))
         self.session.on_key(key)
 
     def next_frame(self) -> Any:
@@ -596,13 +606,10 @@ async def _start(
         founded = [[g, game_id, code] for g, (game_id, code) in zip(mine, games, strict=True)]
         write_atomically(data / "games.json", json.dumps(founded))
     factory = phone.session_factory
-    from vollmond.phone.mediaproc.worker import LEAD_TICKS  # noqa: PLC0415
-
-    lead = LEAD_TICKS * FRAME if args.media_processes else 0.0
 
     def probing(caller: Any) -> Any:
         session = factory(caller)
-        return Probe(session, latencies, lead=lead) if caller.number == "probe" else session
+        return Probe(session, latencies) if caller.number == "probe" else session
 
     phone.session_factory = probing
     return phone.uas, hub
@@ -689,6 +696,7 @@ async def serve(args: argparse.Namespace) -> None:
         relay0 = relay_counts(relay)
         calls = len(uas.calls)
         figures = await _window(args, uas, recorder, media)
+        answers = figures.pop("key_latency_media", [])
         stats = {
             "mode": args.serve,
             "calls_wanted": expected,
@@ -702,7 +710,7 @@ async def serve(args: argparse.Namespace) -> None:
             "media_processes": args.media_processes,
             "media_realtime": bool(media and all(proc.realtime for proc in media.processes)),
             **figures,
-            "key_latency": latencies,
+            "key_latency": latencies + answers,
         }
         if relay is not None:  # the relay's counters over the window (lines: at its end)
             stats |= {k: v - relay0.get(k, 0) for k, v in relay_counts(relay).items()}
@@ -715,6 +723,42 @@ async def serve(args: argparse.Namespace) -> None:
             Path(args.stats).with_suffix(".trace.json").write_text(json.dumps(recorder.trace))
         print("done", flush=True)
         await _until_stopped()
+
+
+def _answers(uas: Any, measured: list[Any]) -> list[tuple[str, float]]:
+    """Key to answer on media processes: from each probe's key to the first audible frame of a
+    prompt that began after it, as the media process reports it (since it started, as the
+    in-process probe counts since the service started)."""
+    starts: dict[int, list[float]] = {}
+    for m in measured:
+        for call, at in m.starts:
+            starts.setdefault(call, []).append(at)
+    latencies = []
+    for line in _lines(uas):
+        probe = line.session
+        if not isinstance(probe, Probe):
+            continue
+        began = sorted(starts.get(line.call.media.call, []))
+        for label, at in _key_groups(probe.pressed):
+            after = [t for t in began if t > at]
+            if after:
+                latencies.append((label, after[0] - at))
+    return latencies
+
+
+def _key_groups(pressed: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The probe's keys as the in-process probe labels them: keys pressed within a second of
+    each other are one entry (``#1``), timed from its last key."""
+    groups: list[tuple[str, float]] = []
+    last = -math.inf
+    for label, at in pressed:
+        key = label[-1:]
+        if groups and at - last < 1.0:
+            groups[-1] = (groups[-1][0] + key, at)
+        else:
+            groups.append((key, at))
+        last = at
+    return groups
 
 
 async def _window(
@@ -745,9 +789,11 @@ async def _window(
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     if media is not None:
         media_cpu_s = media_cpu(media) - media_cpu0
-        figures = measured_figures(await media.measure(False), cpu + media_cpu_s, wall)
+        measured = await media.measure(False)
+        figures = measured_figures(measured, cpu + media_cpu_s, wall)
         return (
             figures
+            | {"key_latency_media": _answers(uas, measured)}
             | stalls.figures()
             | {
                 "cues_skipped": sum(proc.cues_skipped for proc in media.processes) - skipped0,

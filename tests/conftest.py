@@ -117,6 +117,8 @@ HEAVY_FILES: dict[str, int] = {
     # its run.
     "tests/engine/mayor/test_properties.py": 58,
     "tests/phone/e2e/test_media_process.py": 59,
+    # The in-process set (session 11): the media process's set less its two own tests.
+    "tests/phone/e2e/test_in_process.py": 50,
     "tests/moderation/test_phone_enforce.py": 35,
     "tests/moderation/test_sanctions.py": 31,
     "tests/engine/test_views_follow_events.py": 30,

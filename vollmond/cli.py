@@ -265,8 +265,9 @@ def serve(
         typer.Option(
             min=0,
             max=64,
-            help="Processes for the calls' RTP and 20 ms clock, 0 = in the service's process "
-            "(docs/voice.md) [VOLLMOND_MEDIA_PROCESSES; [phone] media_processes].",
+            help="Processes for the calls' RTP, 20 ms clock and mixing, 0 = in the service's "
+            "process; 1 by default (docs/voice.md) "
+            "[VOLLMOND_MEDIA_PROCESSES; [phone] media_processes].",
             envvar="VOLLMOND_MEDIA_PROCESSES",
         ),
     ] = None,
@@ -275,8 +276,9 @@ def serve(
         typer.Option(
             min=0,
             max=99,
-            help="Real-time priority (SCHED_RR) of the media processes, 0 = ordinary; needs "
-            "CAP_SYS_NICE (docs/voice.md) [VOLLMOND_MEDIA_PRIORITY; [phone] media_priority].",
+            help="Real-time priority (SCHED_RR) of the media processes, 0 = ordinary; 20 by "
+            "default, tried where the system grants it (CAP_SYS_NICE; docs/voice.md) "
+            "[VOLLMOND_MEDIA_PRIORITY; [phone] media_priority].",
             envvar="VOLLMOND_MEDIA_PRIORITY",
         ),
     ] = None,

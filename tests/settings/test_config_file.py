@@ -69,6 +69,9 @@ def test_phone_table_sets_the_media_processes_and_their_real_time_priority(
     path = write(tmp_path, "[phone]\nmedia_processes = 2\nmedia_priority = 20\n")
     settings = Settings.from_env(path)
     assert (settings.phone.media_processes, settings.phone.media_priority) == (2, 20)
-    assert Settings.from_env(write(tmp_path, "")).phone.media_priority == 0  # ordinary
+    defaults = Settings.from_env(write(tmp_path, "")).phone
+    assert (defaults.media_processes, defaults.media_priority) == (1, 20)  # tried by default
+    off = Settings.from_env(write(tmp_path, "[phone]\nmedia_processes = 0\n")).phone
+    assert off.media_processes == 0  # in process, as before
     with pytest.raises(ConfigError, match="media_priority"):
         Settings.from_env(write(tmp_path, "[phone]\nmedia_priority = 100\n"))

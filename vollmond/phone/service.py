@@ -17,8 +17,9 @@ silenced; it cannot stop the shared media clock or disturb another call.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,14 +30,16 @@ from vollmond.engine.ruleset import SPECTATORS, Listener
 from vollmond.phone import capture
 from vollmond.phone.caller import CallerId, user_part
 from vollmond.phone.media import FRAME_SAMPLES, Int16Array
+from vollmond.phone.mediaproc.client import RemoteEndpoint
+from vollmond.phone.session.prompts.queue import PromptQueue, Utterance
 from vollmond.phone.sip.call import Call, EndReason
 from vollmond.phone.sip.uas import SipUas, UasConfig
 from vollmond.service.config import Settings
 from vollmond.service.enforce import Enforcer, Person
 from vollmond.service.hub import Hub
 from vollmond.settings import IdentitySettings, PhoneSettings
-from vollmond.voice.conference import ConferenceSeat
-from vollmond.voice.mixer import overlay
+from vollmond.voice.conference import ConferenceSeat, ConferenceVoice
+from vollmond.voice.mixer import GameMixer, overlay
 from vollmond.voice.relay import RelayedLine
 from vollmond.voice.rooms import Room, VoiceRooms
 
@@ -202,7 +205,13 @@ class PhoneService:
             return
         line = Line(call, session, number, refilled=self.clock())
         self.lines[call] = line
-        call.set_source(lambda: self._frame(line))
+        prompts = getattr(session, "prompts", None)
+        if isinstance(call.media, RemoteEndpoint):
+            # Mixed and played in the media process: only the changes cross (docs/voice.md).
+            queue = prompts if isinstance(prompts, PromptQueue) else None
+            call.media.driver = MixedElsewhere(self, line, queue)
+        else:
+            call.set_source(lambda: self._frame(line))
         log.info("phone_call_started", call=call.call_id, caller=number)
         self._spawn(session.start(), "start", line)
         requested = getattr(session, "hangup_requested", None)
@@ -276,6 +285,11 @@ class PhoneService:
         if self.lines.pop(line.call, None) is None:
             return
         line.call.set_source(None)
+        if isinstance(line.call.media, RemoteEndpoint):
+            line.call.media.driver = None
+            prompts = getattr(line.session, "prompts", None)
+            if isinstance(prompts, PromptQueue):
+                prompts.changed = None
         self._attach(line, None)
         if self.voice_rooms.relay is not None:
             self.voice_rooms.relay.unlink(line)
@@ -308,13 +322,29 @@ class PhoneService:
             return None
 
     def _room_audio(self, line: Line, session: LineSession) -> Int16Array | None:
+        place = self._place(line, session)
+        if place.relayed is not None:
+            return place.relayed.pull()
+        if place.mixer is None or place.listener is None:
+            return None
+        return place.mixer.pull(place.listener, puller=line)
+
+    def _place(self, line: Line, session: LineSession) -> Place:
+        """Where the line's room audio comes from now (attaching it to its room, linking it
+        through the relay): the one decision, whether the mix is made here or in its media
+        process."""
         conference = _conference_seat(session)
         if conference is not None:
             if line.room is not None:
                 self._attach(line, None)
             if self.voice_rooms.relay is not None:
                 self.voice_rooms.relay.unlink(line)  # left a game run elsewhere for the room
-            return conference.voice.pull(conference.slot, puller=line)
+            voice, slot = conference.voice, conference.slot
+            if not voice.mixed_here:  # owned by another process: its mix comes by the relay
+                return Place(relayed=_Pulled(voice, slot, line))
+            hears = voice.present(slot)
+            speaks = not self._muted(session)
+            return Place(voice.mixer, slot if hears else None, slot if speaks else None)
         game_id = session.game_id
         listener: Listener | None = None
         if game_id is not None:
@@ -326,11 +356,13 @@ class PhoneService:
         if relay is not None:
             if room is None and listener is not None and game_id is not None:
                 # The game runs on another process: its room is reached through the relay.
-                return relay.link(line, game_id, listener).pull()
+                return Place(relayed=relay.link(line, game_id, listener))
             relay.unlink(line)
         if room is None or listener is None:
-            return None
-        return room.mixer.pull(listener, puller=line)
+            return Place()
+        seat = session.seat
+        speaks = seat is not None and not session.spectating and not self._muted(session)
+        return Place(room.mixer, listener, seat if speaks else None)
 
     def _relayed(self, line: Line) -> RelayedLine | None:
         relay = self.voice_rooms.relay
@@ -342,6 +374,151 @@ class PhoneService:
     def _attach(self, line: Line, room: Room | None) -> None:
         line.room = room
         self.voice_rooms.attach(line, room)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A line's room audio: row ``listener`` of ``mixer`` (None: it hears no room), its voice
+    into that mixer as house ``source`` (None: nobody hears it); or, for a game run on
+    another process, ``relayed``."""
+
+    mixer: GameMixer | None = None
+    listener: Listener | None = None
+    source: int | None = None
+    relayed: RelayedLine | _Pulled | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pulled:
+    """A conference room owned by another process: the line's mix is its voice's pull (which
+    drives the relay), as the in-process path pulls it."""
+
+    voice: ConferenceVoice
+    slot: int
+    line: Line
+
+    def pull(self) -> Int16Array | None:
+        return self.voice.pull(self.slot, puller=self.line)
+
+
+class MixedElsewhere:
+    """A line whose prompts and room are played and mixed in its media process: at every
+    tick of that process this sends what changed — the line's place (room, row, house) and
+    its prompt queue's playlist — and the prompt queue hears back what was played. The rules
+    (the routing table, the queue's priorities and barge-in) stay here."""
+
+    def __init__(self, service: PhoneService, line: Line, prompts: PromptQueue | None) -> None:
+        self._service = service
+        self._line = line
+        self._prompts = prompts
+        self._tags = itertools.count(1)
+        self._sent: list[Utterance] = []
+        self._tag_of: dict[Utterance, int] = {}
+        self._item_of: dict[int, Utterance] = {}
+        self._begun: set[Utterance] = set()
+        self._endpoint: RemoteEndpoint | None = None
+        self._poked = False
+        if prompts is not None:
+            prompts.changed = self._poke
+
+    def _poke(self) -> None:
+        """The queue changed (a key's answer queued, a barge-in): tell the media process now,
+        once per turn of the event loop, rather than at its next tick."""
+        if not self._poked and self._endpoint is not None:
+            self._poked = True
+            asyncio.get_running_loop().call_soon(self._sync_now)
+
+    def _sync_now(self) -> None:
+        self._poked = False
+        endpoint, prompts = self._endpoint, self._prompts
+        if endpoint is None or prompts is None or endpoint.closed or endpoint.driver is not self:
+            return
+        try:
+            self._sync_prompts(prompts, endpoint)
+        except Exception:
+            log.exception("phone_prompt_sync_failed", call=self._line.call.call_id)
+
+    def sync(self, endpoint: RemoteEndpoint) -> Int16Array | None:
+        line, service = self._line, self._service
+        self._endpoint = endpoint
+        prompt: Int16Array | None = None
+        try:
+            if self._prompts is not None:
+                self._sync_prompts(self._prompts, endpoint)
+            else:  # a session without a prompt queue: its frames are made here, sent ahead
+                prompt = line.session.next_frame()
+                if prompt is not None:
+                    line.last_prompt = service.clock()
+                    prompt = _fit(prompt) if prompt.shape != (FRAME_SAMPLES,) else prompt
+            place = service._place(line, line.session)
+        except Exception:
+            line.frame_errors += 1
+            if line.frame_errors in (1, 10, 100) or line.frame_errors % 1000 == 0:
+                log.exception("phone_frame_failed", call=line.call.call_id)
+            return None
+        if place.relayed is not None:
+            endpoint.route(None, None, None, fed=True)
+            return overlay(prompt, place.relayed.pull())
+        mixer, listener = place.mixer, place.listener
+        row: int | None = None
+        if mixer is not None and listener is not None:
+            row = mixer.seats if listener == SPECTATORS else int(listener) - 1
+        endpoint.route(mixer, row, place.source, fed=False)
+        return prompt
+
+    def _sync_prompts(self, prompts: PromptQueue, endpoint: RemoteEndpoint) -> None:
+        upcoming = prompts.upcoming()
+        busy = prompts.busy
+        if busy:
+            self._line.last_prompt = self._service.clock()
+        prompting = getattr(self._line.session, "prompting", None)
+        if callable(prompting):
+            prompting(busy)
+        # A prompt that had begun and was cut by a more urgent one (its `played` set back to
+        # 0 by the queue) is heard again from its start: a new tag, so the player does not go
+        # on where it was.
+        restarted = [u for u in upcoming if u in self._begun and u.played == 0]
+        if upcoming == self._sent and not restarted:
+            return
+        items: list[tuple[int, Int16Array, int | None]] = []
+        for item in upcoming:
+            tag = self._tag_of.get(item)
+            offset: int | None = None
+            if tag is None or item in restarted:
+                self._item_of.pop(self._tag_of.pop(item, -1), None)
+                self._begun.discard(item)
+                tag = next(self._tags)
+                self._tag_of[item], self._item_of[tag] = tag, item
+                offset = item.played
+            assert item.audio is not None
+            items.append((tag, item.audio, offset))
+        for gone in [u for u in self._sent if u not in upcoming]:
+            self._item_of.pop(self._tag_of.pop(gone, -1), None)
+            self._begun.discard(gone)
+        self._sent = upcoming
+        self._begin_head()
+        endpoint.play(items)
+
+    def _begin_head(self) -> None:
+        """The head of what was sent is playing: `played` > 0 tells the queue it has begun
+        (a preemption then restarts it rather than dropping it unheard)."""
+        if self._sent:
+            head = self._sent[0]
+            head.played = max(head.played, 1)
+            self._begun.add(head)
+
+    def played(self, tags: Sequence[int]) -> None:
+        for tag in tags:
+            item = self._item_of.pop(tag, None)
+            if item is None:
+                continue
+            self._tag_of.pop(item, None)
+            self._begun.discard(item)
+            if self._prompts is not None:
+                self._prompts.finished(item)
+            if item in self._sent:
+                self._sent.remove(item)
+        self._begin_head()
 
 
 def _conference_seat(session: LineSession) -> ConferenceSeat | None:

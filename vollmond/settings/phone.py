@@ -29,13 +29,15 @@ class PhoneSettings:
     seat_code_source_window_s: float = 3_600.0
     # How long a seat code is kept after it was said (it dies with its game before that).
     seat_code_ttl_s: float = 43_200.0
-    # Processes for the calls' RTP and 20 ms clock (docs/voice.md, "The media process");
-    # 0: on the service's own event loop.
-    media_processes: int = 0
+    # Processes for the calls' RTP, 20 ms clock and mixing (docs/voice.md, "The media
+    # process"); 0: on the service's own event loop. One by default: its clock does not wait
+    # for the web and the engine (docs/decisions.md, helper "media").
+    media_processes: int = 1
     # Real-time priority (SCHED_RR, 1-99) of the media processes, so that their 20 ms clock is
-    # not kept waiting by the other processes of a busy machine; 0: an ordinary process. Needs
-    # CAP_SYS_NICE (or RLIMIT_RTPRIO); without it a warning is logged and they run ordinarily.
-    media_priority: int = 0
+    # not kept waiting by the other processes of a busy machine; 0: an ordinary process. Tried
+    # by default; it needs CAP_SYS_NICE (or RLIMIT_RTPRIO, the systemd unit's LimitRTPRIO=20),
+    # and without it one line is logged and they run ordinarily.
+    media_priority: int = 20
 
     def __post_init__(self) -> None:
         if not 4 <= self.seat_code_digits <= 6:

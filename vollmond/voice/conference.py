@@ -38,6 +38,10 @@ class _Route:
 class ConferenceVoice:
     """One room's mixer, its routing rebuilt whenever someone comes, goes or (un)mutes."""
 
+    #: The room is mixed by :attr:`mixer` here (a media process may copy it); False for a
+    #: room owned by another process, whose :meth:`pull` brings its mix through the relay.
+    mixed_here = True
+
     def __init__(self, size: int) -> None:
         self.size = size
         self.mixer = GameMixer(size)
@@ -77,6 +81,10 @@ class ConferenceVoice:
         """One 20 ms frame of `slot`'s voice; dropped unless the slot talks now."""
         if slot in self._talking:
             self.mixer.push(slot, samples)
+
+    def present(self, slot: int) -> bool:
+        """Whether `slot` is in the room (and so hears it)."""
+        return slot in self._present
 
     def pull(self, slot: int, puller: Hashable) -> Int16Array | None:
         """`slot`'s mix for this tick (None: nobody it hears is speaking)."""

@@ -48,6 +48,9 @@ ROOM_UNDER_PROMPT = 0.3
 
 #: Takes one recorded 20 ms frame; must not block (the media clock calls it).
 FrameSink = Callable[[Int16Array], None]
+#: Told of every frame pushed into a mixer (house, frame): a media process mixing a copy of
+#: this room hears the sources it does not receive itself (browser peers, relayed lines).
+PushTee = Callable[[int, Int16Array], None]
 
 
 def gain_matrix(table: RoutingTable, seats: int) -> Float32Array:
@@ -122,11 +125,29 @@ class GameMixer:
         #: not at every tick of every game: most rooms have only telephone lines.
         self._levels_due = False
         self.ticks = 0
+        #: Counts routing changes, so a copy of this room elsewhere (a media process) knows
+        #: when to take the gains again.
+        self.version = 0
+        #: Told of every pushed frame (see :data:`PushTee`); empty costs one truth test.
+        self.tees: list[PushTee] = []
 
     def set_routing(self, table: RoutingTable) -> None:
         """Take a new routing table (call when the game state changed)."""
-        self._g = gain_matrix(table, self.seats)
+        self.set_gains(gain_matrix(table, self.seats))
+
+    def set_gains(self, gains: Float32Array) -> None:
+        """Take a gain matrix made by :func:`gain_matrix` (here, or in the signalling process
+        for a media process's copy of the room: the routing table stays where the game is)."""
+        if gains.shape != (self.seats + 1, self.seats):
+            raise ValueError(f"a {self.seats}-seat room needs {self.seats + 1}x{self.seats} gains")
+        self._g = np.asarray(gains, dtype=np.float32)
         self._links = (self._g != 0.0).astype(np.float32)
+        self.version += 1
+
+    @property
+    def recording(self) -> bool:
+        """A recording's tap takes this room's mix (the mixer must tick to feed it)."""
+        return self._sink is not None
 
     def record(self, gains: Float32Array | None, sink: FrameSink | None = None) -> None:
         """Hand every tick's mix of the sources in ``gains`` (one gain per house,
@@ -162,6 +183,9 @@ class GameMixer:
         """One received frame of house ``seat``'s voice."""
         if not 1 <= seat <= self.seats or samples.shape != (FRAME_SAMPLES,):
             return
+        if self.tees:
+            for tee in self.tees:
+                tee(seat, samples)
         queue = self._queues[seat - 1]
         if len(queue) >= MAX_QUEUED:
             queue.popleft()

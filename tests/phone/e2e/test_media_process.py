@@ -3,12 +3,12 @@
 The same tests as on the in-process path (imported here, the ``media_processes`` fixture set
 to 1): keys arrive by RFC 4733 and by in-band tones, callers at a table hear each other by day
 (and a muted one is not heard), a night room reaches only its members, and callers in a
-conference room hear each other. A caller hears its session's prompt (a tone, measured by its
-level: the spoken-greeting test compares the audio sample by sample, and on the media path a
-loaded test machine turns the signalling loop's stalls into gaps, docs/voice.md; it runs with
-the whole suite under ``VOLLMOND_TEST_MEDIA_PROCESSES=1``, tests/phone/media_path.py). Then
-what is the media process's own: when it dies, its calls are hung up with a BYE and the next
-call is carried by the process started in its place.
+conference room hear each other — all of it mixed in the media process (the switchboard's
+sessions have no prompt queue, so their prompt is still made here and sent ahead). A real
+session's prompts are played by the media process from the clips it was sent: the spoken
+greeting is heard sample for sample, and no frame of it is made in the signalling process.
+Then what is the media process's own: when it dies, its calls are hung up with a BYE and the
+next call is carried by the process started in its place.
 """
 
 from __future__ import annotations
@@ -19,8 +19,11 @@ import signal
 
 import pytest
 
-from tests.phone.e2e.conftest import PhoneRig, SeatSession
+from tests.phone.e2e.conftest import LiveRig, PhoneRig, SeatSession
 from tests.phone.e2e.support import Phone, level_at, media_from, phones, tone, wait_until
+from tests.phone.e2e.test_callers import (
+    test_the_greeting_is_heard_and_is_the_spoken_prompt as test_greeting_spoken,
+)
 from tests.phone.e2e.test_conference_rooms import (
     test_two_callers_in_a_room_hear_each_other_and_a_third_room_hears_nothing as test_room,
 )
@@ -41,6 +44,7 @@ from vollmond.phone.sip.call import CallState
 
 __all__ = [
     "test_day_voices",
+    "test_greeting_spoken",
     "test_in_band_keys",
     "test_night_room",
     "test_rfc4733_keys",
@@ -79,6 +83,23 @@ async def test_a_callers_prompt_is_heard_through_the_media_process(rig: PhoneRig
         heard = await lines["hearer"].final_recording()
     assert level_at(heard, 700.0) > 300.0  # the prompt's tone, through the media process
     assert level_at(heard, 1000.0) < 60.0  # and nothing else
+
+
+async def test_a_real_sessions_prompts_are_played_by_the_media_process(live: LiveRig) -> None:
+    """The greeting of a real session (its prompt queue) is played by the media process from
+    the clip it was sent: the caller hears it, and not one frame of it was made here."""
+    assert live.phone.uas is not None
+    media = live.phone.uas.media
+    assert isinstance(media, MediaProcesses)
+    process = media.processes[0]
+    async with phones(live.root / "phones", {"greeter": None}) as lines:
+        await lines["greeter"].dial(live.sip_port)
+        await wait_until(lambda: media_from(live.phone, "greeter"), 10, "the call's media")
+        await wait_until(lambda: process.counters.get("prompt_frames", 0) >= 100, 15)
+        await lines["greeter"].hangup()
+        heard = await lines["greeter"].final_recording()
+    assert float(abs(heard.astype(float)).mean()) > 100.0  # the greeting, not silence
+    assert process.frames_fed == 0  # nothing made here and sent ahead
 
 
 async def test_the_media_process_dies_its_calls_end_with_bye_and_a_new_one_carries_on(

@@ -36,7 +36,7 @@ from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session import PhoneSession
 from vollmond.phone.session.codes import phone_code
-from vollmond.phone.session.prompts import FRAME_SAMPLES, Priority, tones
+from vollmond.phone.session.prompts import FRAME_SAMPLES, Priority, Utterance, tones
 
 RING_ALERT_LIMIT_S = 0.3
 RUNS = 3
@@ -129,8 +129,11 @@ def timed_keys(session: PhoneSession, keys: list[tuple[float, str]]) -> None:
 
 
 def timed_frames(session: PhoneSession, sent: list[float]) -> None:
-    """Note when the media clock takes the ring's first frame from this callee's session."""
+    """Note when the ring's first frame leaves for this callee: when the in-process media clock
+    takes it from the session, or when the ring is handed to the media process that plays it
+    (its next tick sends it)."""
     original = session.next_frame
+    upcoming = session.prompts.upcoming
 
     def next_frame() -> Int16Array | None:
         frame = original()
@@ -138,7 +141,15 @@ def timed_frames(session: PhoneSession, sent: list[float]) -> None:
             sent.append(time.monotonic())
         return frame
 
+    def handed(limit: int = 8) -> list[Utterance]:
+        items = upcoming(limit)
+        audio = items[0].audio if items else None
+        if audio is not None and np.array_equal(audio[:FRAME_SAMPLES], RING_FRAME):
+            sent.append(time.monotonic())
+        return items
+
     session.next_frame = next_frame  # type: ignore[method-assign]
+    session.prompts.upcoming = handed  # type: ignore[method-assign]
 
 
 async def help_playing(session: PhoneSession) -> None:

@@ -3,11 +3,19 @@
 :class:`MediaProcesses` is the SIP server's :class:`~vollmond.phone.callmedia.MediaBackend`
 when ``[phone] media_processes`` is 1 or more. A new call goes to the process with the fewest
 calls and gets a :class:`RemoteEndpoint`, which the SIP server and the sessions use as they
-would an in-process endpoint. The frames still come from the call's audio source on this
-event loop (the session's prompts over its room, :meth:`PhoneService._frame`), but not on a
-clock of its own: each tick's message from a media process (the audio it received) is the cue
-to pull every call's frame of the tick :data:`~.worker.LEAD_TICKS` ahead and send them in one
-block. The sending itself, on time, is the media process's.
+would an in-process endpoint.
+
+What a call hears is made in its media process, on its clock: the telephone service gives the
+endpoint a :class:`LineDriver`, which at each tick's message (the cue) sends only what changed
+— the call's place (:meth:`RemoteEndpoint.route`: a room's copy, its row, its house) and its
+prompts (:meth:`RemoteEndpoint.play`: clips, sent once per process by the prompt cache's
+array) — and hears back which prompts were played. A room mixed here (its
+:class:`~vollmond.voice.mixer.GameMixer`, with browser peers, relays and recordings) is copied
+in every media process with a call in it: its gains are sent when its routing changes, and the
+frames of the sources that process does not receive itself are forwarded at each tick (the
+mixer's tee). Only two kinds of frame are still made here and sent :data:`~.worker.LEAD_TICKS`
+ahead: the room audio of a game run on another process (the relay), and the whole frame of an
+endpoint given a plain source instead of a driver (tests, the benchmarks' echo).
 
 When a media process ends (crash, kill), every call it carried is handed to ``on_lost`` (the
 SIP server hangs them up with a BYE) and a new process is started in its place.
@@ -22,10 +30,15 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
+from vollmond.engine.ruleset import SPECTATORS
 from vollmond.phone.callmedia import LostCallback
 from vollmond.phone.media import (
     FRAME_SAMPLES,
@@ -38,6 +51,7 @@ from vollmond.phone.media import (
 )
 from vollmond.phone.mediaproc import protocol as p
 from vollmond.phone.mediaproc.worker import LEAD_TICKS, MAX_LATE_TICKS
+from vollmond.voice.mixer import GameMixer
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +75,42 @@ class MediaLostError(OSError):
     """The media process is gone (or never answered): the call cannot have media there."""
 
 
+class LineDriver(Protocol):
+    """Drives a call whose audio is mixed in its media process (``PhoneService``'s line):
+    asked at every tick for what changed, told when its prompts were played."""
+
+    def sync(self, endpoint: RemoteEndpoint) -> Int16Array | None:
+        """Send what changed (:meth:`RemoteEndpoint.route`, :meth:`RemoteEndpoint.play`);
+        return room audio the signalling process makes for this tick (a relayed game), or
+        None."""
+
+    def played(self, tags: Sequence[int]) -> None:
+        """The prompts with these tags were played to their end."""
+
+
+#: A call's place in its media process: (room mixer, listener row, source house, fed).
+_Place = tuple[GameMixer | None, int | None, int | None, bool]
+_NOWHERE: _Place = (None, None, None, False)
+
+
+@dataclass(eq=False)
+class _Mirror:
+    """A room mixed here and copied in one media process: its id there, the routing version
+    sent, the houses that process's own calls speak as (their voice is pushed there, not
+    forwarded), and the other sources' frames to forward at the next tick."""
+
+    room: int
+    mixer: GameMixer
+    version: int = -1
+    users: int = 0
+    local: Counter[int] = field(default_factory=Counter)
+    pending: list[tuple[int, Int16Array]] = field(default_factory=list)
+
+    def tee(self, house: int, samples: Int16Array) -> None:
+        if not self.local[house]:
+            self.pending.append((house, samples))
+
+
 class RemoteEndpoint:
     """A call's endpoint in a media process, as seen from the signalling process. Its counters
     are the media process's, refreshed twice a second."""
@@ -82,6 +132,9 @@ class RemoteEndpoint:
         self._on_drop = on_drop
         self.port = 0
         self.source: AudioSource | None = None
+        #: Set for a call mixed in the media process (then ``source`` is not used).
+        self.driver: LineDriver | None = None
+        self.place: _Place = _NOWHERE
         self.started = False
         self.closed = False
         self.latched: tuple[str, int] | None = None
@@ -110,6 +163,20 @@ class RemoteEndpoint:
 
     def set_source(self, source: AudioSource | None) -> None:
         self.source = source
+
+    def route(
+        self, mixer: GameMixer | None, listener: int | None, source: int | None, fed: bool
+    ) -> None:
+        """This call hears row ``listener`` of ``mixer``'s copy in the media process and
+        speaks there as house ``source`` (sent only when it changed)."""
+        place = (mixer, listener, source, fed)
+        if place != self.place and not self.closed:
+            self._process.route(self, place)
+
+    def play(self, items: Sequence[tuple[int, Int16Array, int | None]]) -> None:
+        """The call's prompts from now on, back to back: (tag, audio, offset or None)."""
+        if not self.closed:
+            self._process.play(self.call, items)
 
     def start(self) -> None:
         if not self.started and not self.closed:
@@ -158,9 +225,20 @@ class MediaProcess:
         self.bad_messages = 0
         #: Cues taken too late to send their frames in time (nothing was pulled for them).
         self.cues_skipped = 0
+        #: Frames made here and sent ahead (``F``): calls not driven, relayed rooms' audio.
+        self.frames_fed = 0
         #: When the last message came (event loop time): a living media process reports
         #: twice a second, so a long silence means it hangs (MediaProcesses' watchdog).
         self.last_heard = 0.0
+        #: Rooms copied in this media process, by the mixer's identity.
+        self._mirrors: dict[int, _Mirror] = {}
+        self._room_ids = itertools.count(1)
+        #: Clips sent to it, by the audio array's identity (forgotten when the array goes).
+        self._clips: dict[int, int] = {}
+        self._clip_ids = itertools.count(1)
+        #: Clips whose arrays went, to be forgotten at the next tick (a finalizer runs
+        #: wherever the collector does, so it only notes them).
+        self._forgotten: list[int] = []
 
     @property
     def pid(self) -> int | None:
@@ -226,7 +304,99 @@ class MediaProcess:
 
     def forget(self, endpoint: RemoteEndpoint) -> None:
         if self.calls.pop(endpoint.call, None) is not None:
+            self._leave(endpoint)
             self.send_control(p.Close(endpoint.call))
+
+    # -- mixing in the media process -------------------------------------------------------------
+    def route(self, endpoint: RemoteEndpoint, place: _Place) -> None:
+        """Move a call to ``place``: the room's copy is made (gains first) before the call is
+        routed to it, and dropped when its last call of this process left."""
+        mixer, listener, source, fed = place
+        room: int | None = None
+        if mixer is not None:
+            mirror = self._mirror(mixer)
+            mirror.users += 1
+            if source is not None:
+                mirror.local[source] += 1
+            room = mirror.room
+        self._leave(endpoint)
+        endpoint.place = place
+        self.send_control(p.Route(endpoint.call, room, listener, source, fed))
+
+    def _leave(self, endpoint: RemoteEndpoint) -> None:
+        mixer, _, source, _ = endpoint.place
+        endpoint.place = _NOWHERE
+        if mixer is None:
+            return
+        mirror = self._mirrors.get(id(mixer))
+        if mirror is None:
+            return
+        mirror.users -= 1
+        if source is not None:
+            mirror.local[source] -= 1
+        if mirror.users <= 0:
+            del self._mirrors[id(mixer)]
+            if mirror.tee in mixer.tees:
+                mixer.tees.remove(mirror.tee)
+            self.send_control(p.DropRoom(mirror.room))
+
+    def _mirror(self, mixer: GameMixer) -> _Mirror:
+        mirror = self._mirrors.get(id(mixer))
+        if mirror is None:
+            mirror = _Mirror(next(self._room_ids), mixer)
+            self._mirrors[id(mixer)] = mirror
+            mixer.tees.append(mirror.tee)
+            self._send_gains(mirror)
+        return mirror
+
+    def _send_gains(self, mirror: _Mirror) -> None:
+        mirror.version = mirror.mixer.version
+        self._send(p.GAINS, p.Gains(mirror.room, np.array(mirror.mixer.gains)).encode())
+
+    def play(self, call: int, items: Sequence[tuple[int, Int16Array, int | None]]) -> None:
+        played = tuple(p.PlayItem(tag, self._clip(audio), offset) for tag, audio, offset in items)
+        self.send_control(p.Play(call, played))
+
+    def _clip(self, audio: Int16Array) -> int:
+        """The clip id of a prompt's audio, sending its samples the first time. The prompt
+        cache shares one array among every caller told the same words, so a sentence said to
+        200 callers crosses once."""
+        key = id(audio)
+        clip = self._clips.get(key)
+        if clip is None:
+            clip = self._clips[key] = next(self._clip_ids)
+            self._send(p.CLIP, p.Clip(clip, audio).encode())
+            weakref.finalize(audio, self._forget_clip, key, clip)
+        return clip
+
+    def _forget_clip(self, key: int, clip: int) -> None:
+        if self._clips.get(key) == clip:
+            del self._clips[key]
+            self._forgotten.append(clip)
+
+    def _flush_rooms(self) -> None:
+        """Per tick: new gains, and the rooms' other sources' frames, to the copies; a room
+        being recorded is ticked here too (the tap takes its mix from this process's copy,
+        which nobody else may pull)."""
+        forgotten, self._forgotten = self._forgotten, []
+        for clip in forgotten:
+            self.send_control(p.Forget(clip))
+        ids: list[int] = []
+        frames: list[Int16Array] = []
+        for mirror in self._mirrors.values():
+            mixer = mirror.mixer
+            if mixer.version != mirror.version:
+                self._send_gains(mirror)
+            if mirror.pending:
+                for house, samples in mirror.pending:
+                    ids.append(p.source_id(mirror.room, house))
+                    frames.append(samples)
+                mirror.pending = []
+            if mixer.recording:
+                mixer.pull(SPECTATORS, puller=mirror)
+        if ids:
+            block = p.Block(0, np.array(ids, np.uint32), np.stack(frames))
+            self._send(p.SOURCES, block.encode())
 
     async def measure(self, on: bool) -> p.Measured | None:
         """Start a lateness measurement, or end it and return what was measured."""
@@ -253,29 +423,38 @@ class MediaProcess:
                     endpoint.on_audio(block.samples[row])
                 except Exception:
                     log.exception("media process: audio handler failed")
-        if block.deadline and time.monotonic() > block.deadline + CUE_LATE_S:
+        late = bool(block.deadline) and time.monotonic() > block.deadline + CUE_LATE_S
+        if late:
             self.cues_skipped += 1
-            return
-        sending = [ep for ep in calls.values() if ep.started and ep.source is not None]
+        sending = [ep for ep in calls.values() if ep.started]
         frames = np.empty((len(sending), FRAME_SAMPLES), np.int16)
         ids = np.empty(len(sending), np.uint32)
         rows = 0
         for endpoint in sending:
-            assert endpoint.source is not None
+            driver = endpoint.driver
             try:
-                frame = endpoint.source()
+                if driver is not None:
+                    frame = driver.sync(endpoint)  # changes out; only relayed rooms' audio back
+                elif endpoint.source is not None and not late:
+                    frame = endpoint.source()
+                else:
+                    frame = None
             except Exception:
                 log.exception("media process: audio source failed")
                 continue
-            if frame is None:
+            if frame is None or late:
                 continue
             frames[rows] = frame if frame.shape == (FRAME_SAMPLES,) else fit_frame(frame)
             ids[rows] = endpoint.call
             rows += 1
+        self._flush_rooms()
+        if late:
+            return
         writer = self._writer
         if writer is not None and writer.transport.get_write_buffer_size() > MAX_BACKLOG_BYTES:
             self.blocks_dropped += 1
             return
+        self.frames_fed += rows
         out = p.Block(block.index + LEAD_TICKS, ids[:rows], frames[:rows])
         self._send(p.FRAMES, out.encode())
 
@@ -293,6 +472,10 @@ class MediaProcess:
                 endpoint = self.calls.get(call)
                 if endpoint is not None and endpoint.started:
                     endpoint.on_digit(key)
+            case p.Played(call, tags):
+                endpoint = self.calls.get(call)
+                if endpoint is not None and endpoint.driver is not None:
+                    endpoint.driver.played(tags)
             case p.Stats(rows, counters):
                 now = asyncio.get_running_loop().time()
                 for stats in rows:
@@ -327,7 +510,15 @@ class MediaProcess:
         finally:
             self._lost()
 
+    def _drop_mirrors(self) -> None:
+        for mirror in self._mirrors.values():
+            if mirror.tee in mirror.mixer.tees:
+                mirror.mixer.tees.remove(mirror.tee)
+        self._mirrors.clear()
+        self._clips.clear()
+
     def _lost(self) -> None:
+        self._drop_mirrors()
         if not self.alive or self._closing:
             self.alive = False
             return
@@ -350,6 +541,7 @@ class MediaProcess:
         """End the process: closing the channel ends it; killed if it does not go."""
         self._closing = True
         self.calls.clear()
+        self._drop_mirrors()
         if self._writer is not None:
             self._writer.close()
         if self._process is not None:
@@ -470,14 +662,27 @@ class MediaProcesses:
         await asyncio.gather(*(process.close() for process in self.processes))
 
 
+_refusal_told = False
+
+
 def _make_realtime(pid: int, priority: int) -> bool:
     """Put a media process in the round-robin real-time class at ``priority``: its clock then
     runs as soon as a tick is due, whatever else the machine runs, as a PBX's media threads do
     (Asterisk ``-p``, FreeSWITCH ``-rp``). It sleeps between ticks, and the kernel keeps 5 %
-    of every second for ordinary processes. Refused (no CAP_SYS_NICE), it runs ordinarily."""
+    of every second for ordinary processes. Refused (no CAP_SYS_NICE or RLIMIT_RTPRIO), it
+    runs ordinarily, and that is said once per service, not at every (re)start: the priority
+    is tried by default, and a machine that does not grant it is not an error."""
+    global _refusal_told  # noqa: PLW0603 - one line per process, whatever the media processes
     try:
         os.sched_setscheduler(pid, os.SCHED_RR, os.sched_param(priority))
     except OSError as exc:
-        log.warning("media process %s: real-time priority %d refused: %s", pid, priority, exc)
+        if not _refusal_told:
+            _refusal_told = True
+            log.warning(
+                "media processes run at ordinary priority: real-time priority %d refused (%s); "
+                "grant CAP_SYS_NICE or LimitRTPRIO (docs/voice.md)",
+                priority,
+                exc,
+            )
         return False
     return True

@@ -7,7 +7,20 @@ One Unix stream socket per media process carries length-prefixed messages: a 5-b
   one way; opened, failed, digit, stats, measured the other).
 * ``F`` — frames for one tick, signalling → media: every call's next 20 ms that is not silence.
 * ``A`` — audio of one tick, media → signalling: every call's received 20 ms, decoded. It is
-  also the tick itself: the signalling side answers each with the frames of a later tick.
+  also the tick itself: the signalling side answers each with the changes since the last
+  (routes, prompts to play) and the frames it still makes (:ref:`fed`, below).
+* ``C`` — a prompt clip, signalling → media: its id and its samples, sent once per media
+  process; ``play`` then names it (:class:`Clip`).
+* ``G`` — a room's gain matrix, signalling → media, sent when the routing changed
+  (:class:`Gains`): the routing table stays in the signalling process, only numbers cross.
+* ``S`` — frames of a room's sources the media process does not receive itself (browser
+  peers, relayed lines, calls of another media process), signalling → media, as a block whose
+  ids are ``room << 10 | house`` (:func:`source_id`).
+
+"Fed" frames (``F``) are what the signalling process still makes for a call: the whole frame
+of a call it does not drive (the tests' bare endpoints, the benchmark's echo) or the room
+audio of a line whose game runs on another process (the relay). Everything else a caller hears
+is made in the media process: its prompts from the clips, its room from the room's copy.
 
 Both blocks have one layout (:class:`Block`): tick index (u64), the tick's deadline (f64,
 ``time.monotonic``, which is the system's one monotonic clock: the same in both processes; 0 in
@@ -40,7 +53,13 @@ MAX_MESSAGE: Final = 8 * 1024 * 1024
 CONTROL: Final = ord("J")
 FRAMES: Final = ord("F")
 AUDIO: Final = ord("A")
-KINDS: Final = frozenset((CONTROL, FRAMES, AUDIO))
+CLIP: Final = ord("C")
+GAINS: Final = ord("G")
+SOURCES: Final = ord("S")
+KINDS: Final = frozenset((CONTROL, FRAMES, AUDIO, CLIP, GAINS, SOURCES))
+#: Rooms and houses in a source id of an ``S`` block (:func:`source_id`).
+MAX_SEATS: Final = 1023
+MAX_ROOM: Final = 2**22 - 1
 #: Bins of the send-lateness histogram a media process keeps while measuring (0.1 ms each;
 #: the last bin takes everything later).
 LATENESS_BINS: Final = 2000
@@ -115,6 +134,70 @@ class Block:
         return cls(index, ids.astype(np.uint32), frames, deadline)
 
 
+def source_id(room: int, house: int) -> int:
+    """The id of house ``house``'s frame in room ``room`` in an ``S`` block."""
+    return room << 10 | house
+
+
+def split_source(ident: int) -> tuple[int, int]:
+    """(room, house) of an ``S`` block's id."""
+    return ident >> 10, ident & MAX_SEATS
+
+
+_CLIP_HEAD: Final = struct.Struct("<Q")
+_GAINS_HEAD: Final = struct.Struct("<II")
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    """A prompt's audio (8 kHz int16), sent once; ``play`` names it by ``clip``."""
+
+    clip: int
+    samples: npt.NDArray[np.int16]
+
+    def encode(self) -> bytes:
+        return _CLIP_HEAD.pack(self.clip) + self.samples.astype("<i2", copy=False).tobytes()
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Clip:
+        if len(payload) < _CLIP_HEAD.size or (len(payload) - _CLIP_HEAD.size) % 2:
+            raise ProtocolError("a clip is an id and whole samples")
+        (clip,) = _CLIP_HEAD.unpack_from(payload)
+        samples = np.frombuffer(payload, dtype="<i2", offset=_CLIP_HEAD.size).astype(np.int16)
+        return cls(clip, samples)
+
+
+@dataclass(frozen=True, slots=True)
+class Gains:
+    """Room ``room``'s gain matrix: ``seats + 1`` rows (houses, then the spectators) of
+    ``seats`` columns, as :func:`vollmond.voice.mixer.gain_matrix` makes it."""
+
+    room: int
+    gains: npt.NDArray[np.float32]
+
+    def encode(self) -> bytes:
+        rows, seats = self.gains.shape
+        if rows != seats + 1:
+            raise ProtocolError("gains need one row more than columns")
+        head = _GAINS_HEAD.pack(self.room, seats)
+        return head + self.gains.astype("<f4", copy=False).tobytes()
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Gains:
+        if len(payload) < _GAINS_HEAD.size:
+            raise ProtocolError("short gains")
+        room, seats = _GAINS_HEAD.unpack_from(payload)
+        if not 1 <= seats <= MAX_SEATS or room > MAX_ROOM:
+            raise ProtocolError("gains of an impossible room")
+        if len(payload) != _GAINS_HEAD.size + 4 * seats * (seats + 1):
+            raise ProtocolError("gains' length does not match their room")
+        gains = np.frombuffer(payload, dtype="<f4", offset=_GAINS_HEAD.size)
+        matrix = gains.reshape(seats + 1, seats).astype(np.float32)
+        if not np.all(np.isfinite(matrix)) or float(np.abs(matrix).max(initial=0.0)) > 16.0:
+            raise ProtocolError("gains out of range")
+        return cls(room, matrix)
+
+
 # -- control messages ------------------------------------------------------------------------
 
 
@@ -154,6 +237,60 @@ class Measure:
     """Start (``on``) or end a measurement of send lateness; ending it answers Measured."""
 
     on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where call ``call``'s room audio comes from and where its voice goes, in the media
+    process: it hears row ``listener`` of room ``room`` (None: no room) and speaks as house
+    ``source`` there (None: heard by nobody — muted, spectating, in a menu). ``fed``: its room
+    audio is made by the signalling process and comes in ``F`` blocks (a relayed game)."""
+
+    call: int
+    room: int | None
+    listener: int | None
+    source: int | None
+    fed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PlayItem:
+    """One prompt of a playlist: ``tag`` names it in ``played``; ``offset``: the sample to
+    start at, None to go on where it is (it is playing already)."""
+
+    tag: int
+    clip: int
+    offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """Call ``call``'s prompts from now on, back to back (empty: stop — a barge-in)."""
+
+    call: int
+    items: tuple[PlayItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Clip ``clip`` will not be played again: its samples may go."""
+
+    clip: int
+
+
+@dataclass(frozen=True, slots=True)
+class DropRoom:
+    """Room ``room`` has no call of this media process any more."""
+
+    room: int
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The prompts tagged ``tags`` of call ``call`` were played to their end."""
+
+    call: int
+    tags: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +344,30 @@ class Measured:
     histogram: tuple[int, ...]
     response: tuple[int, ...]
     counters: dict[str, int]
+    #: (call, time.monotonic) of the first audible frame of every prompt that began playing
+    #: (benchmarks: a key's answer is the first to begin after the key).
+    starts: tuple[tuple[int, float], ...] = ()
 
 
-Control = Open | Update | Start | Close | Measure | Opened | Failed | Digit | Stats | Measured
+Control = (
+    Open
+    | Update
+    | Start
+    | Close
+    | Measure
+    | Route
+    | Play
+    | Forget
+    | DropRoom
+    | Opened
+    | Failed
+    | Digit
+    | Stats
+    | Measured
+    | Played
+)
+#: Prompts a playlist may hold at once.
+MAX_PLAYLIST: Final = 64
 
 _KEYS: Final = frozenset("0123456789*#ABCD")
 
@@ -243,6 +401,24 @@ def encode_control(message: Control) -> bytes:
             body = {"op": "close", "call": call}
         case Measure(on):
             body = {"op": "measure", "on": on}
+        case Route(call, room, listener, source, fed):
+            body = {
+                "op": "route",
+                "call": call,
+                "room": room,
+                "listener": listener,
+                "source": source,
+                "fed": fed,
+            }
+        case Play(call, items):
+            playlist = [[i.tag, i.clip, i.offset] for i in items]
+            body = {"op": "play", "call": call, "items": playlist}
+        case Forget(clip):
+            body = {"op": "forget", "clip": clip}
+        case DropRoom(room):
+            body = {"op": "drop_room", "room": room}
+        case Played(call, tags):
+            body = {"op": "played", "call": call, "tags": list(tags)}
         case Opened(call, port):
             body = {"op": "opened", "call": call, "port": port}
         case Failed(call, error):
@@ -252,12 +428,13 @@ def encode_control(message: Control) -> bytes:
         case Stats(calls, counters):
             rows = [_stats_row(c) for c in calls]
             body = {"op": "stats", "calls": rows, "counters": counters}
-        case Measured(histogram, response, counters):
+        case Measured(histogram, response, counters, starts):
             body = {
                 "op": "measured",
                 "histogram": list(histogram),
                 "response": list(response),
                 "counters": counters,
+                "starts": [list(start) for start in starts],
             }
     return json.dumps(body, separators=(",", ":")).encode()
 
@@ -328,6 +505,34 @@ def _call_stats(row: object) -> CallStats:
     return CallStats(call, latched, sent, unsent, received, foreign, dropped, quiet)
 
 
+def _optional(value: object, what: str, high: int) -> int | None:
+    return None if value is None else _int(value, what, 0, high)
+
+
+def _play_item(row: object) -> PlayItem:
+    if not isinstance(row, list) or len(row) != 3:
+        raise ProtocolError("a playlist item is [tag, clip, offset]")
+    tag = _int(row[0], "tag", 0, 2**53)
+    clip = _int(row[1], "clip", 0, 2**53)
+    return PlayItem(tag, clip, _optional(row[2], "offset", 2**31))
+
+
+def _start(row: object) -> tuple[int, float]:
+    if not isinstance(row, list) or len(row) != 2:
+        raise ProtocolError("a start is [call, time]")
+    return _int(row[0], "call"), _number(row[1], "time")
+
+
+def _measured(body: dict[str, object]) -> Measured:
+    histogram = _histogram(body.get("histogram"))
+    response = _histogram(body.get("response"))
+    starts = body.get("starts", [])
+    if not isinstance(starts, list) or len(starts) > 100_000:
+        raise ProtocolError("starts must be a list")
+    counters = _counters(body.get("counters"))
+    return Measured(histogram, response, counters, tuple(_start(row) for row in starts))
+
+
 def decode_control(payload: bytes) -> Control:
     """The control message in ``payload``; anything else raises :class:`ProtocolError`."""
     try:
@@ -352,6 +557,32 @@ def decode_control(payload: bytes) -> Control:
             if not isinstance(on, bool):
                 raise ProtocolError("on must be true or false")
             return Measure(on)
+        case "route":
+            fed = body.get("fed")
+            if not isinstance(fed, bool):
+                raise ProtocolError("fed must be true or false")
+            return Route(
+                _int(body.get("call"), "call"),
+                _optional(body.get("room"), "room", MAX_ROOM),
+                _optional(body.get("listener"), "listener", MAX_SEATS),
+                _optional(body.get("source"), "source", MAX_SEATS),
+                fed,
+            )
+        case "play":
+            items = body.get("items")
+            if not isinstance(items, list) or len(items) > MAX_PLAYLIST:
+                raise ProtocolError(f"items must be a list of at most {MAX_PLAYLIST}")
+            return Play(_int(body.get("call"), "call"), tuple(_play_item(i) for i in items))
+        case "forget":
+            return Forget(_int(body.get("clip"), "clip", 0, 2**53))
+        case "drop_room":
+            return DropRoom(_int(body.get("room"), "room", 0, MAX_ROOM))
+        case "played":
+            tags = body.get("tags")
+            if not isinstance(tags, list) or len(tags) > MAX_PLAYLIST:
+                raise ProtocolError("tags must be a short list")
+            call = _int(body.get("call"), "call")
+            return Played(call, tuple(_int(t, "tag", 0, 2**53) for t in tags))
         case "opened":
             port = _int(body.get("port"), "port", 1, 65535)
             return Opened(_int(body.get("call"), "call"), port)
@@ -369,9 +600,7 @@ def decode_control(payload: bytes) -> Control:
             calls = tuple(_call_stats(row) for row in rows)
             return Stats(calls, _counters(body.get("counters")))
         case "measured":
-            histogram = _histogram(body.get("histogram"))
-            response = _histogram(body.get("response"))
-            return Measured(histogram, response, _counters(body.get("counters")))
+            return _measured(body)
     raise ProtocolError(f"unknown op {op!r}")
 
 

@@ -1,19 +1,23 @@
-"""The media process: RTP sockets, latching, key presses and the 20 ms clock of many calls.
+"""The media process: RTP sockets, latching, key presses, the 20 ms clock, and what every call
+hears — its prompts over its room — for many calls.
 
 It is the in-process media path (:class:`~vollmond.phone.media.RtpEndpoint` and
-:class:`~vollmond.phone.media.MediaTicker`, unchanged) behind a control socket. Per tick, in
-this order: the audio received since the last tick is decoded in one batch, every call's frame
-of this tick is taken from the block the signalling process sent for it, all frames are encoded
-in one batch and sent with one ``sendto`` each, and then the received audio goes to the
-signalling process in one message (``A``), which is also its cue to make the frames of the tick
-:data:`LEAD_TICKS` ahead. So the clock never waits for the signalling process: its event loop
-may be up to ``LEAD_TICKS × 20 ms`` late before a frame is missing; a missing block is counted
-(``missing_blocks``) and its calls hear silence, a block that comes after its tick is dropped
-and counted (``late_blocks``).
+:class:`~vollmond.phone.media.MediaTicker`, unchanged) behind a control socket, with the
+mixing of :mod:`.mixing`. Per tick, in this order: the audio received since the last tick is
+decoded in one batch and pushed into the rooms mixed here; every call's frame is made — for a
+call the signalling process drives, its prompt (from the clips it was sent) over its row of
+its room's copy, both on this clock; for any other call, the frame the signalling process sent
+ahead (``F``) — then all frames are encoded in one batch and sent with one ``sendto`` each; then
+the received audio goes to the signalling process in one message (``A``), which is also its cue
+to send what changed (routes, gains, playlists, other sources' frames) and the frames it still
+makes: the room audio of a game relayed from another process, and the whole frame of a call it
+does not drive, :data:`LEAD_TICKS` ahead. A missing block of those is counted
+(``missing_blocks``); frames of a call not driven leave late, up to :data:`MAX_LATE_TICKS`.
 
 Key presses (telephone-events, and in-band tones detected on the decoded audio) go back at
-once as ``digit`` messages; every call's counters (latched address, packets, seconds since the
-last packet: the RTP timeout stays in the SIP server) twice a second as ``stats``.
+once as ``digit`` messages, a prompt played to its end as ``played``, every call's counters
+(latched address, packets, seconds since the last packet: the RTP timeout stays in the SIP
+server) once at the start and then twice a second as ``stats``.
 
 The process ends when its control socket closes: a signalling process that died takes its
 media processes with it.
@@ -41,12 +45,13 @@ from vollmond.phone.media import (
     TickReport,
 )
 from vollmond.phone.mediaproc import protocol as p
+from vollmond.phone.mediaproc.mixing import Mixing
 from vollmond.phone.rtp import RtpClock
 
 log = logging.getLogger(__name__)
 
-#: How many ticks ahead the signalling process makes frames (60 ms: what its event loop may
-#: be late, at the price of 60 ms more delay on the way to the caller).
+#: How many ticks ahead the signalling process makes the frames it still makes (a relayed
+#: game's room audio, calls it does not drive): 60 ms its event loop may be late.
 LEAD_TICKS = 3
 #: Frames that come later than their tick leave late, up to this many ticks (100 ms, as the
 #: in-process clock's longest stall before it skips frames); later ones are dropped.
@@ -68,13 +73,9 @@ class _Ticker(MediaTicker):
     def tick(self, index: int) -> None:
         self._worker.begin(index)
         before = self.sent + self.unsent + self._worker.held
-        # The audio received since the last tick is decoded after this tick's packets left
-        # (it only goes on to the signalling process): sending comes first.
-        received, self._received = self._received, []
+        # The audio received since the last tick is decoded first (one table lookup): it goes
+        # into the rooms mixed here before this tick's frames are pulled.
         super().tick(index)
-        self._received = received + self._received
-        if self._received:
-            self._deliver()
         gap = 1 if self._last is None or index <= self._last else index - self._last
         self.due += (self.sent + self.unsent + self._worker.held - before) * gap
         self._last = index
@@ -87,6 +88,7 @@ class MediaWorker:
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
         self.endpoints: dict[int, RtpEndpoint] = {}
+        self.mixing = Mixing()
         self.ticker = _Ticker(self)
         self._blocks: dict[int, p.Block] = {}
         self._rows: dict[int, int] = {}
@@ -131,13 +133,18 @@ class MediaWorker:
         self._samples = block.samples
 
     def frame(self, call: int) -> Int16Array | None:
-        """The call's frame of the current tick (its source on the clock); HOLD while the
-        tick's block is missing."""
+        """The call's frame of the current tick: for a call the signalling process drives,
+        its prompt over its room, mixed here; otherwise its fed frame (HOLD while the tick's
+        block is missing)."""
+        row = self._rows.get(call)
+        fed = None if row is None else self._samples[row]
+        line = self.mixing.lines.get(call)
+        if line is not None and line.driven:
+            return self.mixing.frame(call, line, fed)
         if self._hold:
             self.held += 1
             return HOLD
-        row = self._rows.get(call)
-        return None if row is None else self._samples[row]
+        return fed
 
     def end(self, index: int) -> None:
         """Send what was heard in this tick; the signalling side answers with a block."""
@@ -150,6 +157,8 @@ class MediaWorker:
         clock = self.ticker.clock
         deadline = clock.deadline(index) if clock is not None else 0.0
         self._send(p.AUDIO, p.Block(index, ids, samples, deadline).encode())
+        for played in self.mixing.take_played():
+            self._control(played)
 
     def add_block(self, block: p.Block) -> None:
         clock = self.ticker.clock
@@ -169,8 +178,12 @@ class MediaWorker:
             self.counters["late_blocks"] += 1
             return
         deadline = clock.deadline(block.index)
+        lines = self.mixing.lines
         for row, call in enumerate(block.ids.tolist()):
             endpoint = self.endpoints.get(call)
+            line = lines.get(call)
+            if line is not None and line.driven:
+                continue  # its tick was sent, mixed here; late room audio is dropped
             if endpoint is None or not endpoint.send_late(block.samples[row], block.index):
                 continue
             self.ticker.sent += 1
@@ -216,7 +229,16 @@ class MediaWorker:
                 endpoint = self._endpoint(call)
                 endpoint.set_source(partial(self.frame, call))
                 endpoint.start(self.ticker)
+            case p.Route():
+                self.mixing.route(message)
+            case p.Play():
+                self.mixing.play(message)
+            case p.Forget(clip):
+                self.mixing.clips.pop(clip, None)
+            case p.DropRoom(room):
+                self.mixing.drop_room(room)
             case p.Close(call):
+                self.mixing.forget_call(call)
                 endpoint_or_none = self.endpoints.pop(call, None)
                 if endpoint_or_none is not None:
                     endpoint_or_none.close()
@@ -233,6 +255,7 @@ class MediaWorker:
 
     def _heard_from(self, call: int, samples: Int16Array) -> None:
         self._heard.append((call, samples))
+        self.mixing.heard(call, samples)
 
     def _digit(self, call: int, key: str) -> None:
         self._control(p.Digit(call, key))
@@ -246,6 +269,9 @@ class MediaWorker:
             "sent": ticker.sent,
             "unsent": ticker.unsent,
             "frames_due": ticker.due,
+            "prompt_frames": self.mixing.prompt_frames,
+            "mixed_frames": self.mixing.mixed_frames,
+            "unknown_clips": self.mixing.unknown_clips,
             **self.counters,
         }
 
@@ -265,7 +291,10 @@ class MediaWorker:
         counters["calls"] = len(self.endpoints)  # a count at the end, not a difference
         self._histogram = self._response = None
         self.ticker.stamp, self.ticker.observer = False, None
-        self._control(p.Measured(tuple(histogram.tolist()), tuple(response.tolist()), counters))
+        starts = tuple(self.mixing.starts)
+        self.mixing.starts.clear()
+        histogram_bins, response_bins = tuple(histogram.tolist()), tuple(response.tolist())
+        self._control(p.Measured(histogram_bins, response_bins, counters, starts))
 
     def stats(self) -> p.Stats:
         now = asyncio.get_running_loop().time()
@@ -285,9 +314,11 @@ class MediaWorker:
         return p.Stats(calls, self.clock_counters())
 
     async def report(self) -> None:
+        """Counters at once (the signalling side's watchdog hears the process is up), then
+        twice a second."""
         while not self._writer.is_closing():
-            await asyncio.sleep(STATS_PERIOD_S)
             self._control(self.stats())
+            await asyncio.sleep(STATS_PERIOD_S)
 
     def close(self) -> None:
         for endpoint in self.endpoints.values():
@@ -307,6 +338,13 @@ class MediaWorker:
                 try:
                     if kind == p.FRAMES:
                         self.add_block(p.Block.decode(payload))
+                    elif kind == p.SOURCES:
+                        self.mixing.sources(p.Block.decode(payload))
+                    elif kind == p.CLIP:
+                        clip = p.Clip.decode(payload)
+                        self.mixing.clips[clip.clip] = clip.samples
+                    elif kind == p.GAINS:
+                        self.mixing.gains(p.Gains.decode(payload))
                     elif kind == p.CONTROL:
                         await self.handle(p.decode_control(payload))
                     else:

@@ -223,13 +223,18 @@ class PhoneSession:
 
     def next_frame(self) -> npt.NDArray[np.int16] | None:
         frame = self.prompts.next_frame()
-        if frame is None and not self._quiet and not self._closed:
+        self.prompting(frame is not None)
+        return frame
+
+    def prompting(self, busy: bool) -> None:
+        """Whether a prompt plays at this tick (here, or in a media process that plays the
+        queue's prompts): the caller's silence is counted from the end of the last prompt."""
+        if not busy and not self._quiet and not self._closed:
             self._quiet = True
             self._arm_silence()
-        elif frame is not None:
+        elif busy:
             self._quiet = False
             self._cancel_silence()
-        return frame
 
     async def close(self) -> None:
         """The caller hung up: stop listening; a seat stays taken (the service's grace

@@ -152,6 +152,8 @@ class RelayedConferenceVoice(ConferenceVoice):
     """The voice of a room owned elsewhere: each member here is a relayed line, keyed by the
     room and its slot; frames go to the owner's mixer, the member's mix comes back."""
 
+    mixed_here = False
+
     def __init__(self, size: int, key: str, relay: Callable[[], VoiceRelay | None]) -> None:
         super().__init__(size)
         self.key = key

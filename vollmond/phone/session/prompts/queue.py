@@ -130,6 +130,13 @@ class PromptQueue:
         self.renders = renders if renders is not None else Renders(voice)
         self._queue: deque[Utterance] = deque()
         self.transcript: list[Spoken] = []
+        #: Told when what is to play may have changed (a prompt queued, dropped or rendered):
+        #: a media process playing this queue is told at once, not at its next tick.
+        self.changed: Callable[[], None] | None = None
+
+    def _touched(self) -> None:
+        if self.changed is not None:
+            self.changed()
 
     # -- queueing --------------------------------------------------------------------------
     def say(
@@ -156,6 +163,8 @@ class PromptQueue:
         found = self.renders.audio(item.text, self.lang)
         if isinstance(found, asyncio.Future):
             item.audio, item.pending = None, found
+            if self.changed is not None:
+                found.add_done_callback(lambda _: self._touched())
         else:
             item.audio, item.pending = found, None
 
@@ -178,11 +187,14 @@ class PromptQueue:
         while index > 0 and self._queue[index - 1].priority > item.priority:
             index -= 1
         self._queue.insert(index, item)
+        self._touched()
 
     def _drop(self, which: Callable[[Utterance], bool]) -> int:
         kept = deque(u for u in self._queue if not which(u))
         dropped = len(self._queue) - len(kept)
         self._queue = kept
+        if dropped:
+            self._touched()
         return dropped
 
     def _record(self, spoken: Spoken) -> None:
@@ -218,10 +230,13 @@ class PromptQueue:
         kept = deque(u for u in self._queue if u.tone is None or u.tone not in names)
         stopped = len(self._queue) - len(kept)
         self._queue = kept
+        if stopped:
+            self._touched()
         return stopped
 
     def clear(self) -> None:
         self._queue.clear()
+        self._touched()
 
     @property
     def queued_tones(self) -> list[str]:
@@ -266,6 +281,39 @@ class PromptQueue:
         if filled == 0 and not self._queue:
             return None
         return out
+
+    # -- playing elsewhere (a media process) ---------------------------------------------------
+    def upcoming(self, limit: int = 8) -> list[Utterance]:
+        """The prompts that may play now, back to back, when a media process plays them: the
+        head and the ready ones behind it, up to the first that is not rendered yet or is a
+        live line (whose words are checked when it reaches the head). The head's own live
+        words are checked here, as :meth:`next_frame` does. The rules stay here: a prompt cut,
+        withdrawn or preempted changes this list, and the player is told the new one."""
+        queue = self._queue
+        while queue:
+            head = queue[0]
+            if not head.ready():
+                return []
+            if head.played == 0 and head.refresh is not None and not self._fresh(head):
+                continue
+            assert head.audio is not None
+            if len(head.audio) == 0:  # nothing to hear (a failed render): done at once
+                queue.popleft()
+                continue
+            break
+        out: list[Utterance] = []
+        for item in queue:
+            if len(out) >= limit or not item.ready() or (out and item.refresh is not None):
+                break
+            assert item.audio is not None
+            if len(item.audio):
+                out.append(item)
+        return out
+
+    def finished(self, item: Utterance) -> None:
+        """`item` was played to its end elsewhere: it leaves the queue (if still in it)."""
+        if item in self._queue:
+            self._queue.remove(item)
 
     def _fresh(self, head: Utterance) -> bool:
         """Whether a live line at the head may start now: dropped if it has nothing true left

@@ -1,0 +1,232 @@
+"""What a call hears, made in the media process: its prompts over its room.
+
+The signalling process decides (the routing table, the prompt queue's rules); this module only
+plays and mixes what it was told, on the media process's own clock:
+
+* a room is a :class:`~vollmond.voice.mixer.GameMixer`, the same class the signalling process
+  mixes with, holding the gain matrix sent when the routing changed (``G``); the calls of this
+  media process push their voice into it at the tick they are received, the room's other
+  sources (browser peers, relayed lines) come in ``S`` blocks;
+* a call's prompts are a :class:`Playlist` of clips (``C``, sent once per media process), played
+  back to back; the end of each is reported (``played``) so the signalling process's queue
+  moves on.
+
+A call hears ``overlay(prompt, room)`` — the function the in-process path uses — so a line
+sounds the same in both modes. Secrecy needs nothing here: a call hears one row of one room's
+matrix, and the matrix is the routing table's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vollmond.engine.ruleset import SPECTATORS
+from vollmond.phone.mediaproc import protocol as p
+from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
+from vollmond.voice.mixer import GameMixer, overlay
+
+#: Tags a playlist remembers as played, so a playlist crossing its own ``played`` report on
+#: the way does not play a finished prompt again.
+_REMEMBERED = 16
+#: Prompt starts kept for the next measurement.
+STARTS_KEPT = 10_000
+
+
+@dataclass(eq=False)
+class _Item:
+    tag: int
+    clip: Int16Array
+    pos: int
+
+
+class Playlist:
+    """One call's prompts, played back to back, 160 samples a tick."""
+
+    def __init__(self) -> None:
+        self._items: deque[_Item] = deque()
+        self._done: deque[int] = deque(maxlen=_REMEMBERED)
+        #: Tags finished since the last :meth:`take_played`.
+        self.played: list[int] = []
+        #: The tag whose first frame the last :meth:`next_frame` began (None: none began).
+        self.began: int | None = None
+
+    def replace(self, items: list[tuple[int, Int16Array, int | None]]) -> None:
+        """Play these from now on (tag, clip, offset; offset None: a prompt that is playing
+        goes on where it is, one that is not starts at 0)."""
+        current = {item.tag: item.pos for item in self._items}
+        fresh: deque[_Item] = deque()
+        for tag, clip, offset in items:
+            if tag in self._done:
+                continue
+            pos = current.get(tag, 0) if offset is None else offset
+            fresh.append(_Item(tag, clip, min(max(pos, 0), len(clip))))
+        self._items = fresh
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._items)
+
+    def next_frame(self) -> Int16Array | None:
+        """The next 20 ms of prompts (None: nothing to play)."""
+        items = self._items
+        if not items:
+            return None
+        out = np.zeros(FRAME_SAMPLES, dtype=np.int16)
+        filled = 0
+        self.began = None
+        while filled < FRAME_SAMPLES and items:
+            head = items[0]
+            if head.pos == 0 and self.began is None:
+                self.began = head.tag
+            chunk = head.clip[head.pos : head.pos + FRAME_SAMPLES - filled]
+            out[filled : filled + len(chunk)] = chunk
+            filled += len(chunk)
+            head.pos += len(chunk)
+            if head.pos >= len(head.clip):
+                items.popleft()
+                self._done.append(head.tag)
+                self.played.append(head.tag)
+        return out
+
+
+@dataclass(eq=False)
+class MixLine:
+    """One call as the media process mixes it. ``driven``: the signalling process routes it
+    (or plays it a prompt); a call never driven takes its whole frame from ``F`` blocks."""
+
+    driven: bool = False
+    room: int | None = None
+    listener: int | None = None
+    source: int | None = None
+    fed: bool = False
+    playlist: Playlist = field(default_factory=Playlist)
+    #: A prompt began and its first audible frame is still to come.
+    awaiting: bool = False
+
+
+class Mixing:
+    """The rooms, clips and lines of one media process."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[int, GameMixer] = {}
+        self.clips: dict[int, Int16Array] = {}
+        self.lines: dict[int, MixLine] = {}
+        self.prompt_frames = 0
+        self.mixed_frames = 0
+        self.unknown_clips = 0
+        #: (call, time) of each prompt's first audible frame, since the last Measured (the
+        #: latest STARTS_KEPT): a benchmark's key-to-answer.
+        self.starts: deque[tuple[int, float]] = deque(maxlen=STARTS_KEPT)
+
+    def line(self, call: int) -> MixLine:
+        line = self.lines.get(call)
+        if line is None:
+            line = self.lines[call] = MixLine()
+        return line
+
+    def forget_call(self, call: int) -> None:
+        self.lines.pop(call, None)
+
+    # -- what the signalling process says --------------------------------------------------------
+    def gains(self, message: p.Gains) -> None:
+        seats = message.gains.shape[1]
+        room = self.rooms.get(message.room)
+        if room is None or room.seats != seats:
+            room = self.rooms[message.room] = GameMixer(seats)
+        room.set_gains(message.gains)
+
+    def drop_room(self, room: int) -> None:
+        self.rooms.pop(room, None)
+        for line in self.lines.values():
+            if line.room == room:
+                line.room = line.listener = line.source = None
+
+    def route(self, message: p.Route) -> None:
+        """A call's place; a room not known yet (its gains come first) or a row outside it
+        is refused, so a call can never hear a row that is not its own."""
+        if message.room is not None:
+            room = self.rooms.get(message.room)
+            if room is None:
+                raise p.ProtocolError(f"no room {message.room}")
+            if message.listener is not None and message.listener > room.seats:
+                raise p.ProtocolError("a listener outside its room")
+            if message.source is not None and not 1 <= message.source <= room.seats:
+                raise p.ProtocolError("a source outside its room")
+        line = self.line(message.call)
+        line.driven = True
+        line.room = message.room
+        line.listener = message.listener if message.room is not None else None
+        line.source = message.source if message.room is not None else None
+        line.fed = message.fed
+
+    def play(self, message: p.Play) -> None:
+        items: list[tuple[int, Int16Array, int | None]] = []
+        for item in message.items:
+            clip = self.clips.get(item.clip)
+            if clip is None:  # a clip forgotten meanwhile: nothing to play for it
+                self.unknown_clips += 1
+                continue
+            items.append((item.tag, clip, item.offset))
+        line = self.line(message.call)
+        line.driven = True
+        line.playlist.replace(items)
+
+    def sources(self, block: p.Block) -> None:
+        """Frames of sources the media process does not receive (``S``)."""
+        for row, ident in enumerate(block.ids.tolist()):
+            room_id, house = p.split_source(ident)
+            room = self.rooms.get(room_id)
+            if room is not None:
+                room.push(house, block.samples[row])
+
+    # -- the tick ------------------------------------------------------------------------------
+    def heard(self, call: int, samples: Int16Array) -> None:
+        """A call's voice, received at this tick: into its room as its house."""
+        line = self.lines.get(call)
+        if line is None or line.source is None or line.room is None:
+            return
+        room = self.rooms.get(line.room)
+        if room is not None:
+            room.push(line.source, samples)
+
+    def frame(self, call: int, line: MixLine, fed: Int16Array | None) -> Int16Array | None:
+        """What a driven call hears at this tick: its prompt over its room. ``fed``, from the
+        signalling process, is the room audio of a relayed game (``line.fed``), or else a
+        prompt of a session without a prompt queue."""
+        prompt = line.playlist.next_frame()
+        if prompt is not None:
+            self.prompt_frames += 1
+            line.awaiting = line.awaiting or line.playlist.began is not None
+            if line.awaiting and prompt.any():  # the first audible frame, as in process
+                self.starts.append((call, time.monotonic()))
+                line.awaiting = False
+        elif not line.fed:
+            prompt = fed  # made in the signalling process (a session without a prompt queue)
+        room_audio: Int16Array | None = None
+        if line.fed:
+            room_audio = fed
+        elif line.room is not None and line.listener is not None:
+            room = self.rooms.get(line.room)
+            if room is not None:
+                room_audio = _pull(room, line.listener, call)
+                if room_audio is not None:
+                    self.mixed_frames += 1
+        return overlay(prompt, room_audio)
+
+    def take_played(self) -> list[p.Played]:
+        reports = []
+        for call, line in self.lines.items():
+            if line.playlist.played:
+                reports.append(p.Played(call, tuple(line.playlist.played)))
+                line.playlist.played = []
+        return reports
+
+
+def _pull(room: GameMixer, row: int, call: int) -> Int16Array | None:
+    """Row ``row`` of the room (houses 0..seats-1, then the spectators)."""
+    listener = SPECTATORS if row == room.seats else row + 1
+    return room.pull(listener, puller=call)  # a copy is pulled by this process's calls only
