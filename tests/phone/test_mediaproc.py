@@ -353,6 +353,26 @@ async def test_a_dead_or_hanging_media_process_loses_its_calls_and_is_replaced(h
         await media.close()
 
 
+async def test_a_starting_media_process_has_longer_than_the_watchdog_to_say_its_first_word() -> (
+    None
+):
+    """Starting takes seconds on a loaded machine: a process that has not spoken yet is judged
+    by `start_watchdog_s`, not `watchdog_s` (a 0.8 s watchdog killed healthy starting ones);
+    one that never speaks is still replaced."""
+    media = MediaProcesses(1, watchdog_s=0.3, start_watchdog_s=3.0)
+    await media.start()
+    try:
+        process = media.processes[0]
+        assert process.pid is not None and not process.heard
+        os.kill(process.pid, signal.SIGSTOP)  # before its first word: it never speaks
+        await asyncio.sleep(1.5)  # five watchdogs' worth
+        assert media.restarts == 0 and media.processes[0] is process
+        await _until(lambda: media.restarts == 1 and media.processes[0].alive, timeout=15)
+        await _until(lambda: media.processes[0].heard, timeout=15)  # the new one speaks
+    finally:
+        await media.close()
+
+
 async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
     media = MediaProcesses(1)
     await media.start()

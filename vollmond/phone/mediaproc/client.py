@@ -66,6 +66,9 @@ RESTART_DELAY_MAX_S = 10.0
 CUE_LATE_S = (LEAD_TICKS + MAX_LATE_TICKS - 1) * FRAME_SECONDS
 #: A media process that says nothing for this long hangs: it is killed and replaced.
 WATCHDOG_S = 5.0
+#: ... but not before its first word, which may take this long: starting Python and numpy
+#: takes seconds on a loaded machine (a watchdog of 0.8 s killed healthy starting processes).
+START_WATCHDOG_S = 30.0
 #: Frames are not queued behind a media process that does not read: past this many bytes
 #: waiting in the socket, a tick's block is dropped (and counted).
 MAX_BACKLOG_BYTES = 1_000_000
@@ -230,6 +233,8 @@ class MediaProcess:
         #: When the last message came (event loop time): a living media process reports
         #: twice a second, so a long silence means it hangs (MediaProcesses' watchdog).
         self.last_heard = 0.0
+        #: Whether it has said anything yet (the watchdog waits longer for the first word).
+        self.heard = False
         #: Rooms copied in this media process, by the mixer's identity.
         self._mirrors: dict[int, _Mirror] = {}
         self._room_ids = itertools.count(1)
@@ -494,6 +499,7 @@ class MediaProcess:
             while True:
                 kind, payload = await p.read_message(reader)
                 self.last_heard = asyncio.get_running_loop().time()
+                self.heard = True
                 try:
                     if kind == p.AUDIO:
                         self._tick(p.Block.decode(payload))
@@ -557,12 +563,20 @@ class MediaProcess:
 class MediaProcesses:
     """``count`` media processes; a new call goes to the one with the fewest calls."""
 
-    def __init__(self, count: int, *, watchdog_s: float = WATCHDOG_S, priority: int = 0) -> None:
+    def __init__(
+        self,
+        count: int,
+        *,
+        watchdog_s: float = WATCHDOG_S,
+        start_watchdog_s: float = START_WATCHDOG_S,
+        priority: int = 0,
+    ) -> None:
         if count < 1:
             raise ValueError("at least one media process")
         self.count = count
         self.priority = priority
         self.watchdog_s = watchdog_s
+        self.start_watchdog_s = start_watchdog_s
         self._watchdog: asyncio.Task[None] | None = None
         self.processes: list[MediaProcess] = []
         self.on_lost: LostCallback | None = None
@@ -580,12 +594,14 @@ class MediaProcesses:
 
     async def _watch(self) -> None:
         """Kill a media process that has said nothing for ``watchdog_s`` (it hangs): its calls
-        are then hung up and it is replaced, as if it had died."""
+        are then hung up and it is replaced, as if it had died. One that has not yet said its
+        first word is given ``start_watchdog_s``."""
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(min(1.0, self.watchdog_s / 4))
             for process in self.processes:
-                if process.alive and loop.time() - process.last_heard > self.watchdog_s:
+                limit = self.watchdog_s if process.heard else self.start_watchdog_s
+                if process.alive and loop.time() - process.last_heard > limit:
                     log.error(
                         "media process %s silent for %.1f s: killed",
                         process.pid,
