@@ -169,7 +169,7 @@ async def test_joining_before_the_welcome_offers_once_and_connects(
     await context.add_init_script(f"localStorage.setItem('vollmond.seats', {seat_json!r});")
     await context.add_init_script(HELD_MICROPHONE)
     socket = HeldSocket()
-    await context.route_web_socket(re.compile(r".*/ws$"), socket.route)
+    await context.route_web_socket(re.compile(r".*/ws(\?.*)?$"), socket.route)  # the game socket
     page = await context.new_page()
     try:
         await page.goto(f"/#/game/{game}")
