@@ -253,23 +253,36 @@ class _CallGroup(_MenuGroup):
 
     def _menu(self) -> tuple[Rows, Picker] | None:
         state, player = self._state, self._player
-        if not player.alive:
+        scope = _call_scope(state, player)
+        if scope is None:
             return None
-        seat, settings = player.seat, state.options.calls
+        seat = player.seat
         rows = _CALLS.rows(seat, len(state.players))
-        if state.phase in DAY_CALL_PHASES:
-            if not (settings.enabled and settings.by_day):
-                return None
-        elif state.phase is not Phase.NIGHT:
-            return None
-        elif not (
-            settings.enabled
-            and (settings.evil_may_call or not in_night_room(player))
-            and state.calls_placed.get(seat, 0) < settings.per_night
-        ):
-            partners = [t for t in _partners(state, player) if state.player(t).alive]
+        anyone, partners = scope
+        if not anyone:
             return rows, partial(_select, partners)
         return rows, partial(shared_targets(state).living.pick, without=seat)
+
+
+def _call_scope(state: GameState, player: Player) -> tuple[bool, list[int]] | None:
+    """Whom `player` may call now, as `check_place` judges it: None, nobody; (True, []), any
+    other living seat; (False, partners), at night past what the rules allow, only these
+    living partners (twin, lover). The menu and the bots' draw both ask here."""
+    if not player.alive:
+        return None
+    seat, settings, phase = player.seat, state.options.calls, state.phase
+    if phase in DAY_CALL_PHASES:
+        if not (settings.enabled and settings.by_day):
+            return None
+    elif phase is not Phase.NIGHT:
+        return None
+    elif not (
+        settings.enabled
+        and (settings.evil_may_call or not in_night_room(player))
+        and state.calls_placed.get(seat, 0) < settings.per_night
+    ):
+        return False, [t for t in _partners(state, player) if state.player(t).alive]
+    return True, []
 
 
 def _select(targets: list[int], rows: Sequence[Any]) -> list[Any]:
@@ -414,27 +427,13 @@ def _draw_vote(state: GameState, player: Player, rng: random.Random) -> Command 
 
 
 def _draw_call(state: GameState, player: Player, rng: random.Random) -> Command | None:
-    """`_CallGroup`'s draw: another living seat, or at night only a partner, as `_menu`
-    says."""
-    if not player.alive:
+    """`_CallGroup`'s draw: another living seat, or at night only a partner (`_call_scope`)."""
+    scope = _call_scope(state, player)
+    if scope is None:
         return None
-    seat, settings, phase = player.seat, state.options.calls, state.phase
-    if phase in DAY_CALL_PHASES:
-        if not (settings.enabled and settings.by_day):
-            return None
-    elif phase is not Phase.NIGHT:
-        return None
-    elif not (
-        settings.enabled
-        and (settings.evil_may_call or not in_night_room(player))
-        and state.calls_placed.get(seat, 0) < settings.per_night
-    ):
-        partners = [t for t in _partners(state, player) if state.player(t).alive]
-        if not partners:
-            return None
-        target = partners[below(rng, len(partners))]
-        return _CALLS.rows(seat, len(state.players))[0][target]
-    targets = [p.seat for p in state.players if p.alive and p.seat != seat]
+    seat = player.seat
+    anyone, partners = scope
+    targets = [p.seat for p in state.players if p.alive and p.seat != seat] if anyone else partners
     if not targets:
         return None
     target = targets[below(rng, len(targets))]
