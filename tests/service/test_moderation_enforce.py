@@ -388,3 +388,50 @@ async def test_a_hello_while_the_store_is_exhausted_is_answered_busy_and_works_a
         await ws.close()
         for socket in sockets:
             await socket.close()
+
+
+async def test_a_slow_read_from_before_a_mute_does_not_undo_it(
+    api: Callable[[], ApiClient], service: Service
+) -> None:
+    """A chat line's read of the writer's mutes answers "not muted" but is slow to come back;
+    meanwhile a mute is imposed and the poll reads it. The slow answer must not overwrite the
+    newer one — "not muted" is never read again by time, so it would stand."""
+    _game, clients, _, sockets = await _seated(api, service)
+    enforcer = service.enforcer
+    assert enforcer is not None and clients[0].account_id is not None
+    read = enforcer.moderation.muted
+    gate = asyncio.Event()
+    calls = 0
+
+    async def first_read_slow(subject: Subject) -> Sanction | None:
+        nonlocal calls
+        calls += 1
+        answer = await read(subject)  # read now, as the store is now ...
+        if calls == 1:
+            await gate.wait()  # ... and come back late
+        return answer
+
+    enforcer.moderation.muted = first_read_slow  # type: ignore[method-assign]
+    person = Person(account_id=clients[0].account_id)
+    try:
+        slow = asyncio.create_task(enforcer.mute_of(person))
+        while calls < 1:
+            await asyncio.sleep(0.01)
+        mo = await staff(service, "Mo", Role.MODERATOR)
+        mute = await moderation(service).impose(
+            by=mo,
+            subject=Subject.account(clients[0].account_id),
+            kind=SanctionKind.MUTE,
+            reason="Spam",
+            duration=timedelta(minutes=10),
+        )
+        await sockets[0].expect("moderation")  # the poll has read the mute
+        gate.set()
+        # The waiting line is judged by the newest answer, and so is the next one.
+        for found in (await slow, await enforcer.mute_of(person)):
+            assert found is not None and found.id == mute.id
+    finally:
+        gate.set()
+        enforcer.moderation.muted = read  # type: ignore[method-assign]
+        for ws in sockets:
+            await ws.close()

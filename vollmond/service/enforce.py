@@ -327,6 +327,10 @@ class Enforcer:
         return sanction
 
     async def _refresh(self, person: Person) -> None:
+        # Kept only if no read that began later has been kept meanwhile: a slow read from
+        # before a mute must not overwrite the poll's read of it ("not muted" is never read
+        # again by time, see `_stale`).
+        started = self.clock()
         found: Sanction | None = None
         for subject in person.subjects():
             mute = await self.moderation.muted(subject)
@@ -336,7 +340,9 @@ class Enforcer:
                 > (found.expires_at or datetime.max.replace(tzinfo=found.created_at.tzinfo))
             ):
                 found = mute
-        self._mutes[person] = _MuteEntry(found, self.clock())
+        kept = self._mutes.get(person)
+        if kept is None or kept.checked <= started:
+            self._mutes[person] = _MuteEntry(found, started)
 
     def _refresh_later(self, person: Person) -> None:
         if person in self._refreshing:
