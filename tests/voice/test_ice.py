@@ -59,7 +59,9 @@ async def test_the_page_gets_turn_servers_with_a_fresh_time_limited_credential(
         assert turn["username"].endswith(f":{game}.2")  # one user per seat
         assert coturn_accepts(turn, now)
         assert int(turn["username"].split(":")[0]) <= now + 600 + 1  # turn_ttl_s
-        assert not coturn_accepts({**turn, "credential": "x" + turn["credential"][1:]}, now)
+        credential = turn["credential"]
+        forged = ("y" if credential[0] == "x" else "x") + credential[1:]  # one character off
+        assert not coturn_accepts({**turn, "credential": forged}, now)
         assert not coturn_accepts(turn, now + 601)  # expired: coturn refuses it
         # The service's own peer asks the same TURN servers with a credential of its own.
         assert service.app is not None
