@@ -309,6 +309,19 @@ async def test_an_admin_aborts_a_running_game_and_everyone_is_told(
             await ws.close()
 
 
+async def _mute_for_ten_minutes(service: Service, account_id: int) -> tuple[int, Sanction]:
+    """A moderator mutes the account for spam; returns the moderator and the mute."""
+    mo = await staff(service, "Mo", Role.MODERATOR)
+    mute = await moderation(service).impose(
+        by=mo,
+        subject=Subject.account(account_id),
+        kind=SanctionKind.MUTE,
+        reason="Spam",
+        duration=timedelta(minutes=10),
+    )
+    return mo, mute
+
+
 async def test_a_writers_mutes_are_read_once_and_a_mute_still_arrives_by_the_poll(
     api: Callable[[], ApiClient], service: Service
 ) -> None:
@@ -335,14 +348,7 @@ async def test_a_writers_mutes_are_read_once_and_a_mute_still_arrives_by_the_pol
         await asyncio.sleep(FAST.mute_refresh_s * 2)
         assert await enforcer.mute_of(person) is None
         assert len(reads) == 1  # "not muted" is not read again by time
-        mo = await staff(service, "Mo", Role.MODERATOR)
-        mute = await moderation(service).impose(
-            by=mo,
-            subject=Subject.account(clients[0].account_id),
-            kind=SanctionKind.MUTE,
-            reason="Spam",
-            duration=timedelta(minutes=10),
-        )
+        mo, mute = await _mute_for_ten_minutes(service, clients[0].account_id)
         await sockets[0].expect("moderation")  # the poll found it and read the person again
         found = await enforcer.mute_of(person)
         assert found is not None and found.id == mute.id
@@ -417,14 +423,7 @@ async def test_a_slow_read_from_before_a_mute_does_not_undo_it(
         slow = asyncio.create_task(enforcer.mute_of(person))
         while calls < 1:
             await asyncio.sleep(0.01)
-        mo = await staff(service, "Mo", Role.MODERATOR)
-        mute = await moderation(service).impose(
-            by=mo,
-            subject=Subject.account(clients[0].account_id),
-            kind=SanctionKind.MUTE,
-            reason="Spam",
-            duration=timedelta(minutes=10),
-        )
+        _, mute = await _mute_for_ten_minutes(service, clients[0].account_id)
         await sockets[0].expect("moderation")  # the poll has read the mute
         gate.set()
         # The waiting line is judged by the newest answer, and so is the next one.
