@@ -6,8 +6,9 @@ It keeps the local bus's promises (`localbus`) over a NATS connection (nats-py):
   this process sends (publish, a request, a reply) goes through one queue and one sending
   task, so they leave — and NATS delivers them — in the order they were handed in. A request
   therefore arrives after the notices published before it (the hub relies on that).
-- **A subscription is in force when `subscribe` returns**: the SUB is followed by a flush
-  (PING/PONG), so the server has registered it before anything published afterwards.
+- **A subscription is in force when `subscribe` returns**: the SUB is followed by a message to
+  this connection's own inbox, and `subscribe` returns when it has come back
+  (`_round_trip`), so the server has registered the SUB before anything published afterwards.
 - **Request/reply** through one inbox subscription per connection (``_INBOX.<id>.>``) and the
   same sending queue; the server's no-responders status (503, which nats-py's client asks
   for when the server supports headers) is raised as `NoRespondersError`.
@@ -27,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import nats
 import structlog
@@ -46,16 +47,18 @@ CONNECT_TIMEOUT_S = 5
 
 
 class _NatsSubscription:
-    def __init__(self, client: Client, subscription: NatsSubscription) -> None:
-        self._client = client
+    def __init__(
+        self, subscription: NatsSubscription, round_trip: Callable[[], Awaitable[None]]
+    ) -> None:
         self._subscription = subscription
+        self._round_trip = round_trip
 
     async def unsubscribe(self) -> None:
         """Stop; once this returns the server routes nothing more to it (a request on its
         subject finds no responder instead of being dropped here)."""
-        with contextlib.suppress(nats.errors.Error):
+        with contextlib.suppress(nats.errors.Error, TimeoutError, ConnectionError):
             await self._subscription.unsubscribe()
-            await self._client.flush(FLUSH_TIMEOUT_S)
+            await self._round_trip()
 
 
 _Outgoing = tuple[str, bytes, str]  # subject, data, reply subject ("" for none)
@@ -123,7 +126,7 @@ class NatsTransport:
         self._inbox_subscription = await self._client.subscribe(
             f"{self._inbox}.>", cb=self._on_reply
         )
-        await self._client.flush(FLUSH_TIMEOUT_S)
+        await self._round_trip()
 
     async def _send(self) -> None:
         while (item := await self._outgoing.get()) is not None:
@@ -140,8 +143,26 @@ class NatsTransport:
 
     async def flush(self) -> None:
         """Return once the server has handled everything this process sent so far."""
-        await self._outgoing.join()  # handed to the client, in its buffer
-        await self._client.flush(FLUSH_TIMEOUT_S)  # and through the server (PING, PONG)
+        await self._round_trip()
+
+    async def _round_trip(self) -> None:
+        """Return once the server has read everything this connection sent before the call.
+
+        Not nats-py's `flush`: its PING goes straight to the socket, ahead of the commands
+        still waiting in the client's buffer (a SUB, an UNSUB), so its PONG can come back
+        before the server has read them; a request from another connection right after
+        `subscribe` then found no responder (CI, once). A message to this connection's own
+        inbox waits behind them in the same buffer and the same sending queue, and the
+        server hands it back only after reading them.
+        """
+        reply_to = f"{self._inbox}.{next(self._next_reply)}"
+        future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._replies[reply_to] = future
+        try:
+            self._outgoing.put_nowait((reply_to, b"", ""))
+            await asyncio.wait_for(future, FLUSH_TIMEOUT_S)
+        finally:
+            self._replies.pop(reply_to, None)
 
     # -- Transport ---------------------------------------------------------------------------
     def publish(self, subject: str, data: bytes) -> None:
@@ -157,8 +178,8 @@ class NatsTransport:
                 log.exception("bus_handler_failed", subject=msg.subject)
 
         subscription = await self._client.subscribe(self._prefix + subject, cb=deliver)
-        await self._client.flush(FLUSH_TIMEOUT_S)
-        return _NatsSubscription(self._client, subscription)
+        await self._round_trip()
+        return _NatsSubscription(subscription, self._round_trip)
 
     async def request(self, subject: str, data: bytes, timeout: float) -> bytes:
         reply_to = f"{self._inbox}.{next(self._next_reply)}"
