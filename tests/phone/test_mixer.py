@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.phone.helpers import ToneSource
 from tests.scenario import Scenario
@@ -210,3 +212,56 @@ def test_heard_names_the_speakers_of_the_listeners_own_row_in_this_tick() -> Non
     assert mixer.heard(2, 100.0) == ()
     mixer.pull(1)  # nobody spoke
     assert mixer.heard(1) == ()
+
+
+# -- many pullers at once (the media process's batched tick) ------------------------------------
+
+_PULLERS = st.lists(st.integers(0, 5), min_size=1, max_size=6, unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seats=st.integers(1, 4),
+    gains=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=20, max_size=20),
+    ticks=st.lists(
+        st.tuples(_PULLERS, st.lists(st.integers(1, 4), max_size=6), st.integers(0, 2**16)),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_pull_all_gives_each_puller_what_pulling_one_by_one_gives(
+    seats: int, gains: list[float], ticks: list[tuple[list[int], list[int], int]]
+) -> None:
+    """Twin rooms, the same voices pushed: in each tick the pullers (a random set, in a
+    random order, so some are new to the room and come first) pull one by one from one room
+    and all at once from the other; each hears the same samples, row by row, tick by tick."""
+    one, many = GameMixer(seats), GameMixer(seats)
+    matrix = np.asarray(gains[: (seats + 1) * seats], np.float32).reshape(seats + 1, seats)
+    one.set_gains(matrix)
+    many.set_gains(matrix)
+    for pullers, speakers, seed in ticks:
+        voices = np.random.default_rng(seed).integers(-20000, 20000, (len(speakers), 160))
+        for seat, voice in zip(speakers, voices.astype(np.int16), strict=True):
+            one.push(min(seat, seats), voice)
+            many.push(min(seat, seats), voice)
+        rows = [puller % (seats + 1) for puller in pullers]  # several lines on one row too
+        k, before, after = many.pull_all(pullers)
+        for i, (puller, row) in enumerate(zip(pullers, rows, strict=True)):
+            frame = one.pull(SPECTATORS if row == seats else row + 1, puller=puller)
+            mix, audible = before if i < k else after
+            assert bool(audible[row]) == (frame is not None)
+            expected = np.zeros(160, np.int16) if frame is None else frame
+            assert (mix[row] * audible[row]).tolist() == expected.tolist()
+        assert one.ticks == many.ticks
+
+
+def test_a_line_new_to_a_room_that_pulls_first_hears_the_last_mix_as_one_by_one() -> None:
+    """Lines a and b pulled last tick; c joins ahead of them in the clock's order: it hears
+    the last tick's mix (one by one it would too) and a starts the new one."""
+    mixer = GameMixer(2)
+    mixer.set_gains(np.asarray([[0, 1], [1, 0], [1, 1]], np.float32))
+    mixer.push(1, np.full(160, 100, np.int16))
+    assert mixer.pull_all(["a", "b"])[0] == 0
+    mixer.push(1, np.full(160, 300, np.int16))
+    k, before, after = mixer.pull_all(["c", "a", "b"])
+    assert k == 1 and int(before[0][1][0]) == 100 and int(after[0][1][0]) == 300

@@ -25,11 +25,12 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from vollmond.phone.dtmf import DtmfParseError, DtmfReceiver, InbandDtmfDetector
 from vollmond.phone.g711 import G711Codec
@@ -51,6 +52,17 @@ AudioSource = Callable[[], Int16Array | None]
 #: with :meth:`RtpEndpoint.send_late` (a media process whose signalling loop was late).
 HOLD: Int16Array = np.zeros(0, np.int16)
 
+
+#: Makes every endpoint's frame of a tick at once (a media process's mixing): writes row ``i``
+#: of the array for ``endpoints[i]`` (zeros: silence) and returns which rows are held back
+#: (:data:`HOLD`), or None when none is. Set as :attr:`MediaTicker.batch_source`, it replaces
+#: the endpoints' own sources, one Python call per tick instead of one per call.
+BatchSource = Callable[[Sequence["RtpEndpoint"], Int16Array], "npt.NDArray[np.bool_] | None"]
+
+#: Takes every frame received since the last tick at once: ``samples[i]`` (decoded) came
+#: to ``endpoints[i]``, in arrival order. Set as :attr:`MediaTicker.batch_sink`, it replaces
+#: the endpoints' own audio callbacks (in-band key tones are still detected per endpoint).
+BatchSink = Callable[[list["RtpEndpoint"], Int16Array], None]
 
 #: Told why a datagram on the media port was dropped: "foreign" or "malformed".
 DropCallback = Callable[[str], None]
@@ -126,6 +138,10 @@ class MediaTicker:
         self.observer: TickObserver | None = None
         #: Stamp each packet's departure into the observer's report (benchmarks only).
         self.stamp = False
+        #: Every frame of a tick in one call (see :data:`BatchSource`); None: per endpoint.
+        self.batch_source: BatchSource | None = None
+        #: Every received frame of a tick in one call (see :data:`BatchSink`).
+        self.batch_sink: BatchSink | None = None
 
     @property
     def clock(self) -> RtpClock | None:
@@ -178,36 +194,16 @@ class MediaTicker:
             self._deliver()
         batch = self._batch
         batch.reserve(len(self._order))
-        frames, buffer = batch.frames, batch.buffer
-        sending: list[tuple[socket.socket, RtpEndpoint]] = []
-        codecs: list[G711Codec] = []
-        row = 0
-        for endpoint in self._order:
-            source = endpoint._source
-            frame = source() if source is not None else None
-            if endpoint._first_index is None:
-                endpoint._first_index = index
-            if frame is HOLD:
-                continue
-            params = endpoint._params
-            if not params.send or endpoint._transport is None or endpoint._sock is None:
-                continue
-            if frame is None:
-                frames[row] = 0  # G.711 of zero is each law's silence code
-            elif frame.shape == (FRAME_SAMPLES,):
-                frames[row] = frame
-            else:
-                frames[row] = fit_frame(frame)
-            timestamp = endpoint._ts_base + (index - endpoint._first_index) * FRAME_SAMPLES
-            endpoint._sender.pack_header(buffer, row * PACKET_BYTES, timestamp)
-            sending.append((endpoint._sock, endpoint))
-            codecs.append(params.codec)
-            row += 1
-        batch.encode(row, codecs)
+        rows: Sequence[int]
+        if self.batch_source is not None:
+            sending, rows = self._batched_frames(index)
+        else:
+            sending = self._frames(index)
+            rows = range(len(sending))
         stamps: list[float] | None = [] if self.stamp else None
         now = self._now
         sent = unsent = 0
-        for row, (sock, endpoint) in enumerate(sending):
+        for row, (sock, endpoint) in zip(rows, sending, strict=True):
             try:
                 sock.sendto(batch.packet(row), endpoint.latched or endpoint._params.remote)
             except OSError as exc:  # a full socket buffer, an unreachable peer, a closed port
@@ -234,6 +230,69 @@ class MediaTicker:
                 )
             )
 
+    def _frames(self, index: int) -> list[tuple[socket.socket, RtpEndpoint]]:
+        """Pull each endpoint's frame from its source into the batch, packed from row 0 (a
+        held or unsent frame takes no row); headers written, payloads encoded."""
+        batch = self._batch
+        frames, buffer = batch.frames, batch.buffer
+        sending: list[tuple[socket.socket, RtpEndpoint]] = []
+        codecs: list[G711Codec] = []
+        row = 0
+        for endpoint in self._order:
+            source = endpoint._source
+            frame = source() if source is not None else None
+            if endpoint._first_index is None:
+                endpoint._first_index = index
+            if frame is HOLD:
+                continue
+            params = endpoint._params
+            if not params.send or endpoint._transport is None or endpoint._sock is None:
+                continue
+            if frame is None:
+                frames[row] = 0  # G.711 of zero is each law's silence code
+            elif frame.shape == (FRAME_SAMPLES,):
+                frames[row] = frame
+            else:
+                frames[row] = fit_frame(frame)
+            timestamp = endpoint._ts_base + (index - endpoint._first_index) * FRAME_SAMPLES
+            endpoint._sender.pack_header(buffer, row * PACKET_BYTES, timestamp)
+            sending.append((endpoint._sock, endpoint))
+            codecs.append(params.codec)
+            row += 1
+        batch.encode(row, codecs)
+        return sending
+
+    def _batched_frames(
+        self, index: int
+    ) -> tuple[list[tuple[socket.socket, RtpEndpoint]], list[int]]:
+        """Every frame at once from :attr:`batch_source`, row ``i`` for endpoint ``i``;
+        then headers for the rows that are sent (not held, sending, open) and one encode."""
+        assert self.batch_source is not None
+        order = self._order
+        batch = self._batch
+        frames, buffer = batch.frames, batch.buffer
+        held = self.batch_source(order, frames[: len(order)])
+        skip = held.tolist() if held is not None else None
+        sending: list[tuple[socket.socket, RtpEndpoint]] = []
+        rows: list[int] = []
+        codecs: list[G711Codec] = []
+        for row, endpoint in enumerate(order):
+            if endpoint._first_index is None:
+                endpoint._first_index = index
+            params = endpoint._params
+            codecs.append(params.codec)
+            if skip is not None and skip[row]:
+                continue
+            sock = endpoint._sock
+            if not params.send or endpoint._transport is None or sock is None:
+                continue
+            timestamp = endpoint._ts_base + (index - endpoint._first_index) * FRAME_SAMPLES
+            endpoint._sender.pack_header(buffer, row * PACKET_BYTES, timestamp)
+            sending.append((sock, endpoint))
+            rows.append(row)
+        batch.encode(len(order), codecs)
+        return sending, rows
+
     def _deliver(self) -> None:
         """Decode every audio payload received since the last tick in one batch and hand each
         frame to its endpoint, in arrival order."""
@@ -242,9 +301,20 @@ class MediaTicker:
             [payload for _, payload in received],
             [endpoint._params.codec for endpoint, _ in received],
         )
-        for row, (endpoint, _) in enumerate(received):
-            if endpoint._transport is not None:
-                endpoint._audio(samples[row])
+        sink = self.batch_sink
+        if sink is None:
+            for row, (endpoint, _) in enumerate(received):
+                if endpoint._transport is not None:
+                    endpoint._audio(samples[row])
+            return
+        endpoints = [endpoint for endpoint, _ in received]
+        if any(endpoint._transport is None for endpoint in endpoints):  # closed meanwhile
+            keep = [row for row, ep in enumerate(endpoints) if ep._transport is not None]
+            endpoints, samples = [endpoints[row] for row in keep], samples[keep]
+        sink(endpoints, samples)
+        for row, endpoint in enumerate(endpoints):
+            if endpoint._inband is not None:
+                endpoint._tones(samples[row])
 
 
 class RtpEndpoint(asyncio.DatagramProtocol):
@@ -445,6 +515,11 @@ class RtpEndpoint(asyncio.DatagramProtocol):
     def _audio(self, samples: Int16Array) -> None:
         """One decoded frame of the caller's voice (and any in-band key press in it)."""
         self._on_audio(samples)
+        if self._inband is not None:
+            self._tones(samples)
+
+    def _tones(self, samples: Int16Array) -> None:
+        """In-band key tones in a decoded frame (a peer without telephone-events)."""
         if self._inband is not None:
             for digit in self._inband.feed(samples):
                 self._on_digit(digit)

@@ -20,7 +20,7 @@ not leave a standing delay.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,9 @@ from vollmond.engine.ruleset import SPECTATORS, Listener, RoutingTable
 from vollmond.voice.frames import FRAME_SAMPLES, Int16Array
 
 Float32Array = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+#: Every row of one tick's mix: the frames, and whether each row hears anything.
+Mix = tuple[Int16Array, BoolArray]
 
 #: Frames a source may queue before the oldest is dropped (60 ms of extra delay at most).
 MAX_QUEUED = 3
@@ -216,6 +219,37 @@ class GameMixer:
             return None
         frame: Int16Array = self._out[row]
         return frame
+
+    def pull_all(self, pullers: Sequence[Hashable]) -> tuple[int, Mix, Mix]:
+        """A tick in which ``pullers`` (distinct, at least one) each pull once, in this order,
+        at once: ``(k, before, after)`` — ``pullers[:k]`` hear ``before``, the others
+        ``after``, each a mix of every row (frames, and whether the row hears anything): row
+        ``r`` of it is what :meth:`pull` would give that puller for row ``r``, zeros where it
+        gives None.
+
+        The media process's tick: every line's row is then one index of these arrays, not a
+        call per line. In the steady state the first puller already pulled in the last tick,
+        so the room mixes once and ``k`` is 0. A line new to the room that comes first hears
+        the last tick's mix until a puller of the last tick starts the next, as with
+        :meth:`pull` (``k`` > 0; it stays so while the lines pull in this order).
+        """
+        pulled = self._pulled
+        if self._out is None or pullers[0] in pulled:
+            k = 0
+        else:
+            k = next((i for i, puller in enumerate(pullers) if puller in pulled), len(pullers))
+        before: Mix | None = None
+        if k:
+            assert self._out is not None
+            before = (self._out, self._audible.copy())  # tick() may clear it in place
+            if k == len(pullers):  # nobody pulls a second time: no new mix in this tick
+                pulled.update(pullers)
+                return k, before, before
+        self.tick()
+        self._pulled.update(pullers[k:])
+        assert self._out is not None  # made by tick()
+        after = (self._out, self._audible)
+        return k, before or after, after
 
     def heard(self, listener: Listener, threshold: float = 0.0) -> tuple[int, ...]:
         """The houses this listener hears speaking in the current tick (RMS above

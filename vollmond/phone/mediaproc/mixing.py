@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from vollmond.engine.ruleset import SPECTATORS
 from vollmond.phone.mediaproc import protocol as p
@@ -93,6 +95,36 @@ class Playlist:
         return out
 
 
+@dataclass(eq=False, slots=True)
+class _RoomPlan:
+    """One room's pullers in a batched tick: ``pullers[i]`` hears row ``rows[i]`` (-1: none)
+    and is row ``out_rows[i]`` of the batch."""
+
+    room: GameMixer
+    rows: npt.NDArray[np.intp]
+    out_rows: npt.NDArray[np.intp]
+    pullers: list[int]
+
+
+@dataclass(eq=False, slots=True)
+class MixPlan:
+    """How a batched tick goes through its calls (:meth:`Mixing.plan`)."""
+
+    version: int
+    #: (batch row, call, line) of every call, in the clock's order.
+    lines: list[tuple[int, int, MixLine]]
+    rows: npt.NDArray[np.intp]
+    #: (batch row, call) of the lines whose room audio the signalling process makes.
+    fed: list[tuple[int, int]]
+    rooms: list[_RoomPlan]
+    #: The batch rows of the rooms' pullers, room after room.
+    room_out: npt.NDArray[np.intp]
+    #: Where each of them finds its row in the rooms' mixes laid end to end.
+    gather: npt.NDArray[np.intp]
+    #: False for a puller whose row is outside its room (None: there is none).
+    valid: npt.NDArray[np.bool_] | None
+
+
 @dataclass(eq=False)
 class MixLine:
     """One call as the media process mixes it. ``driven``: the signalling process routes it
@@ -118,6 +150,9 @@ class Mixing:
         self.prompt_frames = 0
         self.mixed_frames = 0
         self.unknown_clips = 0
+        #: Counts changes of the lines and rooms (not of gains or prompts), so the batched
+        #: tick's :class:`MixPlan` is made again only when its grouping may have changed.
+        self.version = 0
         #: (call, time) of each prompt's first audible frame, since the last Measured (the
         #: latest STARTS_KEPT): a benchmark's key-to-answer.
         self.starts: deque[tuple[int, float]] = deque(maxlen=STARTS_KEPT)
@@ -129,7 +164,8 @@ class Mixing:
         return line
 
     def forget_call(self, call: int) -> None:
-        self.lines.pop(call, None)
+        if self.lines.pop(call, None) is not None:
+            self.version += 1
 
     # -- what the signalling process says --------------------------------------------------------
     def gains(self, message: p.Gains) -> None:
@@ -137,9 +173,11 @@ class Mixing:
         room = self.rooms.get(message.room)
         if room is None or room.seats != seats:
             room = self.rooms[message.room] = GameMixer(seats)
+            self.version += 1
         room.set_gains(message.gains)
 
     def drop_room(self, room: int) -> None:
+        self.version += 1
         self.rooms.pop(room, None)
         for line in self.lines.values():
             if line.room == room:
@@ -157,11 +195,16 @@ class Mixing:
             if message.source is not None and not 1 <= message.source <= room.seats:
                 raise p.ProtocolError("a source outside its room")
         line = self.line(message.call)
-        line.driven = True
-        line.room = message.room
-        line.listener = message.listener if message.room is not None else None
-        line.source = message.source if message.room is not None else None
-        line.fed = message.fed
+        place = (
+            True,
+            message.room,
+            message.listener if message.room is not None else None,
+            message.source if message.room is not None else None,
+            message.fed,
+        )
+        if place != (line.driven, line.room, line.listener, line.source, line.fed):
+            line.driven, line.room, line.listener, line.source, line.fed = place
+            self.version += 1
 
     def play(self, message: p.Play) -> None:
         items: list[tuple[int, Int16Array, int | None]] = []
@@ -172,7 +215,9 @@ class Mixing:
                 continue
             items.append((item.tag, clip, item.offset))
         line = self.line(message.call)
-        line.driven = True
+        if not line.driven:
+            line.driven = True
+            self.version += 1
         line.playlist.replace(items)
 
     def sources(self, block: p.Block) -> None:
@@ -216,6 +261,135 @@ class Mixing:
                 if room_audio is not None:
                     self.mixed_frames += 1
         return overlay(prompt, room_audio)
+
+    def plan(self, calls: Sequence[tuple[int, int]]) -> MixPlan:
+        """The grouping of a batched tick for these ``(batch row, call)`` pairs (driven
+        calls, in the clock's order): each room's pullers with their rows, the fed lines.
+        Valid while :attr:`version` is unchanged."""
+        lines: list[tuple[int, int, MixLine]] = []
+        fed: list[tuple[int, int]] = []
+        pulls: dict[int, tuple[GameMixer, list[int], list[int], list[int]]] = {}
+        for row, call in calls:
+            line = self.lines[call]
+            lines.append((row, call, line))
+            if line.fed:
+                fed.append((row, call))
+                continue
+            if line.room is None or line.listener is None:
+                continue
+            room = self.rooms.get(line.room)
+            if room is None:
+                continue
+            _, out_rows, room_rows, pullers = pulls.setdefault(line.room, (room, [], [], []))
+            out_rows.append(row)
+            room_rows.append(line.listener if 0 <= line.listener <= room.seats else -1)
+            pullers.append(call)
+        rooms: list[_RoomPlan] = []
+        gather: list[int] = []
+        offset = 0
+        for room, out_rows, room_rows, pullers in pulls.values():
+            rows = np.asarray(room_rows, np.intp)
+            rooms.append(_RoomPlan(room, rows, np.asarray(out_rows, np.intp), pullers))
+            gather.extend(offset + max(row, 0) for row in room_rows)
+            offset += room.seats + 1
+        room_rows_all = [row for room in rooms for row in room.rows.tolist()]
+        valid = np.asarray([row >= 0 for row in room_rows_all], bool)
+        return MixPlan(
+            self.version,
+            lines,
+            np.asarray([row for row, _ in calls], np.intp),
+            fed,
+            rooms,
+            np.asarray([row for room in rooms for row in room.out_rows.tolist()], np.intp),
+            np.asarray(gather, np.intp),
+            None if valid.all() else valid,
+        )
+
+    def fill(
+        self, plan: MixPlan, fed: Mapping[int, int], samples: Int16Array, out: Int16Array
+    ) -> None:
+        """The batched tick of the plan's calls: what :meth:`frame` gives each, written to
+        its row of ``out`` (zeros where it returns None), the same samples and counters.
+
+        ``fed`` maps a call to its row of ``samples`` (this tick's ``F`` block). Per call,
+        only a prompt playing costs Python; the rooms are one :meth:`GameMixer.pull_all`
+        each, and the prompts go over their rooms in one :func:`overlay`.
+        """
+        out[plan.rows] = 0
+        heard = np.zeros(len(out), bool)  # the rows that have room audio
+        if plan.rooms:
+            self._rooms_into(plan, out, heard)
+        for row, call in plan.fed:
+            fed_row = fed.get(call)
+            if fed_row is not None:
+                out[row] = samples[fed_row]
+                heard[row] = True
+        self._prompts_over(plan, fed, samples, out, heard)
+
+    def _rooms_into(self, plan: MixPlan, out: Int16Array, heard: npt.NDArray[np.bool_]) -> None:
+        """Each room mixes (at most) once; every puller's row is taken from the mixes laid
+        end to end in one index, a line that pulled first from the last tick's mix."""
+        mixes: list[Int16Array] = []
+        hears: list[npt.NDArray[np.bool_]] = []
+        early = []
+        for room in plan.rooms:
+            k, before, after = room.room.pull_all(room.pullers)
+            mixes.append(after[0])
+            hears.append(after[1])
+            if k:  # lines new to the room pulled first: they hear the last tick's mix
+                early.append((room, k, before))
+        audible = np.concatenate(hears)[plan.gather]
+        if plan.valid is not None:
+            audible &= plan.valid
+        frames = np.concatenate(mixes)[plan.gather]
+        frames[~audible] = 0
+        out[plan.room_out] = frames
+        heard[plan.room_out] = audible
+        for room, k, (mix, hear) in early:
+            rows, out_rows = room.rows[:k], room.out_rows[:k]
+            hears_early = hear[rows] & (rows >= 0)
+            out[out_rows] = mix[rows] * hears_early[:, None]
+            heard[out_rows] = hears_early
+        self.mixed_frames += int(np.count_nonzero(heard[plan.room_out]))
+
+    def _prompts_over(
+        self,
+        plan: MixPlan,
+        fed: Mapping[int, int],
+        samples: Int16Array,
+        out: Int16Array,
+        heard: npt.NDArray[np.bool_],
+    ) -> None:
+        """Every prompt frame of this tick, over its line's room audio (``overlay``, all rows
+        at once); a line with a prompt and no room audio hears the prompt as it is."""
+        prompt_rows: list[int] = []
+        prompts: list[Int16Array] = []
+        for row, call, line in plan.lines:
+            playlist = line.playlist
+            if playlist.busy:
+                prompt = playlist.next_frame()
+                assert prompt is not None  # busy
+                self.prompt_frames += 1
+                line.awaiting = line.awaiting or playlist.began is not None
+                if line.awaiting and prompt.any():  # the first audible frame, as in process
+                    self.starts.append((call, time.monotonic()))
+                    line.awaiting = False
+            elif not line.fed and fed and call in fed:
+                prompt = samples[fed[call]]  # a session without a prompt queue
+            else:
+                continue
+            prompt_rows.append(row)
+            prompts.append(prompt)
+        if not prompt_rows:
+            return
+        rows = np.asarray(prompt_rows, np.intp)
+        over = np.stack(prompts)
+        under = heard[rows]
+        if under.any():
+            mixed = overlay(over, out[rows])
+            assert mixed is not None
+            over = np.where(under[:, None], mixed, over)
+        out[rows] = over
 
     def take_played(self) -> list[p.Played]:
         reports = []

@@ -30,7 +30,8 @@ import logging
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -43,9 +44,10 @@ from vollmond.phone.media import (
     MediaTicker,
     RtpEndpoint,
     TickReport,
+    fit_frame,
 )
 from vollmond.phone.mediaproc import protocol as p
-from vollmond.phone.mediaproc.mixing import Mixing
+from vollmond.phone.mediaproc.mixing import Mixing, MixPlan
 from vollmond.phone.rtp import RtpClock
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,16 @@ class _Ticker(MediaTicker):
         self._worker.end(index)
 
 
+@dataclass(eq=False, slots=True)
+class _TickPlan:
+    """The batched tick's rows for one order of the clock's endpoints: the driven calls'
+    plan, and the rows (call, or None for an endpoint not opened here) taken one by one."""
+
+    order: Sequence[RtpEndpoint]
+    mix: MixPlan
+    others: list[tuple[int, int | None]]
+
+
 class MediaWorker:
     """One media process's state: its calls, the clock, and the blocks of frames to come."""
 
@@ -94,6 +106,8 @@ class MediaWorker:
         self._rows: dict[int, int] = {}
         self._samples: Int16Array = np.zeros((0, FRAME_SAMPLES), np.int16)
         self._heard: list[tuple[int, Int16Array]] = []
+        self._heard_blocks: list[tuple[list[int], Int16Array]] = []
+        self._calls: dict[RtpEndpoint, int] = {}
         self._first_tick: int | None = None
         self._clock: RtpClock | None = None  # the clock the blocks' tick numbers count on
         self._histogram: npt.NDArray[np.int64] | None = None
@@ -108,6 +122,9 @@ class MediaWorker:
         self._hold = False
         #: Frames held back because their tick's block was missing (see add_block).
         self.held = 0
+        self._plan: _TickPlan | None = None
+        self.ticker.batch_source = self.frames
+        self.ticker.batch_sink = self.heard_all
 
     # -- the clock ---------------------------------------------------------------------------
     def begin(self, index: int) -> None:
@@ -146,12 +163,53 @@ class MediaWorker:
             return HOLD
         return fed
 
+    def frames(self, order: Sequence[RtpEndpoint], out: Int16Array) -> npt.NDArray[np.bool_] | None:
+        """Every call's frame of the current tick at once (the clock's
+        :data:`~vollmond.phone.media.BatchSource`): what :meth:`frame` gives each call,
+        row by row, with the driven calls mixed in one batch (:meth:`Mixing.fill`)."""
+        plan = self._plan
+        if plan is None or plan.order is not order or plan.mix.version != self.mixing.version:
+            plan = self._plan = self._make_plan(order)
+        self.mixing.fill(plan.mix, self._rows, self._samples, out)
+        held: npt.NDArray[np.bool_] | None = None
+        for row, call in plan.others:
+            # An endpoint not opened here cannot be on this clock (close() leaves it first).
+            frame = self.frame(call) if call is not None else None
+            if frame is HOLD:
+                if held is None:
+                    held = np.zeros(len(order), bool)
+                held[row] = True
+            elif frame is None:
+                out[row] = 0
+            else:
+                out[row] = fit_frame(frame)
+        return held
+
+    def _make_plan(self, order: Sequence[RtpEndpoint]) -> _TickPlan:
+        calls = self._calls
+        lines = self.mixing.lines
+        driven: list[tuple[int, int]] = []
+        others: list[tuple[int, int | None]] = []
+        for row, endpoint in enumerate(order):
+            call = calls.get(endpoint)
+            line = lines.get(call) if call is not None else None
+            if call is not None and line is not None and line.driven:
+                driven.append((row, call))
+            else:
+                others.append((row, call))
+        return _TickPlan(order, self.mixing.plan(driven), others)
+
     def end(self, index: int) -> None:
         """Send what was heard in this tick; the signalling side answers with a block."""
         heard, self._heard = self._heard, []
-        if heard:
-            ids = np.fromiter((call for call, _ in heard), np.uint32, len(heard))
-            samples = np.stack([samples for _, samples in heard])
+        blocks, self._heard_blocks = self._heard_blocks, []
+        if heard:  # frames handed on one by one (not 160 bytes), before the tick's batch
+            blocks.insert(0, ([call for call, _ in heard], np.stack([s for _, s in heard])))
+        if len(blocks) == 1:
+            ids, samples = np.asarray(blocks[0][0], np.uint32), blocks[0][1]
+        elif blocks:
+            ids = np.asarray([call for block in blocks for call in block[0]], np.uint32)
+            samples = np.concatenate([block[1] for block in blocks])
         else:
             ids, samples = np.zeros(0, np.uint32), np.zeros((0, FRAME_SAMPLES), np.int16)
         clock = self.ticker.clock
@@ -222,6 +280,7 @@ class MediaWorker:
                     self._control(p.Failed(call, str(exc)))
                     return
                 self.endpoints[call] = endpoint
+                self._calls[endpoint] = call
                 self._control(p.Opened(call, endpoint.local_port))
             case p.Update(call, params):
                 self._endpoint(call).update(params)
@@ -241,6 +300,7 @@ class MediaWorker:
                 self.mixing.forget_call(call)
                 endpoint_or_none = self.endpoints.pop(call, None)
                 if endpoint_or_none is not None:
+                    self._calls.pop(endpoint_or_none, None)
                     endpoint_or_none.close()
             case p.Measure(on):
                 self._measure(on)
@@ -256,6 +316,22 @@ class MediaWorker:
     def _heard_from(self, call: int, samples: Int16Array) -> None:
         self._heard.append((call, samples))
         self.mixing.heard(call, samples)
+
+    def heard_all(self, endpoints: list[RtpEndpoint], samples: Int16Array) -> None:
+        """Every frame received since the last tick (the clock's
+        :data:`~vollmond.phone.media.BatchSink`): into the rooms, and kept for the ``A``
+        block, as :meth:`_heard_from` does frame by frame."""
+        calls = self._calls
+        ids = [calls[endpoint] for endpoint in endpoints]
+        self._heard_blocks.append((ids, samples))
+        lines, rooms = self.mixing.lines, self.mixing.rooms
+        for row, call in enumerate(ids):
+            line = lines.get(call)
+            if line is None or line.source is None or line.room is None:
+                continue
+            room = rooms.get(line.room)
+            if room is not None:
+                room.push(line.source, samples[row])
 
     def _digit(self, call: int, key: str) -> None:
         self._control(p.Digit(call, key))
@@ -324,6 +400,7 @@ class MediaWorker:
         for endpoint in self.endpoints.values():
             endpoint.close()
         self.endpoints.clear()
+        self._calls.clear()
 
     # -- the channel ---------------------------------------------------------------------------
     async def serve(self, reader: asyncio.StreamReader) -> None:
