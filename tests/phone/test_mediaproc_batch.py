@@ -185,6 +185,40 @@ def test_the_batched_tick_gives_every_call_the_samples_of_the_per_call_path(
                     twin.tick(order, spoke, fed, seed + tick)
 
 
+_DAY3 = [1.0] * 20  # everyone hears everyone (the row's own house too: a plain test room)
+
+
+def test_a_room_made_again_with_another_size_is_the_one_pulled() -> None:
+    """The plan names the room's mixer: when the room is made again (another number of seats)
+    the next tick pulls the new one, where the voices now go, as the per-call path does."""
+    twin = _Twin(Mixing(), Mixing())
+    twin.gains(("gains", 0, 2, _DAY3))
+    for call in range(3):
+        twin.both("route", p.Route(call, 0, call, call + 1 if call < 2 else None))
+    for seed in range(3):
+        twin.tick([0, 1, 2], [0, 1], [], seed)
+    twin.gains(("gains", 0, 3, _DAY3))  # the lines' places stay, the room is new
+    for seed in range(3, 6):
+        twin.tick([0, 1, 2], [0, 1], [], seed)
+    assert twin.new.mixed_frames > 9  # the new room was heard
+
+
+def test_a_line_new_to_a_room_that_comes_first_hears_the_last_mix_on_both_paths() -> None:
+    """Lines 1 and 2 are in the room; line 0, first in the clock's order, joins it: it hears
+    each tick's mix one tick late (the mixer's pull rule), on the batched path as per call."""
+    twin = _Twin(Mixing(), Mixing())
+    twin.gains(("gains", 0, 2, _DAY3))
+    twin.both("route", p.Route(1, 0, 0, 1))
+    twin.both("route", p.Route(2, 0, 1, 2))
+    twin.both("route", p.Route(0, None, None, None))
+    for seed in range(3):
+        twin.tick([0, 1, 2], [1, 2], [], seed)
+    twin.both("route", p.Route(0, 0, 2, None))  # a spectator now
+    for seed in range(3, 8):
+        twin.tick([0, 1, 2], [1, 2], [], seed)
+    assert twin.plan is not None and twin.plan.rooms[0].pullers == [0, 1, 2]
+
+
 def test_a_call_hears_exactly_its_own_row_of_its_own_room() -> None:
     """Four rooms of three seats; in each, every row (houses and spectators) hears one house
     only, and every house speaks its own level: a call's batched frame is its own row's level,
