@@ -77,6 +77,12 @@ class Playlist:
         items = self._items
         if not items:
             return None
+        head = items[0]
+        if head.pos and head.pos + FRAME_SAMPLES < len(head.clip):  # the common frame: a view
+            self.began = None
+            frame = head.clip[head.pos : head.pos + FRAME_SAMPLES]
+            head.pos += FRAME_SAMPLES
+            return frame
         out = np.zeros(FRAME_SAMPLES, dtype=np.int16)
         filled = 0
         self.began = None
@@ -113,6 +119,8 @@ class MixPlan:
     version: int
     #: (batch row, call, line) of every call, in the clock's order.
     lines: list[tuple[int, int, MixLine]]
+    #: The same by call.
+    places: dict[int, tuple[int, int, MixLine]]
     rows: npt.NDArray[np.intp]
     #: (batch row, call) of the lines whose room audio the signalling process makes.
     fed: list[tuple[int, int]]
@@ -153,6 +161,8 @@ class Mixing:
         #: Counts changes of the lines and rooms (not of gains or prompts), so the batched
         #: tick's :class:`MixPlan` is made again only when its grouping may have changed.
         self.version = 0
+        #: Calls whose playlist may be busy (a superset: the batched tick looks only at these).
+        self.playing: set[int] = set()
         #: (call, time) of each prompt's first audible frame, since the last Measured (the
         #: latest STARTS_KEPT): a benchmark's key-to-answer.
         self.starts: deque[tuple[int, float]] = deque(maxlen=STARTS_KEPT)
@@ -164,6 +174,7 @@ class Mixing:
         return line
 
     def forget_call(self, call: int) -> None:
+        self.playing.discard(call)
         if self.lines.pop(call, None) is not None:
             self.version += 1
 
@@ -219,6 +230,8 @@ class Mixing:
             line.driven = True
             self.version += 1
         line.playlist.replace(items)
+        if line.playlist.busy:
+            self.playing.add(message.call)
 
     def sources(self, block: p.Block) -> None:
         """Frames of sources the media process does not receive (``S``)."""
@@ -297,6 +310,7 @@ class Mixing:
         return MixPlan(
             self.version,
             lines,
+            {call: (row, call, line) for row, call, line in lines},
             np.asarray([row for row, _ in calls], np.intp),
             fed,
             rooms,
@@ -364,7 +378,11 @@ class Mixing:
         at once); a line with a prompt and no room audio hears the prompt as it is."""
         prompt_rows: list[int] = []
         prompts: list[Int16Array] = []
-        for row, call, line in plan.lines:
+        lines = plan.lines
+        if not fed:  # only lines playing a prompt have one (no session's own frames to take)
+            places = plan.places
+            lines = sorted(places[call] for call in self.playing if call in places)
+        for row, call, line in lines:
             playlist = line.playlist
             if playlist.busy:
                 prompt = playlist.next_frame()
@@ -374,6 +392,8 @@ class Mixing:
                 if line.awaiting and prompt.any():  # the first audible frame, as in process
                     self.starts.append((call, time.monotonic()))
                     line.awaiting = False
+                if not playlist.busy:
+                    self.playing.discard(call)
             elif not line.fed and fed and call in fed:
                 prompt = samples[fed[call]]  # a session without a prompt queue
             else:
