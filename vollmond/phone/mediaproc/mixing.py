@@ -384,9 +384,8 @@ class Mixing:
             lines = sorted(places[call] for call in self.playing if call in places)
         for row, call, line in lines:
             playlist = line.playlist
-            if playlist.busy:
-                prompt = playlist.next_frame()
-                assert prompt is not None  # busy
+            prompt = playlist.next_frame() if playlist.busy else None
+            if prompt is not None:
                 self.prompt_frames += 1
                 line.awaiting = line.awaiting or playlist.began is not None
                 if line.awaiting and prompt.any():  # the first audible frame, as in process
