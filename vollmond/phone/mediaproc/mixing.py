@@ -12,7 +12,10 @@ plays and mixes what it was told, on the media process's own clock:
   moves on.
 
 A call hears ``overlay(prompt, room)`` — the function the in-process path uses — so a line
-sounds the same in both modes. Secrecy needs nothing here: a call hears one row of one room's
+sounds the same in both modes. The media process's tick makes every driven call's frame at
+once (:meth:`Mixing.fill` with a :class:`MixPlan`, made again only when a line, a room or the
+clock's order changed): the same samples as :meth:`Mixing.frame` call by call, with no Python
+per call but for the calls playing a prompt. Secrecy needs nothing here: a call hears one row of one room's
 matrix, and the matrix is the routing table's.
 """
 

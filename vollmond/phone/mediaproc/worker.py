@@ -19,6 +19,13 @@ once as ``digit`` messages, a prompt played to its end as ``played``, every call
 (latched address, packets, seconds since the last packet: the RTP timeout stays in the SIP
 server) once at the start and then twice a second as ``stats``.
 
+The tick runs in batches, not per call (:meth:`MediaWorker.frames`, :meth:`MediaWorker.heard_all`,
+the clock's ``batch_source`` and ``batch_sink``): the received frames go into the rooms in one
+loop, every room mixes once and each driven call's row is one index of the rooms' mixes laid
+end to end, the prompts go over their rooms in one ``overlay`` — each call gets exactly the
+samples the per-call :meth:`MediaWorker.frame` gives it, which the other calls still take.
+At 300 callers the per-call Python of the tick was what made its p99 (docs/voice.md).
+
 The process ends when its control socket closes: a signalling process that died takes its
 media processes with it.
 """
