@@ -15,8 +15,8 @@ A call hears ``overlay(prompt, room)`` — the function the in-process path uses
 sounds the same in both modes. The media process's tick makes every driven call's frame at
 once (:meth:`Mixing.fill` with a :class:`MixPlan`, made again only when a line, a room or the
 clock's order changed): the same samples as :meth:`Mixing.frame` call by call, with no Python
-per call but for the calls playing a prompt. Secrecy needs nothing here: a call hears one row of one room's
-matrix, and the matrix is the routing table's.
+per call but for the calls playing a prompt. Secrecy needs nothing here: a call hears one
+row of one room's matrix, and the matrix is the routing table's.
 """
 
 from __future__ import annotations
