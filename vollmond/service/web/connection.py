@@ -203,7 +203,8 @@ class Connection:
     def _view_due(self) -> None:
         """Send a fresh view once the queued messages are out."""
         self._view_dirty = True
-        self._wake.set()
+        if not self._awaiting_ack:  # else `_command` wakes the writer once for all of it
+            self._wake.set()
 
     def _put(self, message: dict[str, Any]) -> None:
         self._put_text(encode(message))
@@ -214,7 +215,8 @@ class Connection:
             self._overflowed = True
             return
         self._outbox.append(text)
-        self._wake.set()
+        if not self._awaiting_ack:
+            self._wake.set()
 
     # -- life ------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -301,7 +303,7 @@ class Connection:
     async def _write(self) -> None:
         while True:
             if self._awaiting_ack:
-                pass  # `_command` wakes us once its answer is queued as well
+                pass  # woken before the hold began: `_command` wakes us again at its end
             elif self._outbox:
                 if self._batch:
                     await self.ws.send_text(self._take_batch())
