@@ -17,6 +17,10 @@ The log writer is replaced by one that writes nothing, so the store's cost is no
 figure. Side by side, in the same run, the same games with no socket at all (the rules and
 the actor alone): the difference is the fan-out's CPU per command. Counted, not timed:
 frames and messages sent per command, and views built per command.
+
+`--heap N` first makes N long-lived objects the collector tracks (a server's sockets and
+states are millions); `--tune-gc` applies the server's collector settings (`workers.tune_gc`):
+the pair shows what the settings do to the fan-out with a server-sized heap.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from vollmond.service.actor import GameActor
 from vollmond.service.metrics import Metrics
 from vollmond.service.protocol import encode
 from vollmond.service.web.connection import Connection
+from vollmond.workers import tune_gc
 from vollmond.worlds import get_world
 
 from .jsonline import append_json_line
@@ -162,9 +167,20 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--players", type=int, default=10)
     parser.add_argument("--spectators", type=int, default=2)
+    parser.add_argument(
+        "--heap",
+        type=int,
+        default=0,
+        help="long-lived container objects made first, as a server's sockets and states",
+    )
+    parser.add_argument("--tune-gc", action="store_true", help="the server's collector settings")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
+    heap = [[i] for i in range(args.heap)]  # tracked by the collector, alive to the end
+    if args.tune_gc:
+        tune_gc()
     result = asyncio.run(run(args))
+    del heap
     for key, value in result.items():
         print(f"{key:32s} {value:10.2f}" if isinstance(value, float) else f"{key:32s} {value}")
     if args.json_out is not None:
@@ -175,6 +191,8 @@ def main() -> None:
             figures=result,
             baseline=alone,
             parameters={
+                "heap": args.heap,
+                "tune_gc": args.tune_gc,
                 "games": args.games,
                 "players": args.players,
                 "spectators": args.spectators,
