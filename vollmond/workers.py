@@ -192,6 +192,7 @@ def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
     structlog.contextvars.bind_contextvars(node=spec.node)
     app = create_app(spec.settings, channels=TELEPHONE, make_hub=sharded_hub_maker(spec))
     handoff = SocketHandoff(spec.node, HashOwnership(spec.nodes), os.path.dirname(spec.bus_path))
+    app.state.metrics.watch_handoff(handoff)
     serve_on(app, sockets, handoff)
 
 
