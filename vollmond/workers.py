@@ -176,7 +176,7 @@ A fan-out allocates per socket (the messages, the views' dicts and lists) and mo
 freed within the same loop turn; at the default threshold a collection found much of that
 still alive and moved it to an older generation, whose collections then ran more often and
 scanned the long-lived heap (thousands of sockets, the games' states): `perf` of the server at
-2,000 players put the collector at ≈ 7 % of its CPU (docs/decisions.md, "Fan-out")."""
+2,000 players put the collector at 7–14 % of its samples (docs/decisions.md, "Fan-out")."""
 
 
 def tune_gc() -> None:
@@ -214,6 +214,7 @@ def run_worker(spec: WorkerSpec, sockets: list[socket.socket]) -> None:
     structlog.contextvars.bind_contextvars(node=spec.node)
     app = create_app(spec.settings, channels=TELEPHONE, make_hub=sharded_hub_maker(spec))
     handoff = SocketHandoff(spec.node, HashOwnership(spec.nodes), os.path.dirname(spec.bus_path))
+    app.state.metrics.watch_handoff(handoff)
     serve_on(app, sockets, handoff)
 
 
