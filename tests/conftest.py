@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 from hypothesis import HealthCheck, settings
 
 import tests.prompt_cache  # noqa: F401 - sets VOLLMOND_PROMPT_CACHE for every service started
@@ -18,6 +19,21 @@ from tests.cheap_hashing import use_cheap_hashing
 from tests.store.templates import drop_lent_schemas
 
 use_cheap_hashing()
+
+# Services started inside the test process log through structlog's default, whose rich
+# tracebacks (every frame's locals drawn in boxes) cost tens of milliseconds of the event
+# loop each; a loop logging a fault every poll then starved the service it tested on a loaded
+# machine. Plain tracebacks say the same. (Services in their own processes log JSON.)
+structlog.configure(
+    processors=[
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="%H:%M:%S"),
+        structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        ),
+    ]
+)
 
 
 settings.register_profile(

@@ -72,6 +72,44 @@ async def test_a_batching_socket_gets_the_same_messages_in_fewer_frames(
         await close_all([*plain, batching])
 
 
+async def test_a_batching_seat_gets_its_commands_events_ack_and_view_in_one_frame(
+    fast_service: Service,
+) -> None:
+    """The sender's own command: its events, its ack and the view after them are one frame
+    (the writer waits for the ack while the command is applied), not the events and the view
+    first and the ack alone after them — one `write` per command for the sender, as for
+    every other seat it reaches."""
+    game_id, tokens = await table(fast_service, 4, FOUR_DECK, SLOW)
+    plain = [await seated(fast_service, game_id, t) for t in tokens]
+    try:
+        await asyncio.gather(*(c.quiet(0.2) for c in plain))
+        evil = next(seat for seat, role in dealt_roles(plain).items() if role == "evil")
+    finally:
+        await close_all(plain)
+    sender = await seated(fast_service, game_id, tokens[evil - 1], batch=True)
+    try:
+        await sender.quiet(0.2)
+        sender.frames.clear()
+
+        vote = command(evil, "UseAbility", kind="evil_vote", target=1 + evil % 4)
+        await sender.send({**vote, "cid": "c1"})
+        await sender.quiet(0.3)
+
+        assert len(sender.frames) == 1, [f["type"] for f in sender.frames]
+        (frame,) = sender.frames
+        assert frame["type"] == "batch"
+        kinds = [m["type"] for m in frame["messages"]]
+        assert kinds[-2:] == ["ack", "view"], kinds  # the view comes after the burst
+        assert "event" in kinds[:-2]
+        ack = frame["messages"][-2]
+        assert ack["cid"] == "c1"
+        assert ack["id"] == vote["id"]
+        first = next(m for m in frame["messages"] if m["type"] == "event")
+        assert ack["seq"] == first["seq"]  # its own events came before the ack
+    finally:
+        await sender.close()
+
+
 async def test_a_long_catch_up_comes_in_frames_of_at_most_the_batch_limit(
     fast_service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,13 +49,13 @@ async def workers(tmp_path: Path) -> AsyncIterator[list[WorkerPort]]:
         server.kill(signal.SIGTERM)
 
 
-async def _connected(worker: WorkerPort) -> dict[str, float]:
-    """Open game sockets per worker, as `/metrics` of `worker` says for all of them."""
+async def _per_worker(worker: WorkerPort, metric: str) -> dict[str, float]:
+    """`metric` of every worker, as `/metrics` of `worker` says for all of them."""
     async with httpx.AsyncClient(timeout=10) as http:
         text = (await http.get(worker.base_url + "/metrics")).text
     out = {}
     for name in NAMES:
-        prefix = f'vollmond_players_connected{{worker="{name}"}} '
+        prefix = f'{metric}{{worker="{name}"}} '
         (line,) = [line for line in text.splitlines() if line.startswith(prefix)]
         out[name] = float(line.removeprefix(prefix))
     return out
@@ -76,8 +76,15 @@ async def test_sockets_with_the_hint_are_served_by_the_owner(workers: list[Worke
             welcome = await player.connect(other, route=True)
             assert welcome["view"]["me"]["seat"] == player.seat
         await plain.connect(other)
-        counts = await _connected(other)
+        counts = await _per_worker(other, "vollmond_players_connected")
         assert counts[NAMES[owner]] == 4 and counts[other_name(owner)] == 1, counts
+        handed = {
+            figure: await _per_worker(other, f"vollmond_ws_handoff_{figure}_total")
+            for figure in ("passed", "adopted", "kept")
+        }
+        assert handed["passed"] == {NAMES[owner]: 0, other_name(owner): 4}, handed
+        assert handed["adopted"] == {NAMES[owner]: 4, other_name(owner): 0}, handed
+        assert handed["kept"] == {NAMES[owner]: 0, other_name(owner): 0}, handed
         # The game is played over the passed sockets: a legal command is acknowledged.
         actor = next(p for p in players if p.view["me"]["legal"])
         command = actor.view["me"]["legal"][0]
@@ -214,7 +221,7 @@ async def test_a_full_inbox_is_waited_for_and_a_dead_one_given_up() -> None:
         async with asyncio.timeout(5):
             while not results:
                 await asyncio.sleep(0.01)
-        assert results == [True]
+        assert results == [True] and acceptor.kept == 0
         message, fds, _, _ = socket.recv_fds(inbox, 100, 1)
         assert message == b"the one" and len(fds) == 1
         os.close(fds[0])
@@ -225,7 +232,7 @@ async def test_a_full_inbox_is_waited_for_and_a_dead_one_given_up() -> None:
         async with asyncio.timeout(10):
             while not given_up:
                 await asyncio.sleep(0.02)
-        assert given_up == [False]
+        assert given_up == [False] and acceptor.kept == 1  # `/metrics` shows it
     finally:
         inbox.close()
         listener.close()

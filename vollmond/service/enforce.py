@@ -52,6 +52,7 @@ from vollmond.moderation.sanctions import _sanction
 from vollmond.moderation.subjects import linked_subjects
 from vollmond.service.actor import GameClosedError
 from vollmond.service.hub import Hub
+from vollmond.store.db import StoreBusyError
 from vollmond.store.models import GameRow, GameStatus, SanctionRow
 from vollmond.store.seats import list_seats
 from vollmond.worlds import get_world, world_ids
@@ -374,6 +375,8 @@ class Enforcer:
                 await self.poll()
             except asyncio.CancelledError:
                 raise
+            except StoreBusyError:  # overload, not a fault: no traceback to build every poll
+                log.warning("enforce_poll_store_busy")
             except Exception:
                 log.exception("enforce_poll_failed")
             await asyncio.sleep(self.settings.enforce_poll_s)

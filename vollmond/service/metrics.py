@@ -202,6 +202,45 @@ class _LimitsCollector(Collector):
         )
 
 
+class HandoffStats(Protocol):
+    """How many WebSocket connections one worker passed to their game's owner, adopted from
+    another worker, and kept although another worker owns their game
+    (`vollmond.service.shards.socket_handoff.SocketHandoff` fits)."""
+
+    @property
+    def passed(self) -> int: ...
+
+    @property
+    def adopted(self) -> int: ...
+
+    @property
+    def kept(self) -> int: ...
+
+
+class _HandoffCollector(Collector):
+    """Read at scrape time: a worker's hand-overs (docs/scaling.md). Nothing in one process."""
+
+    def __init__(self) -> None:
+        self.source: HandoffStats | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        if self.source is None:
+            return
+        figures = {
+            "passed": ("WebSocket connections passed to the worker owning their game", "passed"),
+            "adopted": ("WebSocket connections adopted from another worker", "adopted"),
+            "kept": (
+                "WebSocket connections served here though another worker owns their game"
+                " (its inbox stayed full, or it did not listen)",
+                "kept",
+            ),
+        }
+        for name, (text, attribute) in figures.items():
+            yield CounterMetricFamily(
+                f"vollmond_ws_handoff_{name}", text, value=getattr(self.source, attribute)
+            )
+
+
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -228,6 +267,8 @@ class Metrics:
         self.registry.register(self._node)
         self._limits = _LimitsCollector()
         self.registry.register(self._limits)
+        self._handoff = _HandoffCollector()
+        self.registry.register(self._handoff)
         self._games: Callable[[], int] | None = None
         #: Where several workers answer one port: every worker's figures (the app's lifespan).
         self.group: GroupMetrics | None = None
@@ -235,6 +276,10 @@ class Metrics:
     def watch_limits(self, source: LimitsStats | None) -> None:
         """Report how the web's limits were shared with other processes (None: not shared)."""
         self._limits.source = source
+
+    def watch_handoff(self, source: HandoffStats | None) -> None:
+        """Report this worker's hand-overs of WebSocket connections (None: none here)."""
+        self._handoff.source = source
 
     def watch_games(self, source: Callable[[], int]) -> None:
         """Read the running games from `source` (the hub's `running_games`) at each render."""

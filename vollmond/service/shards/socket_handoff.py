@@ -83,9 +83,11 @@ class SocketHandoff:
     node: str
     ownership: Ownership
     directory: str
-    #: Connections passed on and adopted by this worker (for tests and a look in a debugger).
+    #: Connections passed on, adopted, and served here although another worker owns their
+    #: game (its inbox stayed full, or nobody listened); `/metrics` shows them.
     passed: int = 0
     adopted: int = 0
+    kept: int = 0
     _inbox: socket.socket | None = field(default=None, repr=False)
     _outbox: socket.socket | None = field(default=None, repr=False)
 
@@ -137,6 +139,8 @@ class SocketHandoff:
             return
         if passed is Passed.BUSY:
             log.warning("ws_handoff_busy", to=node, tries=tries)
+        if passed is not Passed.SENT:
+            self.kept += 1
         done(passed is Passed.SENT)
 
     def listen(self, adopt: ProtocolFactory) -> None:

@@ -689,9 +689,11 @@ def create_app(
         Middleware(RejectControlCharacters),
         Middleware(SessionMiddleware, sessions=cookie_sessions),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         middleware=middleware,
         exception_handlers={Exception: internal_error},
         lifespan=lifespan,
     )
+    app.state.metrics = metrics  # a worker adds what it alone knows (its hand-overs)
+    return app

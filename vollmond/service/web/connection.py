@@ -155,6 +155,10 @@ class Connection:
         self._outbox: deque[str] = deque()
         self._view_dirty = False
         self._wake = asyncio.Event()
+        # This socket's own command is being applied: what the fan-out queues meanwhile (the
+        # command's events and the view after them) waits for its ack, so that all of it goes
+        # out as one frame rather than the events first and the ack alone after them.
+        self._awaiting_ack = False
         self._last_view: str | None = None  # the last view sent; an unchanged one is not resent
         self._batch = False  # the client's hello asked for `batch` frames
         self._overflowed = False
@@ -199,7 +203,8 @@ class Connection:
     def _view_due(self) -> None:
         """Send a fresh view once the queued messages are out."""
         self._view_dirty = True
-        self._wake.set()
+        if not self._awaiting_ack:  # else `_command` wakes the writer once for all of it
+            self._wake.set()
 
     def _put(self, message: dict[str, Any]) -> None:
         self._put_text(encode(message))
@@ -210,7 +215,8 @@ class Connection:
             self._overflowed = True
             return
         self._outbox.append(text)
-        self._wake.set()
+        if not self._awaiting_ack:
+            self._wake.set()
 
     # -- life ------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -296,13 +302,15 @@ class Connection:
 
     async def _write(self) -> None:
         while True:
-            if self._outbox:
+            if self._awaiting_ack:
+                pass  # woken before the hold began: `_command` wakes us again at its end
+            elif self._outbox:
                 if self._batch:
                     await self.ws.send_text(self._take_batch())
                 else:
                     await self.ws.send_text(self._outbox.popleft())
                 continue
-            if self._view_dirty:
+            elif self._view_dirty:
                 text = self._take_view()
                 if text is not None:
                     await self.ws.send_text(text)
@@ -656,6 +664,18 @@ class Connection:
         except CommandDecodeError as exc:
             self.error("bad_command", str(exc), message.id)
             return
+        # Only a batching socket waits: one frame per message goes out as it comes.
+        self._awaiting_ack = self._batch
+        try:
+            await self._submit(command, message)
+        finally:
+            if self._awaiting_ack:
+                self._awaiting_ack = False
+                self._wake.set()
+
+    async def _submit(self, command: Any, message: CommandMessage) -> None:
+        """Apply a seat's command and queue its answer (ack or error)."""
+        assert self.actor is not None and self.world is not None
         try:
             outcome = await self.actor.submit(command, cid=message.cid)
         except GameMovedError:
