@@ -142,6 +142,37 @@ async def test_latched_audio_is_decoded_at_the_tick_in_arrival_order() -> None:
         stranger.close()
 
 
+async def test_a_payload_of_another_length_is_handed_on_as_one_160_sample_frame() -> None:
+    """Whoever takes the frames (the room's mix, the media process's `A` block of a tick's
+    frames) gets 160 samples a frame, as the ticker's batch gives them: a peer sending 10 ms
+    packets, or 30 ms ones, is cut or padded with silence, not passed on at its own length
+    (which broke the media process's block of the tick's audio)."""
+    sink = await UdpPeer.open()
+    frames: list[np.ndarray] = []
+    ep = await RtpEndpoint.open(
+        "127.0.0.1",
+        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+        frames.append,
+        lambda _: None,
+    )
+    ep.start()
+    try:
+        target = ("127.0.0.1", ep.local_port)
+        for seq, size in enumerate((80, 240, 1, 160)):
+            payload = ULAW.encode(np.full(size, 1000, np.int16))
+            sink.send(RtpPacket(0, seq, seq * 160, 5, payload).build(), target)
+        await _until(lambda: len(frames) == 4)
+        assert [f.shape for f in frames] == [(160,)] * 4
+        level = int(ULAW.decode(ULAW.encode(np.array([1000], np.int16)))[0])
+        by_size = {80: 80, 240: 160, 1: 1, 160: 160}  # samples of the payload kept, in order
+        kept = sorted(int(np.count_nonzero(f == level)) for f in frames)
+        assert kept == sorted(by_size.values())
+        assert all(np.count_nonzero(f) == np.count_nonzero(f == level) for f in frames)
+    finally:
+        ep.close()
+        sink.close()
+
+
 async def test_a_stall_skips_frames_counts_them_and_keeps_the_timestamps_in_step() -> None:
     sink = await UdpPeer.open()
     now = [100.0]

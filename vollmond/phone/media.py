@@ -499,8 +499,8 @@ class RtpEndpoint(asyncio.DatagramProtocol):
         if packet.payload_type == params.audio_pt:
             if self._ticker is not None and len(packet.payload) == FRAME_SAMPLES:
                 self._ticker.received(self, packet.payload)
-            else:
-                self._audio(params.codec.decode(packet.payload))
+            else:  # a peer sending other than 20 ms: still one 160-sample frame a packet
+                self._audio(fit_frame(params.codec.decode(packet.payload)))
         elif params.dtmf_pt is not None and packet.payload_type == params.dtmf_pt:
             try:
                 event_digit = self._dtmf.feed(packet.ssrc, packet.timestamp, packet.payload)
