@@ -37,6 +37,15 @@ from vollmond.phone.rtp import RtpClock
 HOST = "127.0.0.1"
 
 
+def drain(sink: socket.socket) -> None:
+    """Read away what the ticks sent to the non-blocking `sink` (nobody listens to it)."""
+    try:
+        while True:
+            sink.recv(2048)
+    except BlockingIOError:
+        return
+
+
 def per_packet_tick(endpoints: list[RtpEndpoint], index: int) -> None:
     """The send path before the batched clock, per endpoint (kept here as the baseline)."""
     for endpoint in endpoints:
@@ -75,17 +84,10 @@ async def measure(calls: int, ticks: int) -> dict[str, float]:
     packet = bytes(172)
     costs: dict[str, list[float]] = {"batched": [], "per_packet": [], "bare_sendto": []}
 
-    def drain() -> None:
-        try:
-            while True:
-                sink.recv(2048)
-        except BlockingIOError:
-            return
-
     try:
         for index in range(ticks):
             for name, spent in costs.items():
-                drain()
+                drain(sink)
                 started = time.process_time()
                 if name == "batched":
                     ticker.tick(index)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.jsonline import append_json_line
+from benchmarks.media_tick import drain
 from vollmond.engine.ruleset import SPECTATORS
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import MediaParams, TickReport
@@ -110,16 +111,9 @@ async def measure(calls: int, seats: int, prompt_every: int, ticks: int) -> dict
     ticker.stamp, ticker.observer = True, reports.append
     spent: list[float] = []
 
-    def drain() -> None:
-        try:
-            while True:
-                sink.recv(2048)
-        except BlockingIOError:
-            return
-
     try:
         for index in range(ticks):
-            drain()
+            drain(sink)
             offset = 160 * (index % 50)
             for call, endpoint in enumerate(endpoints):
                 ticker.received(endpoint, voices[call][offset : offset + 160])

@@ -205,3 +205,16 @@ class Dialog:
         assert isinstance(body, bytes)
         assert ctype is None or isinstance(ctype, str)
         return self.request(method, body=body, content_type=ctype)
+
+
+class CollectingWriter:
+    """Stands for a media worker's pipe to the signalling process: keeps what it is sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    def is_closing(self) -> bool:
+        return False

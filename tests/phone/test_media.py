@@ -111,9 +111,9 @@ async def _until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
             await asyncio.sleep(0.005)
 
 
-async def test_latched_audio_is_decoded_at_the_tick_in_arrival_order() -> None:
-    sink, stranger = await UdpPeer.open(), await UdpPeer.open()
-    frames: list[np.ndarray] = []
+async def _receiving(sink: UdpPeer, frames: list[np.ndarray]) -> RtpEndpoint:
+    """A started endpoint sending to `sink` (µ-law) and putting every decoded frame in
+    `frames`."""
     ep = await RtpEndpoint.open(
         "127.0.0.1",
         MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
@@ -121,6 +121,13 @@ async def test_latched_audio_is_decoded_at_the_tick_in_arrival_order() -> None:
         lambda _: None,
     )
     ep.start()
+    return ep
+
+
+async def test_latched_audio_is_decoded_at_the_tick_in_arrival_order() -> None:
+    sink, stranger = await UdpPeer.open(), await UdpPeer.open()
+    frames: list[np.ndarray] = []
+    ep = await _receiving(sink, frames)
     try:
         target = ("127.0.0.1", ep.local_port)
         for seq, value in enumerate((100, 2000, -3000, 500)):
@@ -149,13 +156,7 @@ async def test_a_payload_of_another_length_is_handed_on_as_one_160_sample_frame(
     (which broke the media process's block of the tick's audio)."""
     sink = await UdpPeer.open()
     frames: list[np.ndarray] = []
-    ep = await RtpEndpoint.open(
-        "127.0.0.1",
-        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
-        frames.append,
-        lambda _: None,
-    )
-    ep.start()
+    ep = await _receiving(sink, frames)
     try:
         target = ("127.0.0.1", ep.local_port)
         for seq, size in enumerate((80, 240, 1, 160)):

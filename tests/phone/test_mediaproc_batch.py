@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.phone.helpers import UdpPeer
+from tests.phone.helpers import CollectingWriter, UdpPeer
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import MediaParams
 from vollmond.phone.mediaproc import protocol as p
@@ -250,17 +250,6 @@ def test_a_call_hears_exactly_its_own_row_of_its_own_room() -> None:
 # -- the worker and its clock on real sockets ----------------------------------------------------
 
 
-class _Writer:
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.sent.append(data)
-
-    def is_closing(self) -> bool:
-        return False
-
-
 def _told(sent: list[bytes]) -> tuple[list[bytes], list[p.Played]]:
     """The A blocks a worker sent (payloads), and its played reports."""
     blocks: list[bytes] = []
@@ -281,7 +270,7 @@ async def _stopped(clock: RtpClock) -> None:
 
 
 async def _worker(peer: UdpPeer, batched: bool, clips: dict[int, np.ndarray]) -> MediaWorker:
-    worker = MediaWorker(_Writer())  # type: ignore[arg-type]
+    worker = MediaWorker(CollectingWriter())  # type: ignore[arg-type]
     worker.ticker._run = _stopped  # type: ignore[method-assign]  # ticked by hand below
     if not batched:  # the per-call path: each endpoint's own source and audio callback
         worker.ticker.batch_source = worker.ticker.batch_sink = None

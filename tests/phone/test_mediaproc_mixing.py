@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.phone.helpers import UdpPeer, dominant_frequency
+from tests.phone.helpers import CollectingWriter, UdpPeer, dominant_frequency
 from vollmond.engine.ruleset import SPECTATORS, RoutingTable
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import MediaParams
@@ -144,19 +144,6 @@ def _garbage(draw: st.DrawFn) -> bytes:
     )
 
 
-class _Writer:
-    """Collects what a worker sends (nothing of it is checked here)."""
-
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.sent.append(data)
-
-    def is_closing(self) -> bool:
-        return False
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_garbage(), min_size=1, max_size=12))
 def test_a_media_process_takes_any_mixing_input_and_still_mixes(messages: list[bytes]) -> None:
@@ -169,7 +156,7 @@ def test_a_media_process_takes_any_mixing_input_and_still_mixes(messages: list[b
         for message in messages:
             reader.feed_data(message)
         reader.feed_eof()
-        worker = MediaWorker(_Writer())  # type: ignore[arg-type]
+        worker = MediaWorker(CollectingWriter())  # type: ignore[arg-type]
         await worker.serve(reader)  # returns at the end of the channel; nothing else escapes
         for call in list(worker.mixing.lines):
             worker.mixing.frame(call, worker.mixing.lines[call], None)

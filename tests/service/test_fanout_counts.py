@@ -114,24 +114,28 @@ def _viewers(players: int, spectators: int, tabs_of_seat_1: int) -> list[Viewer]
     return seats + [Viewer.player(1)] * (tabs_of_seat_1 - 1) + [Viewer.spectator()] * spectators
 
 
+async def _nomination_by_day(table: Table, seats: range) -> int:
+    """Play to the first day, then the first of `seats` able to nominate does; every socket's
+    frames before it are cleared and those it caused are all sent. Returns that seat."""
+    await table.play_to_day()
+    table.start()
+    await table.drained()
+    state = table.actor.state
+    seat, nominate = next(
+        (s, c) for s in seats for c in table.ruleset.legal(state, s) if isinstance(c, Nominate)
+    )
+    table.clear()
+    await table.send(seat, nominate)
+    await table.drained()
+    return seat
+
+
 async def test_a_public_command_costs_every_socket_one_frame_the_sender_too() -> None:
     """A nomination by day reaches everyone: each socket gets one frame with the event and
     its fresh view — the sender's with its ack in it as well, not in a frame of its own."""
     table = Table(8, _viewers(8, spectators=2, tabs_of_seat_1=1))
     try:
-        await table.play_to_day()
-        table.start()
-        await table.drained()
-        state = table.actor.state
-        seat, nominate = next(
-            (s, c)
-            for s in range(1, 9)
-            for c in table.ruleset.legal(state, s)
-            if isinstance(c, Nominate)
-        )
-        table.clear()
-        await table.send(seat, nominate)
-        await table.drained()
+        seat = await _nomination_by_day(table, range(1, 9))
         for connection, socket in table.sockets:
             assert len(socket.sent) == 1, (connection.viewer, socket.sent)
             kinds = [m["type"] for m in _messages(socket.sent[0])]
@@ -146,19 +150,7 @@ async def test_one_view_is_built_and_encoded_per_viewer_however_many_sockets_sho
     spectators and one for seat 1, and their sockets send the same encoded text."""
     table = Table(8, _viewers(8, spectators=3, tabs_of_seat_1=3))
     try:
-        await table.play_to_day()
-        table.start()
-        await table.drained()
-        state = table.actor.state
-        seat, nominate = next(
-            (s, c)
-            for s in range(2, 9)
-            for c in table.ruleset.legal(state, s)
-            if isinstance(c, Nominate)
-        )
-        table.clear()
-        await table.send(seat, nominate)
-        await table.drained()
+        await _nomination_by_day(table, range(2, 9))
         assert sorted(table.views_built, key=repr) == sorted(
             [Viewer.player(s) for s in range(1, 9)] + [Viewer.spectator()], key=repr
         )
