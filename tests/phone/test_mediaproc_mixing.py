@@ -21,7 +21,7 @@ from vollmond.engine.ruleset import SPECTATORS, RoutingTable
 from vollmond.phone.g711 import ULAW
 from vollmond.phone.media import MediaParams
 from vollmond.phone.mediaproc import protocol as p
-from vollmond.phone.mediaproc.client import MediaProcesses, RemoteEndpoint
+from vollmond.phone.mediaproc.client import MediaProcess, MediaProcesses, RemoteEndpoint, _Mirror
 from vollmond.phone.mediaproc.mixing import Mixing, Playlist
 from vollmond.phone.mediaproc.worker import MediaWorker
 from vollmond.phone.rtp import RtpPacket, parse_rtp
@@ -482,3 +482,20 @@ async def test_a_refused_real_time_priority_is_said_once_and_the_processes_run_o
         assert len(told) == 1
     finally:
         await media.close()
+
+
+def test_a_recorded_room_keeps_its_length_over_ticks_the_media_process_skipped() -> None:
+    """A recorded room is ticked here at each `A` block; a media process whose clock skipped
+    ticks (a stall) sends none for them. The recording is ticked once for each of those too,
+    so a six-second window stays six seconds of audio (a suite run under load recorded 4.92)."""
+    process = MediaProcess(lambda _: None)
+    mixer = GameMixer(3)
+    recorded: list[np.ndarray] = []
+    mixer.record(np.ones(3, np.float32), recorded.append)
+    process._mirrors[id(mixer)] = _Mirror(room=1, mixer=mixer)
+    nothing = (np.zeros(0, np.uint32), np.zeros((0, 160), np.int16))
+    for index in (100, 101, 102, 110, 111):  # 103..109 skipped by the media process's clock
+        mixer.push(1, np.full(160, 1000, np.int16))
+        process._tick(p.Block(index, *nothing, 0.0))
+    assert len(recorded) == 12  # ticks 100 to 111
+    assert [int(np.abs(f).max()) > 0 for f in recorded].count(True) == 5  # the pushed frames

@@ -60,6 +60,9 @@ OPEN_TIMEOUT_S = 5.0
 #: Pause before a dead media process is replaced, doubled while replacements die at once.
 RESTART_DELAY_S = 0.2
 RESTART_DELAY_MAX_S = 10.0
+#: At most this many ticks a media process skipped are made up in a recording (10 s): a
+#: longer silence of the process is a hang, which its watchdog handles.
+MAX_FILLED_TICKS = 500
 #: A cue taken later than this after its tick pulls nothing: its frames, due LEAD_TICKS after
 #: it, would reach the media process after the longest lateness it still sends them with
 #: (MAX_LATE_TICKS; one tick is left for the way there).
@@ -228,6 +231,8 @@ class MediaProcess:
         self.bad_messages = 0
         #: Cues taken too late to send their frames in time (nothing was pulled for them).
         self.cues_skipped = 0
+        #: The index of the last tick the media process reported (its `A` block).
+        self._last_tick: int | None = None
         #: Frames made here and sent ahead (``F``): calls not driven, relayed rooms' audio.
         self.frames_fed = 0
         #: When the last message came (event loop time): a living media process reports
@@ -379,10 +384,13 @@ class MediaProcess:
             del self._clips[key]
             self._forgotten.append(clip)
 
-    def _flush_rooms(self) -> None:
+    def _flush_rooms(self, skipped: int = 0) -> None:
         """Per tick: new gains, and the rooms' other sources' frames, to the copies; a room
         being recorded is ticked here too (the tap takes its mix from this process's copy,
-        which nobody else may pull)."""
+        which nobody else may pull), once more for each tick the media process `skipped`,
+        so that a recording keeps the window's length (those ticks' frames were never sent
+        to the room's callers either: the recording has them as the mixer does, mostly
+        silence)."""
         forgotten, self._forgotten = self._forgotten, []
         for clip in forgotten:
             self.send_control(p.Forget(clip))
@@ -398,7 +406,8 @@ class MediaProcess:
                     frames.append(samples)
                 mirror.pending = []
             if mixer.recording:
-                mixer.pull(SPECTATORS, puller=mirror)
+                for _ in range(1 + skipped):
+                    mixer.pull(SPECTATORS, puller=mirror)
         if ids:
             block = p.Block(0, np.array(ids, np.uint32), np.stack(frames))
             self._send(p.SOURCES, block.encode())
@@ -428,6 +437,10 @@ class MediaProcess:
                     endpoint.on_audio(block.samples[row])
                 except Exception:
                     log.exception("media process: audio handler failed")
+        skipped = 0
+        if self._last_tick is not None:  # ticks the media process's clock skipped (a stall)
+            skipped = min(max(0, block.index - self._last_tick - 1), MAX_FILLED_TICKS)
+        self._last_tick = block.index
         late = bool(block.deadline) and time.monotonic() > block.deadline + CUE_LATE_S
         if late:
             self.cues_skipped += 1
@@ -452,7 +465,7 @@ class MediaProcess:
             frames[rows] = frame if frame.shape == (FRAME_SAMPLES,) else fit_frame(frame)
             ids[rows] = endpoint.call
             rows += 1
-        self._flush_rooms()
+        self._flush_rooms(skipped)
         if late:
             return
         writer = self._writer
