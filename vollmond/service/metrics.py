@@ -226,18 +226,15 @@ class _HandoffCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         if self.source is None:
             return
-        figures = {
-            "passed": ("WebSocket connections passed to the worker owning their game", "passed"),
-            "adopted": ("WebSocket connections adopted from another worker", "adopted"),
-            "kept": (
-                "WebSocket connections served here though another worker owns their game"
-                " (its inbox stayed full, or it did not listen)",
-                "kept",
-            ),
+        helps = {  # by the stats' attribute, which names the metric too
+            "passed": "WebSocket connections passed to the worker owning their game",
+            "adopted": "WebSocket connections adopted from another worker",
+            "kept": "WebSocket connections served here though another worker owns their game"
+            " (its inbox stayed full, or it did not listen)",
         }
-        for name, (text, attribute) in figures.items():
+        for name, text in helps.items():
             yield CounterMetricFamily(
-                f"vollmond_ws_handoff_{name}", text, value=getattr(self.source, attribute)
+                f"vollmond_ws_handoff_{name}", text, value=getattr(self.source, name)
             )
 
 
