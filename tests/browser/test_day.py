@@ -55,6 +55,12 @@ def test_day_calls_and_day_abilities(browser: Browser, server: str) -> None:
         for player in players:
             player.wait_phase("day", timeout_ms=30_000)
 
+        # The hunter's buttons stay in place while what they offer stays the same, however many
+        # views arrive (the call below changes the table, not what the hunter can do): a button
+        # replaced between a press and its release loses the click.
+        nominate = hunter.page.locator(f'[data-group="Nominate"] button[data-target="{wolf.seat}"]')
+        nominate.evaluate("button => { button.dataset.probe = 'kept'; }")
+
         # A day call: ringing, accept; a third caller hears "busy".
         villager.act("PlaceCall", giver.seat)
         expect(giver.page.locator("#call-status")).to_have_attribute("data-status", "ringing")
@@ -63,6 +69,7 @@ def test_day_calls_and_day_abilities(browser: Browser, server: str) -> None:
         # In a call, the two are not shown present on the market place (C9).
         away = hunter.page.locator(f'.seat[data-seat="{villager.seat}"]')
         expect(away).to_have_class(re.compile(r"\baway\b"))
+        expect(nominate).to_have_attribute("data-probe", "kept")
         hunter.act("PlaceCall", villager.seat)
         expect(hunter.page.locator("#log")).to_contain_text("besetzt")
         # Every call starts stumm; the switch to Halbmodus and back (C9).

@@ -4,7 +4,7 @@
 
 import { t, lang } from "./i18n.js";
 import { errorText } from "./errors.js";
-import { h, api, replaceChildren, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
+import { h, api, replaceChildren, replaceChildrenIfChanged, seats, saveSeat, forgetSeat, applyTheme } from "./util.js";
 import { createVoice } from "./voice.js";
 import { createTones, RING_ENDS } from "./tones.js";
 
@@ -996,7 +996,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
         h("span", { class: "seat-state", "aria-hidden": "true" }, s.alive ? "" : "✝", s.lover || lovers.has(s.seat) ? " ♥" : "", s.captain || s.mayor ? " ★" : "", away ? " ☎" : "", nominees.has(s.seat) ? " ⚖" : "", voted.has(s.seat) ? " ✓" : ""),
       );
     });
-    replaceChildren(el.seats, items);
+    replaceChildrenIfChanged(el.seats, g.view.me?.legal, items);
     el.seats.style.setProperty("--n", count);
   }
 
@@ -1175,8 +1175,9 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     if (day && g.view.phase === "vote" && day.waiting_for?.length) {
       dayInfo.push(h("p", { class: "muted" }, "⏳ ", day.waiting_for.map(houseLabel).join(", ")));
     }
-    replaceChildren(
+    replaceChildrenIfChanged(
       el.actions,
+      g.view.me?.legal,
       h("h2", { id: "actions-h" }, t("actions")),
       parts.length ? parts : h("p", { class: "muted", id: "no-actions" }, g.view.me ? t("no_actions") : t("spectator")),
       dayInfo,
@@ -1439,7 +1440,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
       );
     }
     buttons.push(h("a", { class: "button ghost", href: "#/" }, t("back_to_lobby")));
-    replaceChildren(el.tools, buttons);
+    replaceChildrenIfChanged(el.tools, g.view.me?.legal, buttons);
   }
 
   function operatorDialog() {

@@ -37,6 +37,23 @@ export function replaceChildren(container, ...children) {
   }
 }
 
+const shown = new WeakMap();
+
+/**
+ * replaceChildren, unless the new children would show the same (their HTML) and do the same
+ * (`state`: what their handlers act on, such as the legal commands). A view comes with every
+ * change at the table, and a button replaced between a pointer's press and release loses the
+ * click or tap: the buttons stay put while what they offer stays the same.
+ */
+export function replaceChildrenIfChanged(container, state, ...children) {
+  const nodes = children.flat().filter((c) => c !== null && c !== undefined && c !== false);
+  const html = nodes.map((n) => (n instanceof Element ? n.outerHTML : String(n instanceof Node ? n.textContent : n))).join("");
+  const signature = JSON.stringify(state) + "\n" + html;
+  if (shown.get(container) === signature && container.childNodes.length) return;
+  shown.set(container, signature);
+  replaceChildren(container, nodes);
+}
+
 function cookie(name) {
   for (const part of document.cookie.split(";")) {
     const [k, ...v] = part.trim().split("=");
