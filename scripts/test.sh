@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 ./scripts/services.sh
+setup_s=$SECONDS  # the suite's own time is measured from here (the 10-minute budget)
 export PATH="$PWD/.venv/bin:$PATH"
 # Bytecode caches: a sandbox that sets PYTHONDONTWRITEBYTECODE=1 makes every worker and every
 # service process it starts compile the package and pytest rewrite every test module again
@@ -68,6 +69,7 @@ not_audio=(--ignore="$AUDIO")
 [ "$beside" -gt 0 ] || not_audio=()
 echo "-- everything but the browser table${not_audio:+ and $AUDIO}, on $core workers"
 run_pytest -n "$core" --dist loadfile --no-loadscope-reorder --durations=25 --ignore=tests/browser "${not_audio[@]}" --basetemp="$tmp/core" || rc=$?
+echo "-- the first run ended $((SECONDS - setup_s)) s into the suite"
 audio_pid=""
 if [ "$beside" -gt 0 ]; then
     echo "-- the browser table in Chromium on $chromium workers; $AUDIO beside it on $beside (its output follows)"
@@ -89,5 +91,6 @@ mypy_rc=0
 wait "$mypy_pid" || mypy_rc=$?
 cat "$tmp/mypy.log"
 [ "$mypy_rc" -eq 0 ] || rc=$mypy_rc
+echo "== the suite took $((SECONDS - setup_s)) s after $setup_s s of setup (exit $rc)"
 [ "$rc" -ne 0 ] || rm -rf "$tmp"  # kept after a failure: the servers' logs are in it
 exit "$rc"
