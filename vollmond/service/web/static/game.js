@@ -1233,8 +1233,10 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     const votes = room.votes || room.choices || {};
     for (const target of Object.values(votes)) tally.set(target, (tally.get(target) || 0) + 1);
     const title = g.text?.night_room || t("night_room");
-    replaceChildren(
+    // Unchanged, left alone: a screen reader would read the live tally out again.
+    replaceChildrenIfChanged(
       el.nightRoom,
+      null,
       h("h2", { id: "nr-h" }, title),
       h("p", {}, `${t("night_room_members")}: `, room.members.map(houseLabel).join(", ")),
       h("h3", {}, t("night_room_votes")),
@@ -1294,7 +1296,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     } else {
       parts.push(h("p", { class: "muted" }, t("call_none")));
     }
-    replaceChildren(el.call, parts);
+    replaceChildrenIfChanged(el.call, g.view.me?.legal, parts);
     el.call.hidden = !me || (rulesetId() !== "standard" && !call && !groups.has("PlaceCall"));
   }
 
