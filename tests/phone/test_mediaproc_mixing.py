@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
@@ -457,6 +458,56 @@ async def test_the_driver_sends_the_prompt_queues_changes_and_keeps_its_rules() 
     queue.interrupt()  # a key: barge-in
     await asyncio.sleep(0)
     assert endpoint.plays[-1] == []
+
+
+class _Call:
+    """A call as the hang-up sees it: hung up when (time.monotonic) it was."""
+
+    call_id = "x"
+
+    def __init__(self) -> None:
+        self.hung_up: list[float] = []
+
+    def hangup(self) -> None:
+        self.hung_up.append(time.monotonic())
+
+
+async def test_a_goodbye_is_heard_to_its_end_before_the_hang_up_after_a_media_stall() -> None:
+    """The session asks to end the call with a goodbye queued: the BYE waits until the media
+    process reported the goodbye played (and 0.3 s more), even when no tick came meanwhile —
+    a media process that stalled for 0.5 s (a loaded machine) sends no cue, and a hang-up
+    that went by the time since the last cue cut a CI run's goodbye."""
+    from vollmond.phone.service import Line, MixedElsewhere, PhoneService  # noqa: PLC0415
+
+    voice = SimpleNamespace()
+    goodbye = np.full(400, 7, np.int16)
+    renders = SimpleNamespace(voice=voice, audio=lambda text, lang: goodbye)
+    queue = PromptQueue(voice, "de", renders=renders)  # type: ignore[arg-type]
+    requested = asyncio.Event()
+    session = SimpleNamespace(
+        prompts=queue, hangup_requested=requested, game_id=None, prompting=lambda busy: None
+    )
+    service = PhoneService(SimpleNamespace(notices=None), lambda caller: session)  # type: ignore[arg-type]
+    call = _Call()
+    line = Line(call, session, "x")  # type: ignore[arg-type]
+    service.lines[call] = line  # type: ignore[index]
+    driver = MixedElsewhere(service, line, queue)
+    endpoint = _Endpoint()
+    endpoint.driver = driver
+    hang_up = asyncio.create_task(service._hang_up_when(requested, line))
+    queue.say("Auf Wiederhören!", Priority.URGENT)
+    requested.set()
+    for _ in range(5):  # the media process's cues: the goodbye is sent and begins to play
+        driver.sync(endpoint)  # type: ignore[arg-type]
+        await asyncio.sleep(0.02)
+    assert endpoint.plays and endpoint.plays[-1][0][1] == 7
+    await asyncio.sleep(0.5)  # the media process stalls: no cue, the goodbye not yet played
+    assert call.hung_up == []
+    played = time.monotonic()
+    driver.played([endpoint.plays[-1][0][0]])  # its last frame went out
+    assert not queue.busy
+    await asyncio.wait_for(hang_up, 2.0)
+    assert len(call.hung_up) == 1 and call.hung_up[0] - played >= 0.0
 
 
 async def test_a_refused_real_time_priority_is_said_once_and_the_processes_run_ordinarily(

@@ -395,3 +395,101 @@ async def _until_owner(lines: dict[int, RelayedLine], owner: str) -> None:
         for line in lines.values():
             line.pull()
         await asyncio.sleep(0.02)
+
+
+class HeldBus:
+    """The two processes' bus, in the test's hand: messages wait until delivered, so a
+    process that stalls (its messages unread meanwhile) is played exactly."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Callable[[Any], None]] = {}
+        self.waiting: list[tuple[str, bytes]] = []
+
+    def publish(self, subject: str, data: bytes) -> None:
+        self.waiting.append((subject, data))
+
+    async def subscribe(self, subject: str, handler: Callable[[Any], None]) -> None:
+        self.handlers[subject] = handler
+
+    def deliver(self, held: str | None = None) -> None:
+        """Hand every waiting message to its reader (and their answers), but those to
+        `held`: that process does not read now."""
+        kept: list[tuple[str, bytes]] = []
+        while self.waiting:
+            subject, data = self.waiting.pop(0)
+            if subject == held:
+                kept.append((subject, data))
+            else:
+                self.handlers[subject](Message(data))
+        self.waiting = kept
+
+
+class Message:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class StepClock:
+    """Both processes' monotonic clock, one media tick (20 ms) at a time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_relayed_line_hears_again_at_once_after_its_owner_stalled(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """The owner's process stalls by day for 1.6 s (a loaded machine): the landing, hearing
+    nothing for OWNER_SILENT_S, tells the owner the line is gone and follows it again. The
+    owner, once it runs again, answers the ticks still waiting for it as the old line, then
+    drops it and hosts the line anew. Every mix it sends back must be played in the order of
+    the landing's ticks: in CI the old line's mixes, numbered by the old line, came after the
+    buffer had been reset, and the new line's were taken for late ones — the caller heard
+    nothing for as long as the call had lasted (a whole day)."""
+    async with open_bus("local", tmp_path) as connect:
+        hub = ShardedHub(store, node="w0", ownership=OneOwner("w0"), transport=await connect())
+        rooms = VoiceRooms(hub)
+        bus, clock = HeldBus(), StepClock()
+        owner = VoiceRelay("w0", bus, rooms, lambda _: "w0", clock=clock)
+        landing = VoiceRelay("w1", bus, VoiceRooms(owner_of_nothing()), lambda _: "w0",
+                             clock=clock)  # fmt: skip
+        await owner.start()
+        await landing.start()
+        try:
+            options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+            game = (await hub.found(options, private=False, host_account_id=None)).game.id
+            for name in "ABCD":
+                await hub.join(game, account_id=None, name=name)
+            await to_day(hub, game)
+            room = rooms.room_for(game)
+            assert room is not None
+            rooms.attach("local caller", room)  # the owner's own caller, who speaks here
+            gains = room.mixer.gains
+            listener, speaker = next(
+                (h, s) for h in range(1, 5) for s in range(1, 5) if h != s and gains[h - 1, s - 1]
+            )
+            line = landing.link("call", game, listener)
+
+            def tick(held: str | None = None) -> bool:
+                """One tick: the owner's local caller `speaker` talks, the relayed line
+                pulls; whether it heard anything."""
+                clock.now += 0.02
+                room.push(speaker, voice(speaker))
+                frame = line.pull()
+                bus.deliver(held)
+                return frame is not None and bool(frame.any())
+
+            before = [tick() for _ in range(300)]  # six seconds of the day
+            assert sum(before[-250:]) >= 245
+            assert [tick(held="voice.w0") for _ in range(80)].count(True) <= 1  # the stall
+            assert line.moves == 1  # looked for the owner again, and found it
+            after = [tick() for _ in range(100)]  # the owner reads what waited for it
+            assert sum(after[-95:]) >= 90, after
+        finally:
+            await landing.close()
+            await owner.close()
+            rooms.close()
+            await hub.close()

@@ -220,11 +220,20 @@ class PhoneService:
 
     async def _hang_up_when(self, requested: asyncio.Event, line: Line) -> None:
         """The session asked to end the call (e.g. leaving from the announcer): let its last
-        prompt finish (at most HANGUP_GRACE_S), then send BYE."""
+        prompt finish (at most HANGUP_GRACE_S), then send BYE.
+
+        Finished is when its prompt queue is empty — a media process reports each prompt
+        played to its end — and the line gave no prompt audio for 0.3 s. Not the time since
+        the last prompt audio alone: a media process that stalled for 0.5 s (a loaded machine)
+        gave none meanwhile, and the caller was hung up in the middle of the goodbye."""
         await requested.wait()
         deadline = self.clock() + HANGUP_GRACE_S
         await asyncio.sleep(0.1)
-        while self.clock() < deadline and self.clock() - line.last_prompt < 0.3:
+        prompts = getattr(line.session, "prompts", None)
+        queue = prompts if isinstance(prompts, PromptQueue) else None
+        while self.clock() < deadline and (
+            (queue is not None and queue.busy) or self.clock() - line.last_prompt < 0.3
+        ):
             await asyncio.sleep(0.05)
         if line.call in self.lines:
             log.info("phone_session_hung_up", call=line.call.call_id)

@@ -20,6 +20,10 @@ module carries the 20 ms frames between the two over the processes' bus (the ser
 - the mix waits in the landing's :class:`JitterBuffer` (a playout delay of :data:`PREFILL`
   frame) for the line's next tick. The uplink needs no buffer of its own: the mixer's queue
   per source (``mixer.MAX_QUEUED``, shedding a standing delay as this buffer does) is one.
+  A mix carries the number of the tick it answers, counted by the landing for the line's
+  whole life: a count of the owner's own would start again when it hosts the line anew (after
+  a stall), while the old line's mixes are still on their way, and the new mixes would be
+  taken for late ones (a caller heard nothing for as long as the call had lasted).
 
 Why the owner has no clock of its own for remote lines: a first version mixed them on an owner
 clock of 20 ms; the two clocks' unrelated phases then cost a wait on each side, and the delay
@@ -84,10 +88,11 @@ EXPIRE_S = 2.0
 
 UP, DOWN, GONE, NOT_OWNER, TICK, HEARD = 1, 2, 3, 4, 5, 6
 """Record kinds: a caller's frame to the owner (one that came between ticks); a mix to the
-landing; the line ended; the game does not run on this owner; a line's tick to the owner (with
-the tick's frame, if any: push it, pull the mix and send it back); the houses speaking in the
-mix just sent (its payload one byte per house, sent after a DOWN when any were: what a
-browser's speaking indicator shows, the listener's own row only, as for a local peer)."""
+landing (numbered as the tick it answers); the line ended; the game does not run on this
+owner; a line's tick to the owner (with the tick's frame, if any: push it, pull the mix and
+send it back); the houses speaking in the mix just sent (its payload one byte per house, sent
+after a DOWN when any were: what a browser's speaking indicator shows, the listener's own row
+only, as for a local peer)."""
 
 _VERSION = 1
 _HEAD = struct.Struct("!BB")  # version, length of the sender's node name
@@ -244,12 +249,13 @@ class JitterBuffer:
         self._last = self._seqs.pop(0)
         return self._frames.pop(0)
 
-    def reset(self) -> None:
-        """Forget everything (the other end changed: its sequence numbers start anew)."""
+    def reset(self, played: int | None = None) -> None:
+        """Forget everything (the other end changed), and take the frames up to `played` for
+        late ones: they answer what was sent to the other end before."""
         self._seqs.clear()
         self._frames.clear()
         self._playing = False
-        self._last = None
+        self._last = played
         self._over = 0
 
 
@@ -335,7 +341,6 @@ class HostedLine:
     listener: Listener | None
     speaker: int = 0
     room: Mixed | None = None
-    seq: int = 0
     last_heard: float = 0.0
 
 
@@ -477,7 +482,9 @@ class VoiceRelay:
         if owner is not None:
             log.info("voice_line_follows", game=line.game_id, owner=owner, node=self.node)
         line.owner = owner
-        line.down.reset()
+        # A mix of a tick sent before now answers the owner left (or the line it dropped and
+        # hosts anew, after a stall): it may still come, and is not played.
+        line.down.reset(played=line.seq)
         line.waiting_since = None
 
     def _lost_owner(self, line: RelayedLine) -> None:
@@ -532,9 +539,10 @@ class VoiceRelay:
         mix = (
             room.mixer.pull(record.listener, puller=hosted) if record.listener is not None else None
         )
-        hosted.seq += 1
         pcm = b"" if mix is None else to_pcm(mix)
-        down = Record(DOWN, hosted.line, hosted.game_id, hosted.listener, 0, hosted.seq, pcm)
+        # Numbered as the landing's tick: its count runs for the line's whole life, across the
+        # owner hosting it anew (a count kept here would start again, behind mixes in flight).
+        down = Record(DOWN, hosted.line, hosted.game_id, hosted.listener, 0, record.seq, pcm)
         records = [down]
         if mix is not None and record.listener is not None:
             heard = bytes(
@@ -542,7 +550,7 @@ class VoiceRelay:
             )
             if heard:
                 records.append(
-                    Record(HEARD, hosted.line, hosted.game_id, None, 0, hosted.seq, heard)
+                    Record(HEARD, hosted.line, hosted.game_id, None, 0, record.seq, heard)
                 )
         self._publish(node, records)
 
