@@ -386,10 +386,16 @@ async def _hang_up(
 
 
 def _assert_heard_each_other(
-    table: Table, events: Sequence[StoredEvent], heard: dict[str, Int16Array], ended: float
+    table: Table,
+    events: Sequence[StoredEvent],
+    heard: dict[str, Int16Array],
+    ended: float,
+    servers: Sequence[ServerProcess],
 ) -> None:
     """By the first day both callers heard each other (both relayed to a); by the second each
-    heard every caller still alive (through the new owner: one local, one relayed)."""
+    heard every caller still alive (through the new owner: one local, one relayed). A failure
+    names the days' moments and what the relay and the leases logged (an owner silent, a line
+    following one), so a gap can be placed against them."""
     first, second = _day(events, 1), _day(events, 2)
     print("day 1 (owner a)")
     both = _hearing(heard, ended, first[:2], set(TONES))
@@ -398,7 +404,19 @@ def _assert_heard_each_other(
     print(f"day 2, speakers alive: {sorted(speaking)}")
     again = _hearing(heard, ended, second[:2], speaking)
     assert speaking, "both callers died before the second day"
-    assert min(both.values()) > HEARD and min(again.values()) > HEARD, (both, again)
+    moments = {"day 1": first[:2], "day 2": second[:2], "hung up": ended}
+    logged = [
+        (entry["timestamp"], entry["node"], entry["event"], entry.get("owner", ""))
+        for server in servers
+        for entry in json_lines(server.log_text())
+        if str(entry.get("event", "")).startswith(("voice_", "lease_", "game_resumed"))
+    ]
+    assert min(both.values()) > HEARD and min(again.values()) > HEARD, (
+        both,
+        again,
+        moments,
+        sorted(logged),
+    )
 
 
 @pytest.mark.slow
@@ -427,7 +445,7 @@ async def test_a_mixed_game_goes_on_when_its_owner_node_is_killed(
 
         owner = dict(zip(NODES, servers, strict=True))[str(takeover.after.owner)]
         events = await owner.events(table.game)
-        _assert_heard_each_other(table, events, heard, ended)
+        _assert_heard_each_other(table, events, heard, ended, servers)
         relayed = _relayed(servers)
         local = next(n for n, node in table.landed.items() if node == takeover.after.owner)
         remote = next(n for n in TONES if n != local)

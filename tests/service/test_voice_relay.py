@@ -413,14 +413,15 @@ class HeldBus:
 
     def deliver(self, held: str | None = None) -> None:
         """Hand every waiting message to its reader (and their answers), but those to
-        `held`: that process does not read now."""
+        `held`: that process does not read now. A message to a process without a reader
+        (one that died) is lost."""
         kept: list[tuple[str, bytes]] = []
         while self.waiting:
             subject, data = self.waiting.pop(0)
             if subject == held:
                 kept.append((subject, data))
-            else:
-                self.handlers[subject](Message(data))
+            elif (handler := self.handlers.get(subject)) is not None:
+                handler(Message(data))
         self.waiting = kept
 
 
@@ -491,5 +492,67 @@ async def test_a_relayed_line_hears_again_at_once_after_its_owner_stalled(
         finally:
             await landing.close()
             await owner.close()
+            rooms.close()
+            await hub.close()
+
+
+async def test_a_line_that_followed_its_game_to_a_new_owner_hears_again_after_it_stalled(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """The failover of a CI run (tests/service/test_failover_mixed.py, a loaded machine): the
+    game's owner a died, the landing's line heard nothing from it for OWNER_SILENT_S and
+    followed the game to c, which had taken it over; c, busy with the game it had just
+    resumed, stalled for over a second as the day began. The line followed c again, and c
+    answered the ticks that had waited for it as the line it had hosted since the takeover,
+    then hosted the line anew. Each mix must be played in the order of the landing's ticks,
+    across both owners and both of c's lines: numbered by c's own count, the new line's mixes
+    were taken for late ones for as long as c had hosted the old line (the caller heard
+    nobody for the first seconds of the day, until the count caught up)."""
+    async with open_bus("local", tmp_path) as connect:
+        hub = ShardedHub(store, node="c", ownership=OneOwner("c"), transport=await connect())
+        rooms = VoiceRooms(hub)
+        bus, clock = HeldBus(), StepClock()
+        owners = Owners(["a", "c"])  # the cached owner a, then (after a's silence) c
+        new_owner = VoiceRelay("c", bus, rooms, lambda _: "c", clock=clock)
+        landing = VoiceRelay("b", bus, VoiceRooms(owner_of_nothing()), owners.owner_of,
+                             owners.forget, clock=clock)  # fmt: skip
+        await new_owner.start()  # a reads nothing: it was killed
+        await landing.start()
+        try:
+            options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+            game = (await hub.found(options, private=False, host_account_id=None)).game.id
+            for name in "ABCD":
+                await hub.join(game, account_id=None, name=name)
+            await to_day(hub, game)
+            room = rooms.room_for(game)
+            assert room is not None
+            rooms.attach("local caller", room)  # c's own caller, who speaks there
+            gains = room.mixer.gains
+            listener, speaker = next(
+                (h, s) for h in range(1, 5) for s in range(1, 5) if h != s and gains[h - 1, s - 1]
+            )
+            line = landing.link("call", game, listener)
+
+            def tick(held: str | None = None) -> bool:
+                """One tick: c's local caller `speaker` talks, the relayed line pulls;
+                whether it heard anything."""
+                clock.now += 0.02
+                room.push(speaker, voice(speaker))
+                frame = line.pull()
+                bus.deliver(held)
+                return frame is not None and bool(frame.any())
+
+            dead = [tick() for _ in range(60)]  # a is silent: the line looks again
+            assert not any(dead[:50]) and line.owner == "c" and owners.forgotten == 1
+            before = [tick() for _ in range(150)]  # three seconds with the new owner
+            assert sum(before[-140:]) >= 135, before
+            assert [tick(held="voice.c") for _ in range(80)].count(True) <= 1  # c stalls
+            assert line.moves == 2  # it left a, then the silent c (for c again)
+            after = [tick() for _ in range(100)]  # c reads what waited for it
+            assert sum(after[-95:]) >= 90, after
+            assert line.down.late > 0  # c's answers to the ticks before it was followed again
+        finally:
+            await landing.close()
+            await new_owner.close()
             rooms.close()
             await hub.close()
