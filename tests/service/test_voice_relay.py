@@ -340,7 +340,7 @@ def test_the_jitter_buffer_delays_reorders_and_caps() -> None:
 
 
 async def test_relayed_lines_follow_their_game_to_the_node_that_took_it_over(
-    store: Sessions, tmp_path: Path
+    store: Sessions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Three sharded hubs with leases on the local bus: a owns the game, c has four relayed
     lines in it; a goes away without giving its lease back; once the lease expired b takes the
@@ -368,7 +368,16 @@ async def test_relayed_lines_follow_their_game_to_the_node_that_took_it_over(
 
         await a.close()  # gone, its lease not given back
         clock.advance(LEASE_TTL_S)
+        resume = b._resume
+        taking_up: list[bool] = []
+
+        async def resuming(stored: Any) -> bool:
+            taking_up.append(b.taking_up(game))  # b's relay does not send a line away now
+            return await resume(stored)
+
+        monkeypatch.setattr(b, "_resume", resuming)
         assert await b.running_actor(game) is not None and game in b.actors  # b took it over
+        assert taking_up == [True] and not b.taking_up(game)
         started = time.monotonic()
         await _until_owner(lines, "b")
         moved_after = time.monotonic() - started
@@ -551,6 +560,72 @@ async def test_a_line_that_followed_its_game_to_a_new_owner_hears_again_after_it
             after = [tick() for _ in range(100)]  # c reads what waited for it
             assert sum(after[-95:]) >= 90, after
             assert line.down.late > 0  # c's answers to the ticks before it was followed again
+        finally:
+            await landing.close()
+            await new_owner.close()
+            rooms.close()
+            await hub.close()
+
+
+class Resuming:
+    """A node's games as its rooms see them while it takes one over: none runs until the
+    test says the resume from the log is done."""
+
+    def __init__(self) -> None:
+        self.actors: dict[str, Any] = {}
+
+
+async def test_a_line_that_reaches_the_new_owner_while_it_resumes_the_game_is_not_sent_away(
+    store: Sessions, tmp_path: Path
+) -> None:
+    """After a takeover the landing's lookup names the new owner c from the moment c holds the
+    lease, while c still reads the game's log to resume it. A tick that reaches c meanwhile is
+    not answered "not here" (the landing would then not ask c again for OWNER_CHECK_S, and its
+    caller would hear nothing for a second longer after every takeover — a loaded run's line
+    was sent away so, 0.15 s before c ran the game); the line is hosted once the game runs."""
+    async with open_bus("local", tmp_path) as connect:
+        hub = ShardedHub(store, node="c", ownership=OneOwner("c"), transport=await connect())
+        resuming = Resuming()
+        rooms = VoiceRooms(resuming)
+        bus, clock = HeldBus(), StepClock()
+        new_owner = VoiceRelay("c", bus, rooms, lambda _: "c", clock=clock,
+                               taking_up=lambda game: game not in resuming.actors)  # fmt: skip
+        landing = VoiceRelay("b", bus, VoiceRooms(owner_of_nothing()), lambda _: "c",
+                             clock=clock)  # fmt: skip
+        await new_owner.start()
+        await landing.start()
+        try:
+            options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+            game = (await hub.found(options, private=False, host_account_id=None)).game.id
+            for name in "ABCD":
+                await hub.join(game, account_id=None, name=name)
+            await to_day(hub, game)
+            actor = hub.actors[game]
+            gains = actor.ruleset.routing(actor.state)
+            listener, speaker = next(
+                (h, r.source) for h in range(1, 5) for r in gains.get(h, ()) if r.source != h
+            )
+            line = landing.link("call", game, listener)
+
+            def tick() -> bool:
+                """One tick: c's local caller `speaker` talks (once c runs the game), the
+                relayed line pulls; whether it heard anything."""
+                clock.now += 0.02
+                room = rooms.room_for(game)
+                if room is not None:
+                    room.push(speaker, voice(speaker))
+                frame = line.pull()
+                bus.deliver()
+                return frame is not None and bool(frame.any())
+
+            assert not any(tick() for _ in range(10))  # c reads the game's log (0.2 s)
+            resuming.actors[game] = actor  # the game runs on c
+            room = rooms.room_for(game)
+            assert room is not None
+            rooms.attach("local caller", room)
+            heard = [tick() for _ in range(20)]
+            assert sum(heard[5:]) == 15, heard  # within a few ticks, not after OWNER_CHECK_S
+            assert line.owner == "c" and line.moves == 0  # never sent away
         finally:
             await landing.close()
             await new_owner.close()

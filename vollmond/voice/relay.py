@@ -44,8 +44,10 @@ Every message is addressed to one process (``voice.<node>``) and carries a batch
 A line follows its game's owner: the landing asks the owner again every
 :data:`OWNER_CHECK_S`, at once when the owner answers that the game does not run there (it
 was given up or moved), and when the owner has been silent for :data:`OWNER_SILENT_S` (it
-died); the new owner takes the line up at its first frame. The owner drops a line it has not
-heard from for :data:`EXPIRE_S` (the landing process died or the line moved on).
+died); the new owner takes the line up at its first frame — a process that has just taken
+the game over and is still resuming it says nothing until the game runs (it does not send the
+line away). The owner drops a line it has not heard from for :data:`EXPIRE_S` (the landing
+process died or the line moved on).
 """
 
 from __future__ import annotations
@@ -356,17 +358,21 @@ class VoiceRelay:
         owner_of: Callable[[str], str | None],
         forget: Callable[[str], None] = lambda _: None,
         *,
+        taking_up: Callable[[str], bool] = lambda _: False,
         clock: Callable[[], float] = time.monotonic,
         prefill: int = PREFILL,
         depth: int = DEPTH,
     ) -> None:
         """`owner_of`: the owner of a game if known without waiting (None: being looked up);
-        `forget`: the cached owner of a game did not answer (look it up again)."""
+        `forget`: the cached owner of a game did not answer (look it up again); `taking_up`:
+        the game is this process's, its run about to begin (a lease just acquired, the game
+        being resumed from its log)."""
         self.node = node
         self.bus = bus
         self.rooms = rooms
         self.owner_of = owner_of
         self.forget = forget
+        self.taking_up = taking_up
         self.clock = clock
         self.prefill, self.depth = prefill, depth
         self.lines: dict[Hashable, RelayedLine] = {}
@@ -518,10 +524,15 @@ class VoiceRelay:
             self._drop(hosted)
             hosted = None
         room = self.rooms.mixed_for(record.game_id)
-        if room is None:  # not (or no longer) run here: the landing looks for the owner again
+        if room is None:
             if hosted is not None:
                 self._drop(hosted)
-            self._publish(node, [Record(NOT_OWNER, record.line, record.game_id)])
+            # Taking the game over: the line is hosted at its first record once the game runs.
+            # Told now that it does not run here, the landing would not ask again for
+            # OWNER_CHECK_S — a second more of silence for its caller after every takeover.
+            if not self.taking_up(record.game_id):
+                # Not (or no longer) run here: the landing looks for the owner again.
+                self._publish(node, [Record(NOT_OWNER, record.line, record.game_id)])
             return
         if hosted is None:
             hosted = HostedLine(node, record.line, record.game_id, record.listener)
