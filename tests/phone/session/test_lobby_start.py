@@ -44,13 +44,13 @@ class SlowActor(GameActor):
 
 
 class SlowStartHub(Hub):
-    """The real hub, its games' actors slow to open; it counts the reads of a game's stored
-    status that said RUNNING while no actor of that game was followed yet."""
+    """The real hub, its games' actors slow to open; it counts who asked for a game's actor
+    while its status said RUNNING and the actor was not open yet."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.opened = asyncio.Event()
-        self.running_without_actor = 0
+        self.asked_before_open = 0
 
     def _new_actor(self, game: Game, players: int) -> GameActor:
         plain = super()._new_actor(game, players)
@@ -64,11 +64,12 @@ class SlowStartHub(Hub):
             writer=self.log_writer,
         )
 
-    async def game(self, game_id: str) -> Game:
-        game = await super().game(game_id)
-        if game.status is GameStatus.RUNNING and game_id not in self.followed_games():
-            self.running_without_actor += 1
-        return game
+    async def running_actor(self, game_id: str) -> GameActor | None:
+        if game_id not in self.followed_games() and not self.opened.is_set():
+            game = await self.game(game_id)
+            if game.status is GameStatus.RUNNING:
+                self.asked_before_open += 1
+        return await super().running_actor(game_id)
 
 
 @pytest.fixture
@@ -100,11 +101,8 @@ async def test_a_waiting_caller_enters_a_game_whose_actor_opens_after_its_status
         await hub.join(game_id, account_id=None, name=f"p{n}", channel="phone")
     # The fifth seat fills the table: the status says RUNNING, the actor is not open yet.
     last = asyncio.create_task(hub.join(game_id, account_id=None, name="p5", channel="phone"))
-    # Two status checks of the caller's waiter (a second apart) in that moment, unless it
-    # left the table after the first.
-    await wait_until(
-        lambda: hub.running_without_actor >= 2 or session.announcer.state != "lobby", 10
-    )
+    # The caller's waiter reads the status (about once a second) and asks for the game.
+    await wait_until(lambda: hub.asked_before_open >= 1 or session.announcer.state != "lobby", 10)
     assert not heard(session, NOT_RUNNING)
     assert session.announcer.state == "lobby" and session.game_id == game_id
 
@@ -115,3 +113,31 @@ async def test_a_waiting_caller_enters_a_game_whose_actor_opens_after_its_status
     assert heard(session, "Deine Hausnummer ist 1")
     assert not heard(session, NOT_RUNNING)
     await session.close()
+
+
+async def test_a_reader_of_a_starting_game_gets_its_actor_once_it_is_open(
+    slow_hub: SlowStartHub,
+) -> None:
+    """What a browser's waiting room and a caller's lobby do when the stored status says
+    RUNNING: ask the hub for the game; they get its actor when it is open, not "none"."""
+    hub = slow_hub
+    founded = await hub.found(GameOptions(players=5), private=False, host_account_id=None)
+    game_id = founded.game.id
+    for n in range(1, 5):
+        await hub.join(game_id, account_id=None, name=f"p{n}", channel="phone")
+    last = asyncio.create_task(hub.join(game_id, account_id=None, name="p5", channel="phone"))
+    while (await hub.game(game_id)).status is not GameStatus.RUNNING:
+        await asyncio.sleep(0.01)
+    readers = [
+        asyncio.create_task(hub.running_actor(game_id)),
+        asyncio.create_task(hub.readable(game_id)),
+    ]
+    # Not answered while the actor is not open (an answer now could only be "none").
+    done, _ = await asyncio.wait(readers, timeout=1.0)
+    assert not done, [reader.result() for reader in done]
+
+    hub.opened.set()
+    assert (await last).started
+    actor = hub.actors[game_id]
+    assert actor.state is not None
+    assert await asyncio.gather(*readers) == [actor, actor]

@@ -770,10 +770,10 @@ class Announcer:
                 if game.status in (GameStatus.ABORTED, GameStatus.FINISHED):
                     await self.s.run_exclusive(self._aborted)
                     return
-                # Started by its owner on another process — or here, where the status is
-                # stored before the actor has written the game's first events and is
-                # followed (on a loaded store a while): only a game that can be followed is
-                # entered, else entering would say "not running" and end the wait for good.
+                # Started by its owner on another process, or here (the status is stored
+                # before the actor's first writes; the hub answers once it is open): only a
+                # game that can be followed is entered — a mirror not reachable yet would
+                # make entering say "not running" and end the wait for good.
                 if (
                     game.status is GameStatus.RUNNING
                     and await self.s.hub.running_actor(game_id) is not None
