@@ -184,6 +184,9 @@ class Hub:
         # Finished games rebuilt from their logs for readers, least recently read first.
         self._archived: OrderedDict[str, GameActor] = OrderedDict()
         self._lock = asyncio.Lock()
+        # Games this hub is starting: their status says RUNNING before their actor has
+        # written the first events and is followed; readers wait for that (`_opened`).
+        self._starting: dict[str, asyncio.Event] = {}
         self._watchers: set[asyncio.Task[None]] = set()
         self.presence = Presence(self.policy)
         self.identities = PhoneIdentities(sessions)  # the telephone's sign-in
@@ -317,6 +320,7 @@ class Hub:
         """The live actor of a game that runs (or lingers after its end) for a channel that
         reads it, None if none; where games are sharded over processes, a mirror of a game
         another worker owns (service/shards)."""
+        await self._opened(game_id)
         return self.actors.get(game_id)
 
     async def share_limits(self, table: LimitTable) -> SharedLimits | None:
@@ -343,6 +347,7 @@ class Hub:
         """The game for readers (views, history, spectators): its live actor, or for a
         finished game one rebuilt from its log that takes no commands; None if it neither runs
         nor has finished (a lobby, an aborted round, an unknown id)."""
+        await self._opened(game_id)
         actor = self.actors.get(game_id)
         if actor is not None:
             return actor
@@ -608,21 +613,36 @@ class Hub:
         # Under the lobby lock: a host's start, a full table's start, a join and an abort of
         # the same round must not interleave (two actors, a seat without a house, a refund
         # for a round that runs).
-        async with self._lock:
-            game = await get_game(self.sessions, game_id)
-            if game.status is not GameStatus.LOBBY:
-                raise LobbyError("already_started")
-            if by_account_id is not None and game.host_account_id != by_account_id:
-                raise LobbyError("only_host_starts")
-            seats = await number_houses(self.sessions, game_id)
-            if len(seats) < get_ruleset(game.ruleset).min_players:
-                raise LobbyError("too_few_players")
-            actor = self._new_actor(game, len(seats))
-            await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
-        await actor.start()
-        self._adopt(actor)
+        opened = asyncio.Event()
+        try:
+            async with self._lock:
+                game = await get_game(self.sessions, game_id)
+                if game.status is not GameStatus.LOBBY:
+                    raise LobbyError("already_started")
+                if by_account_id is not None and game.host_account_id != by_account_id:
+                    raise LobbyError("only_host_starts")
+                seats = await number_houses(self.sessions, game_id)
+                if len(seats) < get_ruleset(game.ruleset).min_players:
+                    raise LobbyError("too_few_players")
+                actor = self._new_actor(game, len(seats))
+                self._starting[game_id] = opened
+                await set_game_status(self.sessions, game_id, GameStatus.RUNNING)
+            await actor.start()
+            self._adopt(actor)
+        finally:
+            if self._starting.get(game_id) is opened:
+                del self._starting[game_id]
+            opened.set()
         log.info("game_started", game=game_id, players=len(seats))
         return actor
+
+    async def _opened(self, game_id: str) -> None:
+        """Wait while this hub starts the game: a reader who saw its status RUNNING (a
+        caller's lobby, a browser's waiting room) then finds its actor, not "not running"
+        (the actor's first writes take a while on a loaded store)."""
+        starting = self._starting.get(game_id)
+        if starting is not None:
+            await starting.wait()
 
     async def abort(self, game_id: str) -> None:
         """A round that never starts: refund the founding charge (P2), exactly once."""

@@ -770,7 +770,14 @@ class Announcer:
                 if game.status in (GameStatus.ABORTED, GameStatus.FINISHED):
                     await self.s.run_exclusive(self._aborted)
                     return
-                if game.status is GameStatus.RUNNING:  # started by its owner on another process
+                # Started by its owner on another process, or here (the status is stored
+                # before the actor's first writes; the hub answers once it is open): only a
+                # game that can be followed is entered — a mirror not reachable yet would
+                # make entering say "not running" and end the wait for good.
+                if (
+                    game.status is GameStatus.RUNNING
+                    and await self.s.hub.running_actor(game_id) is not None
+                ):
                     await self.s.run_exclusive(self._start_playing)
                     return
             await asyncio.sleep(self.s.lobby_poll_s)
