@@ -23,6 +23,7 @@ from vollmond.engine.ruleset import (
     OptionsDecodeError,
     UnknownRuleSetError,
     get_ruleset,
+    load_rulesets,
 )
 from vollmond.service.actor import Accepted, Command, GameActor, ReplayDivergedError
 from vollmond.service.founding import founding_problem
@@ -176,6 +177,7 @@ class Hub:
         """`invitation_key` (store.hashing.invitation_key of the service secret) keys the
         invitation codes' HMACs; without one (tools, tests) a random key serves, and codes of
         that hub's private rounds are found only while it lives."""
+        load_rulesets()  # not on a player's first choice, with every game's loop waiting
         self.sessions = sessions
         self.policy = policy or Policy()
         self.invitation_key = invitation_key or secrets.token_bytes(32)
