@@ -70,7 +70,7 @@ HEAVY_FILES: dict[str, int] = {
     "tests/phone/e2e/test_silence_and_seat_code.py": 55,
     "tests/phone/e2e/test_rulesets.py": 54,
     "tests/phone/e2e/test_callers.py": 54,
-    "tests/phone/e2e/test_workers_phone.py": 130,  # session 13: a second round, a worker stalled
+    "tests/phone/e2e/test_workers_phone.py": 52,
     "tests/engine/test_properties.py": 52,
     "tests/service/test_ws.py": 52,
     "tests/browser/test_moments.py": 51,
