@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from vollmond.engine.core import Audience, Json, evolve
-from vollmond.engine.kit.stages import announce, next_round, walk
+from vollmond.engine.kit.stages import announce, never, next_round, nothing, walk
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
@@ -92,7 +92,10 @@ def _everyone_voted(state: GameState) -> bool:
     at the first one still to vote instead of building the set."""
     day = state.today()
     votes, transfers = day.votes, day.transfers
-    return all(p.seat in votes for p in state.players if p.alive and p.seat not in transfers)
+    for p in state.players:  # a loop, not `all` over a generator: asked after every vote
+        if p.alive and p.seat not in votes and p.seat not in transfers:
+            return False
+    return True
 
 
 def _end_day_calls(tx: Tx) -> None:
@@ -150,6 +153,19 @@ STAGES: tuple[StageSpec, ...] = (*_declared_steps(), NIGHT, MORNING, DAY, VOTE)
 _POSITION: Mapping[int, int] = MappingProxyType({id(stage): i for i, stage in enumerate(STAGES)})
 """A stage's place in the round, by identity (`STAGES.index` compares stages field by field)."""
 
+
+def _announced(stage: StageSpec) -> Mapping[str, Json]:
+    params: dict[str, Json] = {"phase": stage.phase.value}
+    if stage.step is not None:
+        params["step"] = stage.step.value
+    return MappingProxyType(params)
+
+
+_ANNOUNCED: Mapping[int, Mapping[str, Json]] = MappingProxyType(
+    {id(stage): _announced(stage) for stage in STAGES}
+)
+"""A stage's own parameters of `phase_started`, by identity (made once, not per entry)."""
+
 _BY_KEY: Mapping[tuple[Phase, NightStep | None], StageSpec] = MappingProxyType(
     {stage.key: stage for stage in STAGES}
 )
@@ -191,10 +207,7 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
     placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
     tx.change(phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
     seconds = stage.seconds(tx.state.options.durations)
-    params: dict[str, Json] = {"phase": stage.phase.value}
-    if stage.step is not None:
-        params["step"] = stage.step.value
-    announce(tx, Ev.PHASE_STARTED, seq, seconds, params)
+    announce(tx, Ev.PHASE_STARTED, seq, seconds, _ANNOUNCED[id(stage)])
     if previous is not None and previous.hides_bonds and not stage.hides_bonds:
         reveal_bonds(tx)
     stage.on_enter(tx)
@@ -255,6 +268,8 @@ def on_timeout(tx: Tx) -> None:
 def advance_if_complete(tx: Tx) -> None:
     """After a command: let the stage react, and end it if nobody is left to wait for."""
     stage = current_stage(tx.state)
-    stage.after_command(tx)
-    if stage.is_over(tx.state):
+    after, is_over = stage.after_command, stage.is_over
+    if after is not nothing:  # most stages have no hook: not called after every command
+        after(tx)
+    if is_over is not never and is_over(tx.state):
         end_stage(tx)

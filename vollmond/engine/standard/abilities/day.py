@@ -29,7 +29,8 @@ class _DayAbility(Ability):
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         if state.phase not in self.phases:
             return reject(Rej.WRONG_PHASE)
-        if self.once_per_day and (actor.seat, self.kind.value) in state.today().used:
+        # `kind` is a StrEnum: it equals and hashes as its value, which `used` holds.
+        if self.once_per_day and (actor.seat, self.kind) in state.today().used:
             return reject(Rej.ALREADY_USED)
         return None
 

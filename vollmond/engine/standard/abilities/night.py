@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
@@ -31,12 +29,21 @@ def choose_victim(votes: dict[int, int], unanimous: bool, tx: Tx) -> int | None:
     """Most votes dies, a tie by lot (N3); no votes, nobody (N5); einstimmig (N6)."""
     if not votes:
         return None
-    counts = Counter(votes.values())
+    counts = _count(votes)
     if unanimous and len(counts) > 1:
         return None
     top = max(counts.values())
     tied = sorted(t for t, n in counts.items() if n == top)
     return tied[0] if len(tied) == 1 else tx.rng.choice(tied)
+
+
+def _count(votes: dict[int, int]) -> dict[int, int]:
+    """How many votes each target has (`Counter(votes.values())`, without its checks: asked
+    on every evil vote)."""
+    counts: dict[int, int] = {}
+    for target in votes.values():
+        counts[target] = counts.get(target, 0) + 1
+    return counts
 
 
 def lock_victim(tx: Tx) -> None:
@@ -73,7 +80,7 @@ class EvilVote(Ability):
         night = evolve(night, evil_votes=votes).with_action(actor.seat, self.kind, target)
         tx.change(night=night)
         room = night_room(tx.state)
-        tally = Counter(votes.values())
+        tally = _count(votes)
         tx.emit(
             Ev.EVIL_VOTE_CAST,
             Audience.group(room),
