@@ -231,6 +231,11 @@ class AudienceKind(StrEnum):
     SYSTEM = "system"
 
 
+_SEATS = AudienceKind.SEATS
+"""Read for every private event: a module constant (an enum's class attribute is slow on 3.11,
+see standard/types.py)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Audience:
     """Who may receive an event, fixed when the event is made.
@@ -252,11 +257,11 @@ class Audience:
             one = _TO_ONE.get(seats[0])
             if one is not None:
                 return one
-        return _audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(_SEATS, frozenset(seats))
 
     @staticmethod
     def group(seats: frozenset[int] | set[int] | tuple[int, ...]) -> Audience:
-        return _audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(_SEATS, frozenset(seats))
 
     @staticmethod
     def system() -> Audience:

@@ -13,9 +13,14 @@ from vollmond.engine.standard.types import Phase
 INTERJECT = "interject"
 NOMINATE = "nominate"
 
+# Members read by every check, as module constants (types.py: `Phase.DAY` is slow on 3.11).
+_DAY = Phase.DAY
+_VOTE = Phase.VOTE
+_DAY_TIME = (Phase.MORNING, Phase.DAY, Phase.VOTE)
+
 
 def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
-    if state.phase is not Phase.DAY:
+    if state.phase is not _DAY:
         return reject(Rej.WRONG_PHASE)
     if not state.has_seat(cmd.target):
         return reject(Rej.TARGET_UNKNOWN, target=cmd.target)
@@ -39,7 +44,7 @@ def nominate(tx: Tx, cmd: Nominate) -> None:
 
 
 def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
-    if state.phase is not Phase.VOTE:
+    if state.phase is not _VOTE:
         return reject(Rej.WRONG_PHASE)
     day = state.today()
     if cmd.actor in day.transfers:
@@ -60,7 +65,7 @@ def vote(tx: Tx, cmd: Vote) -> None:
 
 
 def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
-    if state.phase not in (Phase.MORNING, Phase.DAY, Phase.VOTE):
+    if state.phase not in _DAY_TIME:
         return reject(Rej.WRONG_PHASE)
     day = state.today()
     if (cmd.actor, INTERJECT) in day.used:

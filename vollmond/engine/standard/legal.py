@@ -45,6 +45,10 @@ from vollmond.engine.standard.rules import check_seated, needs_living_actor
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase
 
+# Members read at every turn, as module constants (types.py: `Phase.OVER` is slow on 3.11).
+_OVER = Phase.OVER
+_NIGHT = Phase.NIGHT
+
 
 class CommandGroup:
     """Candidates of one kind, and the filter that says which of them `validate` accepts
@@ -274,7 +278,7 @@ def _call_scope(state: GameState, player: Player) -> tuple[bool, list[int]] | No
     if phase in DAY_CALL_PHASES:
         if not (settings.enabled and settings.by_day):
             return None
-    elif phase is not Phase.NIGHT:
+    elif phase is not _NIGHT:
         return None
     elif not (
         settings.enabled
@@ -516,7 +520,7 @@ def seat_menu(state: GameState, seat: int) -> SeatMenu:
     `command_groups` makes groups of. Kept per (role spec, phase, call status, alive), the
     spec by identity (a constant of the rule set, held by the cache)."""
     phase, players = state.phase, state.players
-    if phase is Phase.OVER or not 1 <= seat <= len(players):
+    if phase is _OVER or not 1 <= seat <= len(players):
         return _NO_MENU
     player = players[seat - 1]
     spec, alive = player.spec, player.alive

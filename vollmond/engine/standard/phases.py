@@ -27,6 +27,9 @@ from vollmond.engine.standard.types import CallEndReason, NightStep, Phase, Side
 from vollmond.engine.standard.victory import finish, settle
 from vollmond.engine.standard.voting import resolve_vote
 
+# Members read on every command, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
+_NIGHT = Phase.NIGHT
+
 # --- the main night ------------------------------------------------------------------------
 
 
@@ -158,7 +161,7 @@ def _announced(stage: StageSpec) -> Mapping[str, Json]:
     params: dict[str, Json] = {"phase": stage.phase.value}
     if stage.step is not None:
         params["step"] = stage.step.value
-    return MappingProxyType(params)
+    return params  # a plain dict (never changed): `**` copies a dict faster than a proxy
 
 
 _ANNOUNCED: Mapping[int, Mapping[str, Json]] = MappingProxyType(
@@ -175,8 +178,9 @@ _BY_KEY: Mapping[tuple[Phase, NightStep | None], StageSpec] = MappingProxyType(
 
 
 def current_stage(state: GameState) -> StageSpec:
-    step = state.night.step if state.phase is Phase.NIGHT and state.night is not None else None
-    return _BY_KEY[(state.phase, step)]
+    phase = state.phase
+    step = state.night.step if phase is _NIGHT and state.night is not None else None
+    return _BY_KEY[(phase, step)]
 
 
 def first_stage(state: GameState) -> StageSpec:

@@ -51,6 +51,9 @@ from vollmond.engine.standard.victory import settle
 
 StdResult = Result[GameState, TimerCommand]
 
+# Members read on every command, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
+_OVER = Phase.OVER
+
 
 class InvalidOptionsError(ValueError):
     """Founding options that cannot make a game (size out of range, empty custom deck)."""
@@ -209,7 +212,7 @@ def after_command(tx: Tx) -> None:
     """The flow after every accepted command (boardgame.io's flow after a move): settle
     victory, then move on if the command completed a step (the last vote, the last steal,
     the night room's last vote). Handlers and abilities only change state and emit events."""
-    if tx.state.phase is Phase.OVER or settle(tx):
+    if tx.state.phase is _OVER or settle(tx):
         return
     advance_if_complete(tx)
 
@@ -217,7 +220,7 @@ def after_command(tx: Tx) -> None:
 _TABLE = HandlerTable(
     _HANDLERS,
     Refusals(Rej.NOT_A_PLAYER, Rej.GAME_OVER, Rej.ACTOR_DEAD),
-    is_over=lambda state: state.phase is Phase.OVER,
+    is_over=lambda state: state.phase is _OVER,
     open_tx=Tx,
     after=after_command,
 )

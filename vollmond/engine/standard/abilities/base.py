@@ -12,6 +12,9 @@ from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
+# Members read on every probe, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
+_NIGHT = Phase.NIGHT
+
 _PLAIN: dict[Rej, Rejection] = {code: Rejection(code.value) for code in Rej}
 _VALUES: dict[Rej, str] = {code: code.value for code in Rej}
 _rejection = builder(Rejection)
@@ -48,9 +51,10 @@ class Ability:
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         """Whether the ability can be used now at all, whatever the target. Never outside
         `phases`: the seats' menus leave it out there without asking (legal.py)."""
-        if state.phase not in self.phases:
+        phase = state.phase
+        if phase not in self.phases:
             return reject(Rej.WRONG_PHASE)
-        if state.phase is Phase.NIGHT:
+        if phase is _NIGHT:
             night = state.night
             assert night is not None
             if night.step not in self.night_steps:
