@@ -49,8 +49,10 @@ def _tell_mediums(tx: Tx) -> None:
     if banished is None:
         return
     evil = seen_as_evil(tx.state.player(banished))
-    for player in list(tx.state.living()):
-        if has_trait(player, Trait.LEARNS_BANISHED):
+    learns = Trait.LEARNS_BANISHED
+    for player in tx.state.players:  # the players as the night began (put_player replaces
+        # the tuple; the loop keeps the one it began with)
+        if player.alive and learns in player.spec.traits:
             fact = Fact(FactKind.MEDIUM, tx.state.round, banished, evil)
             tx.put_player(evolve(player, facts=(*player.facts, fact)))
             tx.emit(Ev.MEDIUM_RESULT, Audience.to(player.seat), target=banished, evil=evil)

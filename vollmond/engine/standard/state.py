@@ -114,6 +114,9 @@ class Player:
         return self.with_role_state(self.role_state.with_charges(kind, left))
 
 
+_NOTHING: frozenset[ActionKind] = frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class NightState:
     number: int
@@ -124,7 +127,7 @@ class NightState:
     victim: int | None = None
 
     def acted(self, seat: int, kind: ActionKind) -> bool:
-        return kind in self.actions.get(seat, {})
+        return kind in self.actions.get(seat, _NOTHING)  # asked for every seat's abilities
 
     def with_action(self, seat: int, kind: ActionKind, target: int | None) -> NightState:
         mine = {**self.actions.get(seat, {}), kind: target}

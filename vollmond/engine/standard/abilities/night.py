@@ -10,7 +10,6 @@ from vollmond.engine.standard.properties import (
     in_night_room,
     night_room,
     seen_as_evil,
-    spec_of,
 )
 from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
@@ -53,7 +52,8 @@ def lock_victim(tx: Tx) -> None:
     victim = choose_victim(night.evil_votes, tx.state.options.unanimous, tx)
     tx.change(night=evolve(night, victim_locked=True, victim=victim))
     tx.emit(Ev.EVIL_VOTES_COMPLETE, Audience.group(night_room(tx.state)), victim=victim)
-    witches = [p.seat for p in tx.state.living() if spec_of(p).ability(ActionKind.HEAL) is not None]
+    heal = ActionKind.HEAL
+    witches = [p.seat for p in tx.state.players if p.alive and p.spec.ability(heal) is not None]
     if witches:
         tx.emit(Ev.WITCH_VICTIM, Audience.group(tuple(witches)), victim=victim)
 
