@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from vollmond.engine.core import Json, evolve
+from vollmond.engine.kit.kept import MISSING, Kept
 from vollmond.engine.kit.seats import Seats
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.types import (
@@ -150,7 +151,17 @@ class DayState:
 
     @property
     def nominees(self) -> tuple[int, ...]:
-        return tuple(sorted(set(self.nominations.values())))
+        """The nominated seats in order. Kept by the nominations' identity: votes replace
+        the day but keep its nominations (a dict never changed once a state holds it), and
+        bots, the ballot and the vote stage ask after every vote."""
+        nominations = self.nominations
+        hit = _nominees.get(nominations)
+        if hit is not MISSING:
+            return hit
+        return _nominees.put(nominations, tuple(sorted(set(nominations.values()))))
+
+
+_nominees: Kept[dict[int, int], tuple[int, ...]] = Kept(16)
 
 
 @dataclass(frozen=True, slots=True)
