@@ -17,6 +17,8 @@ NOMINATE = "nominate"
 _DAY = Phase.DAY
 _VOTE = Phase.VOTE
 _DAY_TIME = (Phase.MORNING, Phase.DAY, Phase.VOTE)
+_VOTE_CAST = Ev.VOTE_CAST
+_NOMINATED = Ev.NOMINATED
 
 
 def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
@@ -40,7 +42,7 @@ def nominate(tx: Tx, cmd: Nominate) -> None:
     nominations = {**day.nominations, cmd.actor: cmd.target}
     used = day.used | {(cmd.actor, NOMINATE)}  # once, even if the nominee dies (D2)
     tx.change(day=evolve(day, nominations=nominations, used=used))
-    tx.emit(Ev.NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
+    tx.emit(_NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
 
 
 def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
@@ -61,7 +63,7 @@ def vote(tx: Tx, cmd: Vote) -> None:
     day = tx.state.today()
     day = evolve(day, votes={**day.votes, cmd.actor: cmd.target})
     tx.change(day=day)
-    tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
+    tx.emit(_VOTE_CAST, Audience.public(), voter=cmd.actor)
 
 
 def check_interject(state: GameState, cmd: Interject) -> Rejection | None:

@@ -29,6 +29,7 @@ from vollmond.engine.standard.voting import resolve_vote
 
 # Members read on every command, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
 _NIGHT = Phase.NIGHT
+_PHASE_STARTED = Ev.PHASE_STARTED
 
 # --- the main night ------------------------------------------------------------------------
 
@@ -213,7 +214,7 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
     placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
     tx.change(phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
     seconds = stage.seconds(tx.state.options.durations)
-    announce(tx, Ev.PHASE_STARTED, seq, seconds, _ANNOUNCED[id(stage)])
+    announce(tx, _PHASE_STARTED, seq, seconds, _ANNOUNCED[id(stage)])
     if previous is not None and previous.hides_bonds and not stage.hides_bonds:
         reveal_bonds(tx)
     stage.on_enter(tx)

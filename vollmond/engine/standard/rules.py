@@ -53,6 +53,7 @@ StdResult = Result[GameState, TimerCommand]
 
 # Members read on every command, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
 _OVER = Phase.OVER
+_ACTION_CONFIRMED = Ev.ACTION_CONFIRMED
 
 
 class InvalidOptionsError(ValueError):
@@ -159,7 +160,7 @@ def _use_ability(tx: Tx, cmd: UseAbility) -> None:
     assert ability is not None
     if cmd.kind not in _ANNOUNCED_BY_OWN_EVENT:
         kind = _KIND_NAMES[cmd.kind]
-        tx.emit(Ev.ACTION_CONFIRMED, Audience.to(cmd.actor), kind=kind, target=cmd.target)
+        tx.emit(_ACTION_CONFIRMED, Audience.to(cmd.actor), kind=kind, target=cmd.target)
     ability.perform(tx, actor, cmd.target)
 
 
