@@ -19,6 +19,10 @@ from vollmond.engine.standard.types import (
     CallStatus,
 )
 
+# Read whenever a witch's bot is asked, as module constants (types.py: slow on 3.11).
+_HEAL = ActionKind.HEAL
+_POISON = ActionKind.POISON
+
 
 def confirm(tx: Tx, actor: Player, kind: ActionKind, target: int | None) -> None:
     tx.emit(Ev.ACTION_CONFIRMED, Audience.to(actor.seat), kind=kind.value, target=target)
@@ -155,7 +159,7 @@ class _Potion(Ability):
             return reject(Rej.NO_CHARGES)
         night = state.night
         assert night is not None
-        if night.acted(actor.seat, ActionKind.HEAL) or night.acted(actor.seat, ActionKind.POISON):
+        if night.acted(actor.seat, _HEAL) or night.acted(actor.seat, _POISON):
             return reject(Rej.ONE_POTION_PER_NIGHT)
         return None
 
