@@ -17,7 +17,7 @@ from vollmond.engine.kit.stages import announce, never, next_round, nothing, wal
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
-from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, seen_as_evil
+from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil
 from vollmond.engine.standard.resolution import resolve_night
 from vollmond.engine.standard.roles.registry import ROLES
 from vollmond.engine.standard.stages import StageSpec
@@ -70,8 +70,8 @@ def _lock_when_the_room_voted(tx: Tx) -> None:
         return
     votes = night.evil_votes
     anyone = False
-    for player in tx.state.players:
-        if player.alive and in_night_room(player):
+    for player in tx.state.players:  # `in_night_room` read straight from the spec here
+        if player.alive and player.spec.night_room:
             if player.seat not in votes:
                 return
             anyone = True
