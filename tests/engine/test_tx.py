@@ -9,7 +9,7 @@ from dataclasses import FrozenInstanceError, dataclass, field
 
 import pytest
 
-from vollmond.engine.core import _KITS, Audience, Event, builder, evolve
+from vollmond.engine.core import _KITS, Audience, Event, builder, evolve, evolve_with
 from vollmond.engine.kit.tx import Tx
 
 
@@ -42,6 +42,19 @@ def test_evolve_copies_with_the_changes_and_leaves_the_original() -> None:
 def test_evolve_refuses_a_name_that_is_not_a_field() -> None:
     with pytest.raises(TypeError, match="rounds"):
         evolve(_state(), rounds=2)
+
+
+def test_evolve_with_takes_the_changes_as_a_mapping() -> None:
+    before = _state()
+    after = evolve_with(before, {"round": 2, "phase": "day"})
+    assert (
+        after
+        == evolve(before, round=2, phase="day")
+        == dataclasses.replace(before, round=2, phase="day")
+    )
+    assert before == _state()
+    with pytest.raises(TypeError, match="rounds"):
+        evolve_with(before, {"round": 3, "rounds": 2})
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
 from types import MappingProxyType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 JsonScalar = str | int | float | bool | None
 Json = JsonScalar | Sequence["Json"] | Mapping[str, "Json"]
@@ -41,8 +41,6 @@ class _Kit:
 
 
 _KITS: dict[type, _Kit] = {}
-_KEEP: Any = object()
-"""A changed field's default in a class's own `evolve`: the field keeps its value."""
 
 
 def _setters(cls: type) -> dict[str, Setter]:
@@ -91,24 +89,43 @@ def _thawed(cls: type, names: tuple[str, ...]) -> type | None:
 
 def _kit(cls: type) -> _Kit:
     """A class's setters, twin and `evolve`, written for its fields (as `dataclasses` writes
-    `__init__`): one unrolled statement per field, each field a keyword parameter that keeps
-    its value unless given, instead of a copy loop and a second pass for the changes."""
+    `__init__`): one unrolled statement per field copies it (a plain attribute store on the
+    twin), then the changes are set through their slots' setters. The changes come as one
+    dictionary: keyword parameters with defaults, one per field, cost a lookup of the
+    defaults for every field not given (most of them), about as much as the copy itself."""
     setters = _setters(cls)
     names = tuple(setters)
     twin = _thawed(cls, names)
-    params = ", ".join(f"{name}=keep" for name in names)
-    lines = [f"def evolve(value, *, {params}):", "    new = new_(twin or cls)"]
+    lines = ["def evolve(value, changes):", "    new = new_(twin or cls)"]
     for i, name in enumerate(names):
-        taken = f"value.{name} if {name} is keep else {name}"
-        lines.append(f"    new.{name} = {taken}" if twin else f"    set_{i}(new, {taken})")
+        copied = f"value.{name}"
+        lines.append(f"    new.{name} = {copied}" if twin else f"    set_{i}(new, {copied})")
     if twin:
         lines.append("    new.__class__ = cls")
-    lines.append("    return new")
-    namespace: dict[str, Any] = {"new_": object.__new__, "cls": cls, "twin": twin, "keep": _KEEP}
+    lines += [
+        "    for name, changed in changes.items():",
+        "        setter = setters.get(name)",
+        "        if setter is None:",
+        "            refuse(cls, changes, setters)",
+        "        setter(new, changed)",
+        "    return new",
+    ]
+    namespace: dict[str, Any] = {
+        "new_": object.__new__,
+        "cls": cls,
+        "twin": twin,
+        "setters": setters,
+        "refuse": _refuse,
+    }
     namespace.update((f"set_{i}", setters[name]) for i, name in enumerate(names))
     exec("\n".join(lines), namespace)  # code made from the class's own field names
     kit = _KITS[cls] = _Kit(MappingProxyType(setters), twin, namespace["evolve"])
     return kit
+
+
+def _refuse(cls: type, changes: Mapping[str, Any], setters: Mapping[str, Setter]) -> NoReturn:
+    unknown = sorted(changes.keys() - setters.keys())
+    raise TypeError(f"{cls.__name__} has no field(s) {unknown}")
 
 
 def builder(cls: Callable[..., V]) -> Callable[..., V]:
@@ -136,12 +153,20 @@ def builder(cls: Callable[..., V]) -> Callable[..., V]:
 
 def evolve(value: V, **changes: Any) -> V:
     """`dataclasses.replace` for the engine's frozen, slotted value classes, without running
-    `__init__`: a function written for the class's fields copies and changes in one pass.
-    The state is copied on every command: a copy and a second pass for the changes, each
-    field set by a call of its slot's setter, cost about twice the instructions (a 16-field
-    state; docs/decisions.md, helper "engine4"). Only for classes without `__post_init__`;
-    a name that is not a field is refused (`TypeError`), as `dataclasses.replace` does."""
-    made: V = (_KITS.get(type(value)) or _kit(type(value))).evolve(value, **changes)
+    `__init__`: a function written for the class's fields copies them (plain stores on the
+    class's twin) and sets the changes. The state is copied on every command: a copy and a
+    second pass for the changes, each field set by a call of its slot's setter, cost about
+    twice the instructions (a 16-field state; docs/decisions.md, helper "engine4"). Only for
+    classes without `__post_init__`; a name that is not a field is refused (`TypeError`), as
+    `dataclasses.replace` does."""
+    made: V = (_KITS.get(type(value)) or _kit(type(value))).evolve(value, changes)
+    return made
+
+
+def evolve_with(value: V, changes: Mapping[str, Any]) -> V:
+    """`evolve` with the changes as a mapping: for a caller that has them as one already
+    (a transaction's `change`), without passing them on as keywords again."""
+    made: V = (_KITS.get(type(value)) or _kit(type(value))).evolve(value, changes)
     return made
 
 
@@ -152,8 +177,7 @@ def overwrite(draft: object, changes: Mapping[str, Any]) -> None:
     for name, changed in changes.items():
         setter = setters.get(name)
         if setter is None:
-            unknown = sorted(changes.keys() - setters.keys())
-            raise TypeError(f"{type(draft).__name__} has no field(s) {unknown}")
+            _refuse(type(draft), changes, setters)
         setter(draft, changed)
 
 
@@ -207,6 +231,11 @@ class AudienceKind(StrEnum):
     SYSTEM = "system"
 
 
+_SEATS = AudienceKind.SEATS
+"""Read for every private event: a module constant (an enum's class attribute is slow on 3.11,
+see standard/types.py)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Audience:
     """Who may receive an event, fixed when the event is made.
@@ -224,11 +253,15 @@ class Audience:
 
     @staticmethod
     def to(*seats: int) -> Audience:
-        return _audience(AudienceKind.SEATS, frozenset(seats))
+        if len(seats) == 1:  # most private events go to one seat: made once per seat
+            one = _TO_ONE.get(seats[0])
+            if one is not None:
+                return one
+        return _audience(_SEATS, frozenset(seats))
 
     @staticmethod
     def group(seats: frozenset[int] | set[int] | tuple[int, ...]) -> Audience:
-        return _audience(AudienceKind.SEATS, frozenset(seats))
+        return _audience(_SEATS, frozenset(seats))
 
     @staticmethod
     def system() -> Audience:
@@ -247,6 +280,10 @@ class Audience:
 
 _audience = builder(Audience)  # a private event's audience is made on most commands
 _PUBLIC = Audience(AudienceKind.PUBLIC)
+_TO_ONE: Mapping[int, Audience] = MappingProxyType(
+    {seat: Audience(AudienceKind.SEATS, frozenset((seat,))) for seat in range(1, 257)}
+)
+"""`Audience.to` one seat, made once (audiences are immutable values): table sizes go to 200."""
 _SYSTEM = Audience(AudienceKind.SYSTEM)
 
 

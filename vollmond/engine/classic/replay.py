@@ -30,7 +30,7 @@ __all__ = [
 
 def rng_for(seed: int, index: int) -> DerivedRng:
     """Index 0 deals; command i (from 1) gets stream i. Seeding with a string is stable."""
-    return DerivedRng(f"classic:{seed}:{index}")
+    return DerivedRng("classic", seed, index)
 
 
 Played = Replayed[GameState, Command]

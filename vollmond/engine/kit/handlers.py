@@ -73,7 +73,9 @@ class HandlerTable(Generic[S, X]):
             return Rejection(self.refusals.game_over)
         if not handler.timer:
             actor = getattr(command, "actor", None)
-            if not isinstance(actor, int) or isinstance(actor, bool) or not state.has_seat(actor):
+            if type(actor) is not int and (not isinstance(actor, int) or isinstance(actor, bool)):
+                return Rejection(self.refusals.not_a_player)  # a plain int asks nothing more
+            if not state.has_seat(actor):
                 return Rejection(self.refusals.not_a_player)
             if handler.needs_living_actor and not state.player(actor).alive:
                 return Rejection(self.refusals.actor_out)

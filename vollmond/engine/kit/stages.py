@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from vollmond.engine.core import Audience, Json
+from vollmond.engine.core import Audience, Json, builder
 from vollmond.engine.kit.commands import PhaseTimeout
 from vollmond.engine.kit.tx import Tx
 
@@ -29,6 +29,9 @@ def nothing(tx: object) -> None:
 
 
 X = TypeVar("X", bound=Tx[Any, Any])
+
+_phase_timeout: Callable[[int], PhaseTimeout] = builder(PhaseTimeout)
+"""`PhaseTimeout` without its frozen `__init__` (core.builder): one for every stage."""
 
 
 def walk(
@@ -106,4 +109,4 @@ def announce(
     set's own `params`) and, for a timed stage, ask the runtime for its timer."""
     tx.emit(code, Audience.public(), round=tx.state.round, seq=seq, seconds=seconds, **params)
     if timed:
-        tx.after(seconds, PhaseTimeout(seq))
+        tx.after(seconds, _phase_timeout(seq))

@@ -24,7 +24,7 @@ from vollmond.engine.core import (
     Rng,
     Timer,
     builder,
-    evolve,
+    evolve_with,
     overwrite,
 )
 
@@ -59,7 +59,7 @@ class Tx(Generic[S, C]):
         if state is self._draft:
             overwrite(state, fields)
         else:
-            self.state = self._draft = evolve(state, **fields)
+            self.state = self._draft = evolve_with(state, fields)
 
     def put_player(self, player: Any) -> None:
         """Replace the player at `player.seat` (seats count from 1 in `players` order)."""

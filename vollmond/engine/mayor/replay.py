@@ -19,7 +19,7 @@ __all__ = ["DerivedRng", "ReplayDivergedError", "Replayed", "replay", "rng_for"]
 
 def rng_for(seed: int, index: int) -> DerivedRng:
     """Index 0 deals; command i (from 1) gets stream i."""
-    return DerivedRng(f"vollmond:mayor:{seed}:{index}")
+    return DerivedRng("vollmond:mayor", seed, index)
 
 
 def replay(

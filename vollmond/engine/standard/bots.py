@@ -18,8 +18,9 @@ from types import MappingProxyType
 
 from vollmond.engine.kit.draws import below
 from vollmond.engine.standard.commands import Command
-from vollmond.engine.standard.legal import GroupKind, SeatMenu, seat_menu
+from vollmond.engine.standard.legal import GroupKind, seat_menu
 from vollmond.engine.standard.state import GameState
+from vollmond.engine.standard.types import Phase
 
 _DEFAULT_KEENNESS: Mapping[str, float] = MappingProxyType(
     {
@@ -48,16 +49,25 @@ class Temperament:
 
 DEFAULT_TEMPERAMENT = Temperament()
 
+# Read at every turn, as a module constant (types.py: `Phase.OVER` is slow on 3.11).
+_OVER = Phase.OVER
+
 Keen = tuple[tuple[float, GroupKind], ...]
 """A menu's kinds, each with how keen a temperament is on it."""
 
+MenuKey = tuple[int, Phase, bool, bool]
+"""What a seat's menu depends on (legal.py `seat_menu`): its role spec's id, the phase, in a
+call or not, alive or not. A spec is held by `seat_menu`'s cache once it made its menu, so
+its id stays its own."""
+
 KEEN_TEMPERAMENTS = 64
-_KEEN: dict[int, tuple[Temperament, dict[SeatMenu, Keen]]] = {}
+_KEEN: dict[int, tuple[Temperament, dict[MenuKey, Keen]]] = {}
 
 
-def _keen_on(temperament: Temperament) -> dict[SeatMenu, Keen]:
-    """The menus (legal.py `seat_menu`, kept there) with this temperament's keenness, shared
-    by every bot of the temperament (by identity: held here, so an id stays its own)."""
+def _keen_on(temperament: Temperament) -> dict[MenuKey, Keen]:
+    """The menus (legal.py `seat_menu`, kept there) with this temperament's keenness, by
+    the menu's key, shared by every bot of the temperament (by identity: held here, so an id
+    stays its own)."""
     hit = _KEEN.get(id(temperament))
     if hit is None:
         if len(_KEEN) >= KEEN_TEMPERAMENTS:
@@ -90,11 +100,19 @@ class RandomBot:
         do is equally likely to come first), but only the wanted kinds are looked at, and
         without making their groups: a kind draws its command straight from the state or,
         for an ability, tries random targets until one is allowed (legal.py `GroupKind`)."""
-        menu = seat_menu(state, self.seat)
-        kinds = self._keen.get(menu)
+        # `seat_menu`'s key, worked out here: the keenness is kept by it, so a turn costs one
+        # lookup (most turns want nothing).
+        phase, players, seat = state.phase, state.players, self.seat
+        if phase is _OVER or not 1 <= seat <= len(players):
+            return None  # an empty menu: nothing to want, no draws
+        player = players[seat - 1]
+        in_call = bool(state.calls) and state.call_of(seat) is not None
+        key = (id(player.spec), phase, in_call, player.alive)
+        kinds = self._keen.get(key)
         if kinds is None:
             keenness = self.temperament.for_kind
-            kinds = self._keen[menu] = tuple((keenness(k.kind), k) for k in menu.kinds)
+            menu = seat_menu(state, seat)  # made (and its spec held) before the key is kept
+            kinds = self._keen[key] = tuple((keenness(k.kind), k) for k in menu.kinds)
         rng = self.rng
         draw = rng.random
         wanted: list[GroupKind] | None = None
@@ -106,7 +124,6 @@ class RandomBot:
                     wanted.append(kind)
         if wanted is None:
             return None
-        player = state.players[self.seat - 1]
         while wanted:
             chosen = wanted.pop(below(rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
             command = chosen.draw(state, player, rng)

@@ -13,9 +13,16 @@ from vollmond.engine.standard.types import Phase
 INTERJECT = "interject"
 NOMINATE = "nominate"
 
+# Members read by every check, as module constants (types.py: `Phase.DAY` is slow on 3.11).
+_DAY = Phase.DAY
+_VOTE = Phase.VOTE
+_DAY_TIME = (Phase.MORNING, Phase.DAY, Phase.VOTE)
+_VOTE_CAST = Ev.VOTE_CAST
+_NOMINATED = Ev.NOMINATED
+
 
 def check_nominate(state: GameState, cmd: Nominate) -> Rejection | None:
-    if state.phase is not Phase.DAY:
+    if state.phase is not _DAY:
         return reject(Rej.WRONG_PHASE)
     if not state.has_seat(cmd.target):
         return reject(Rej.TARGET_UNKNOWN, target=cmd.target)
@@ -35,11 +42,11 @@ def nominate(tx: Tx, cmd: Nominate) -> None:
     nominations = {**day.nominations, cmd.actor: cmd.target}
     used = day.used | {(cmd.actor, NOMINATE)}  # once, even if the nominee dies (D2)
     tx.change(day=evolve(day, nominations=nominations, used=used))
-    tx.emit(Ev.NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
+    tx.emit(_NOMINATED, Audience.public(), by=cmd.actor, nominee=cmd.target)
 
 
 def check_vote(state: GameState, cmd: Vote) -> Rejection | None:
-    if state.phase is not Phase.VOTE:
+    if state.phase is not _VOTE:
         return reject(Rej.WRONG_PHASE)
     day = state.today()
     if cmd.actor in day.transfers:
@@ -56,11 +63,11 @@ def vote(tx: Tx, cmd: Vote) -> None:
     day = tx.state.today()
     day = evolve(day, votes={**day.votes, cmd.actor: cmd.target})
     tx.change(day=day)
-    tx.emit(Ev.VOTE_CAST, Audience.public(), voter=cmd.actor)
+    tx.emit(_VOTE_CAST, Audience.public(), voter=cmd.actor)
 
 
 def check_interject(state: GameState, cmd: Interject) -> Rejection | None:
-    if state.phase not in (Phase.MORNING, Phase.DAY, Phase.VOTE):
+    if state.phase not in _DAY_TIME:
         return reject(Rej.WRONG_PHASE)
     day = state.today()
     if (cmd.actor, INTERJECT) in day.used:

@@ -45,6 +45,10 @@ from vollmond.engine.standard.rules import check_seated, needs_living_actor
 from vollmond.engine.standard.state import GameState, Player
 from vollmond.engine.standard.types import ActionKind, Phase
 
+# Members read at every turn, as module constants (types.py: `Phase.OVER` is slow on 3.11).
+_OVER = Phase.OVER
+_NIGHT = Phase.NIGHT
+
 
 class CommandGroup:
     """Candidates of one kind, and the filter that says which of them `validate` accepts
@@ -137,26 +141,40 @@ def _draw_target(
     """A random candidate of an available ability until one is allowed, each tried at most
     once: each allowed candidate is as likely as with `legal`, but a target is usually found
     after a try or two instead of checking all."""
-    if not player.alive or spec_of(player).ability(ability.kind) is not ability:
+    kind = ability.kind
+    if not player.alive or player.spec.ability(kind) is not ability:
         return None
-    if type(ability).candidates is Ability.candidates:  # the usual ones, without a generator
+    check_target = ability.check_target
+    if type(ability).candidates is Ability.candidates:
+        # The usual ones (nobody where allowed, then every seat), copied from a kept tuple:
+        # each is a seat, so `has_seat` needs no asking.
         seats = len(state.players)
-        left: list[int | None] = (
-            [None, *range(1, seats + 1)] if ability.allows_nobody else [*range(1, seats + 1)]
-        )
+        numbered = _NUMBERED.get(seats) or _numbered(seats)
+        left: list[int | None] = [None, *numbered] if ability.allows_nobody else [*numbered]
+        seated = True
     else:
         left = list(ability.candidates(state, player))
+        seated = False
     while left:
         index = below(rng, len(left))
         target = left[index]
         if target is None:
             if ability.allows_nobody:
-                return _use_ability(player.seat, ability.kind, None)
-        elif state.has_seat(target) and ability.check_target(state, player, target) is None:
-            return _use_ability(player.seat, ability.kind, target)
+                return _use_ability(player.seat, kind, None)
+        elif (seated or state.has_seat(target)) and check_target(state, player, target) is None:
+            return _use_ability(player.seat, kind, target)
         left[index] = left[-1]
         left.pop()
     return None
+
+
+_NUMBERED: dict[int, tuple[int, ...]] = {}
+
+
+def _numbered(seats: int) -> tuple[int, ...]:
+    """The seats of a table, 1..`seats`, kept per table size (a draw copies them)."""
+    made = _NUMBERED[seats] = tuple(range(1, seats + 1))
+    return made
 
 
 class _RuleGroup(CommandGroup):
@@ -274,7 +292,7 @@ def _call_scope(state: GameState, player: Player) -> tuple[bool, list[int]] | No
     if phase in DAY_CALL_PHASES:
         if not (settings.enabled and settings.by_day):
             return None
-    elif phase is not Phase.NIGHT:
+    elif phase is not _NIGHT:
         return None
     elif not (
         settings.enabled
@@ -516,7 +534,7 @@ def seat_menu(state: GameState, seat: int) -> SeatMenu:
     `command_groups` makes groups of. Kept per (role spec, phase, call status, alive), the
     spec by identity (a constant of the rule set, held by the cache)."""
     phase, players = state.phase, state.players
-    if phase is Phase.OVER or not 1 <= seat <= len(players):
+    if phase is _OVER or not 1 <= seat <= len(players):
         return _NO_MENU
     player = players[seat - 1]
     spec, alive = player.spec, player.alive

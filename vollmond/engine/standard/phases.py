@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from vollmond.engine.core import Audience, Json, evolve
-from vollmond.engine.kit.stages import announce, next_round, walk
+from vollmond.engine.kit.stages import announce, never, next_round, nothing, walk
 from vollmond.engine.standard.abilities.night import lock_victim
 from vollmond.engine.standard.codes import Ev
 from vollmond.engine.standard.deaths import death_list, end_calls_of, kill
-from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, seen_as_evil
+from vollmond.engine.standard.properties import has_trait, night_room, seen_as_evil
 from vollmond.engine.standard.resolution import resolve_night
 from vollmond.engine.standard.roles.registry import ROLES
 from vollmond.engine.standard.stages import StageSpec
@@ -26,6 +26,10 @@ from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import CallEndReason, NightStep, Phase, Side, Trait
 from vollmond.engine.standard.victory import finish, settle
 from vollmond.engine.standard.voting import resolve_vote
+
+# Members read on every command, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
+_NIGHT = Phase.NIGHT
+_PHASE_STARTED = Ev.PHASE_STARTED
 
 # --- the main night ------------------------------------------------------------------------
 
@@ -46,8 +50,10 @@ def _tell_mediums(tx: Tx) -> None:
     if banished is None:
         return
     evil = seen_as_evil(tx.state.player(banished))
-    for player in list(tx.state.living()):
-        if has_trait(player, Trait.LEARNS_BANISHED):
+    learns = Trait.LEARNS_BANISHED
+    for player in tx.state.players:  # the players as the night began (put_player replaces
+        # the tuple; the loop keeps the one it began with)
+        if player.alive and learns in player.spec.traits:
             fact = Fact(FactKind.MEDIUM, tx.state.round, banished, evil)
             tx.put_player(evolve(player, facts=(*player.facts, fact)))
             tx.emit(Ev.MEDIUM_RESULT, Audience.to(player.seat), target=banished, evil=evil)
@@ -64,8 +70,8 @@ def _lock_when_the_room_voted(tx: Tx) -> None:
         return
     votes = night.evil_votes
     anyone = False
-    for player in tx.state.players:
-        if player.alive and in_night_room(player):
+    for player in tx.state.players:  # `in_night_room` read straight from the spec here
+        if player.alive and player.spec.night_room:
             if player.seat not in votes:
                 return
             anyone = True
@@ -92,7 +98,10 @@ def _everyone_voted(state: GameState) -> bool:
     at the first one still to vote instead of building the set."""
     day = state.today()
     votes, transfers = day.votes, day.transfers
-    return all(p.seat in votes for p in state.players if p.alive and p.seat not in transfers)
+    for p in state.players:  # a loop, not `all` over a generator: asked after every vote
+        if p.alive and p.seat not in votes and p.seat not in transfers:
+            return False
+    return True
 
 
 def _end_day_calls(tx: Tx) -> None:
@@ -150,6 +159,19 @@ STAGES: tuple[StageSpec, ...] = (*_declared_steps(), NIGHT, MORNING, DAY, VOTE)
 _POSITION: Mapping[int, int] = MappingProxyType({id(stage): i for i, stage in enumerate(STAGES)})
 """A stage's place in the round, by identity (`STAGES.index` compares stages field by field)."""
 
+
+def _announced(stage: StageSpec) -> Mapping[str, Json]:
+    params: dict[str, Json] = {"phase": stage.phase.value}
+    if stage.step is not None:
+        params["step"] = stage.step.value
+    return params  # a plain dict (never changed): `**` copies a dict faster than a proxy
+
+
+_ANNOUNCED: Mapping[int, Mapping[str, Json]] = MappingProxyType(
+    {id(stage): _announced(stage) for stage in STAGES}
+)
+"""A stage's own parameters of `phase_started`, by identity (made once, not per entry)."""
+
 _BY_KEY: Mapping[tuple[Phase, NightStep | None], StageSpec] = MappingProxyType(
     {stage.key: stage for stage in STAGES}
 )
@@ -159,8 +181,9 @@ _BY_KEY: Mapping[tuple[Phase, NightStep | None], StageSpec] = MappingProxyType(
 
 
 def current_stage(state: GameState) -> StageSpec:
-    step = state.night.step if state.phase is Phase.NIGHT and state.night is not None else None
-    return _BY_KEY[(state.phase, step)]
+    phase = state.phase
+    step = state.night.step if phase is _NIGHT and state.night is not None else None
+    return _BY_KEY[(phase, step)]
 
 
 def first_stage(state: GameState) -> StageSpec:
@@ -191,10 +214,7 @@ def _enter(tx: Tx, stage: StageSpec, previous: StageSpec | None) -> None:
     placed = tx.state.calls_placed if stage.phase is tx.state.phase else {}
     tx.change(phase=stage.phase, phase_seq=seq, calls_placed=placed, day=day)
     seconds = stage.seconds(tx.state.options.durations)
-    params: dict[str, Json] = {"phase": stage.phase.value}
-    if stage.step is not None:
-        params["step"] = stage.step.value
-    announce(tx, Ev.PHASE_STARTED, seq, seconds, params)
+    announce(tx, _PHASE_STARTED, seq, seconds, _ANNOUNCED[id(stage)])
     if previous is not None and previous.hides_bonds and not stage.hides_bonds:
         reveal_bonds(tx)
     stage.on_enter(tx)
@@ -255,6 +275,8 @@ def on_timeout(tx: Tx) -> None:
 def advance_if_complete(tx: Tx) -> None:
     """After a command: let the stage react, and end it if nobody is left to wait for."""
     stage = current_stage(tx.state)
-    stage.after_command(tx)
-    if stage.is_over(tx.state):
+    after, is_over = stage.after_command, stage.is_over
+    if after is not nothing:  # most stages have no hook: not called after every command
+        after(tx)
+    if is_over is not never and is_over(tx.state):
         end_stage(tx)

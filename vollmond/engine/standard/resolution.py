@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vollmond.engine.standard.abilities.night import choose_victim
-from vollmond.engine.standard.properties import has_trait, in_night_room, night_room, spec_of
+from vollmond.engine.standard.properties import has_trait, in_night_room, night_room
 from vollmond.engine.standard.state import GameState, NightState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, Trait
@@ -46,12 +46,14 @@ def attackers(state: GameState, night: NightState, victim: int) -> list[int]:
 
 
 def step_protect_and_trap(tx: Tx, out: NightOutcome) -> None:
-    chosen = dict(out.night.targets_of(ActionKind.PROTECT))
+    protect = ActionKind.PROTECT
+    chosen = dict(out.night.targets_of(protect))
     out.protected = {t for t in chosen.values() if t is not None}
-    for player in list(tx.state.living()):
-        if spec_of(player).ability(ActionKind.PROTECT) is not None:
+    for player in tx.state.players:  # the state's players as the night ended (put_player
+        # replaces the tuple, the loop keeps the one it began with)
+        if player.alive and player.spec.ability(protect) is not None:
             # "Not the same twice in a row": a night without protecting clears the mark.
-            marked = player.role_state.with_last_target(ActionKind.PROTECT, chosen.get(player.seat))
+            marked = player.role_state.with_last_target(protect, chosen.get(player.seat))
             tx.put_player(player.with_role_state(marked))
     for seat, target in out.night.targets_of(ActionKind.VISIT):
         if target is not None:

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
 from vollmond.engine.core import Audience, Rejection, Result, Rng, builder
@@ -52,6 +51,10 @@ from vollmond.engine.standard.victory import settle
 
 StdResult = Result[GameState, TimerCommand]
 
+# Members read on every command, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
+_OVER = Phase.OVER
+_ACTION_CONFIRMED = Ev.ACTION_CONFIRMED
+
 
 class InvalidOptionsError(ValueError):
     """Founding options that cannot make a game (size out of range, empty custom deck)."""
@@ -73,6 +76,8 @@ def deal(options: GameOptions, rng: Rng) -> tuple[tuple[RoleId, ...], frozenset[
 
 _player: Callable[..., Player] = builder(Player)
 """`Player` by position without its frozen `__init__` (core.builder): twelve and more a deal."""
+
+_ROLE_NAMES: dict[RoleId, str] = {role: role.value for role in RoleId}
 
 _INITIAL: dict[tuple[RoleId, int], RoleState] = {}
 
@@ -105,7 +110,10 @@ def start_with_roles(
         for seat, role in enumerate(roles, start=1)
     )
     tx = Tx(GameState(options, players, Phase.NIGHT), rng)
-    composition = Counter(r.value for r in roles)
+    names = [_ROLE_NAMES[role] for role in roles]
+    composition: dict[str, int] = {}
+    for name in names:
+        composition[name] = composition.get(name, 0) + 1
     tx.emit(
         Ev.GAME_STARTED,
         Audience.public(),
@@ -120,11 +128,11 @@ def start_with_roles(
     tx.emit(
         Ev.ROLES_DEALT,
         Audience.system(),
-        roles={str(p.seat): p.role.value for p in players},
+        roles={str(seat): name for seat, name in enumerate(names, start=1)},
         lovers=sorted(lovers),
     )
-    for player in players:
-        tx.emit(Ev.ROLE_ASSIGNED, Audience.to(player.seat), role=player.role.value)
+    for seat, name in enumerate(names, start=1):
+        tx.emit(Ev.ROLE_ASSIGNED, Audience.to(seat), role=name)
     if not first_stage(tx.state).hides_bonds:
         # S14: with a vagabond, teams and twins learn each other only after his steal step.
         reveal_bonds(tx)
@@ -151,9 +159,12 @@ def _use_ability(tx: Tx, cmd: UseAbility) -> None:
     ability = spec_of(actor).ability(cmd.kind)
     assert ability is not None
     if cmd.kind not in _ANNOUNCED_BY_OWN_EVENT:
-        tx.emit(Ev.ACTION_CONFIRMED, Audience.to(cmd.actor), kind=cmd.kind.value, target=cmd.target)
+        kind = _KIND_NAMES[cmd.kind]
+        tx.emit(_ACTION_CONFIRMED, Audience.to(cmd.actor), kind=kind, target=cmd.target)
     ability.perform(tx, actor, cmd.target)
 
+
+_KIND_NAMES: dict[ActionKind, str] = {kind: kind.value for kind in ActionKind}
 
 _ANNOUNCED_BY_OWN_EVENT = frozenset(
     {ActionKind.SHOOT, ActionKind.INSTANT_KILL, ActionKind.TRANSFER_VOTE, ActionKind.CHECK}
@@ -202,7 +213,7 @@ def after_command(tx: Tx) -> None:
     """The flow after every accepted command (boardgame.io's flow after a move): settle
     victory, then move on if the command completed a step (the last vote, the last steal,
     the night room's last vote). Handlers and abilities only change state and emit events."""
-    if tx.state.phase is Phase.OVER or settle(tx):
+    if tx.state.phase is _OVER or settle(tx):
         return
     advance_if_complete(tx)
 
@@ -210,7 +221,7 @@ def after_command(tx: Tx) -> None:
 _TABLE = HandlerTable(
     _HANDLERS,
     Refusals(Rej.NOT_A_PLAYER, Rej.GAME_OVER, Rej.ACTOR_DEAD),
-    is_over=lambda state: state.phase is Phase.OVER,
+    is_over=lambda state: state.phase is _OVER,
     open_tx=Tx,
     after=after_command,
 )

@@ -20,6 +20,9 @@ from vollmond.engine.standard.types import Phase
 
 MAX_ROUNDS_PER_PHASE = 6
 
+# Read after every command, as a module constant (types.py: `Phase.OVER` is slow on 3.11).
+_OVER = Phase.OVER
+
 
 @dataclass(slots=True)
 class PlayedGame:
@@ -107,7 +110,7 @@ def play_game(
 
 
 def _is_over(state: GameState) -> bool:
-    return state.phase is Phase.OVER
+    return state.phase is _OVER
 
 
 def _fire_timers(

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from vollmond.engine.core import Json, evolve
+from vollmond.engine.kit.kept import MISSING, Kept
 from vollmond.engine.kit.seats import Seats
 from vollmond.engine.standard.options import GameOptions
 from vollmond.engine.standard.types import (
@@ -114,6 +115,9 @@ class Player:
         return self.with_role_state(self.role_state.with_charges(kind, left))
 
 
+_NOTHING: frozenset[ActionKind] = frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class NightState:
     number: int
@@ -124,7 +128,7 @@ class NightState:
     victim: int | None = None
 
     def acted(self, seat: int, kind: ActionKind) -> bool:
-        return kind in self.actions.get(seat, {})
+        return kind in self.actions.get(seat, _NOTHING)  # asked for every seat's abilities
 
     def with_action(self, seat: int, kind: ActionKind, target: int | None) -> NightState:
         mine = {**self.actions.get(seat, {}), kind: target}
@@ -147,7 +151,17 @@ class DayState:
 
     @property
     def nominees(self) -> tuple[int, ...]:
-        return tuple(sorted(set(self.nominations.values())))
+        """The nominated seats in order. Kept by the nominations' identity: votes replace
+        the day but keep its nominations (a dict never changed once a state holds it), and
+        bots, the ballot and the vote stage ask after every vote."""
+        nominations = self.nominations
+        hit = _nominees.get(nominations)
+        if hit is not MISSING:
+            return hit
+        return _nominees.put(nominations, tuple(sorted(set(nominations.values()))))
+
+
+_nominees: Kept[dict[int, int], tuple[int, ...]] = Kept(16)
 
 
 @dataclass(frozen=True, slots=True)

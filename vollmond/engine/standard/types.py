@@ -1,4 +1,11 @@
-"""Enums shared by the standard (seed-004) rule set."""
+"""Enums shared by the standard (seed-004) rule set.
+
+On Python 3.11 reading a member from its class (`Phase.NIGHT`) is about four times as slow as
+a plain class attribute: `EnumType` has a `__getattr__`, so every read of the class goes
+through the interpreter's attribute hook (3.12 dropped it). The checks asked on every command
+or every bot turn read the few members they need as module constants (`_NIGHT = Phase.NIGHT`);
+everything else reads them from the class.
+"""
 
 from __future__ import annotations
 

@@ -66,8 +66,12 @@ def finish(tx: Tx, outcome: Outcome) -> None:
 
 
 def settle(tx: Tx) -> bool:
-    """End the game if it is decided; True when it ended."""
-    outcome = decide(tx.state)
+    """End the game if it is decided; True when it ended. (`decide`, asked after every
+    command: its kept answer is looked up here, without a call of its own.)"""
+    players = tx.state.players
+    outcome = _decided.get(players)
+    if outcome is MISSING:
+        outcome = _decided.put(players, _decide(players))
     if outcome is None:
         return False
     finish(tx, outcome)

@@ -12,9 +12,16 @@ from vollmond.engine.standard.state import GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
 from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
+# Members read on every probe, as module constants (types.py: `Phase.NIGHT` is slow on 3.11).
+_NIGHT = Phase.NIGHT
+
 _PLAIN: dict[Rej, Rejection] = {code: Rejection(code.value) for code in Rej}
 _VALUES: dict[Rej, str] = {code: code.value for code in Rej}
 _rejection = builder(Rejection)
+# The refusals the bots' probing meets most, taken once (each is `reject(code)`).
+_WRONG_PHASE = _PLAIN[Rej.WRONG_PHASE]
+_ALREADY_ACTED = _PLAIN[Rej.ALREADY_ACTED]
+_TARGET_SELF = _PLAIN[Rej.TARGET_SELF]
 
 
 def reject(code: Rej, **params: int | str) -> Rejection:
@@ -48,15 +55,16 @@ class Ability:
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         """Whether the ability can be used now at all, whatever the target. Never outside
         `phases`: the seats' menus leave it out there without asking (legal.py)."""
-        if state.phase not in self.phases:
-            return reject(Rej.WRONG_PHASE)
-        if state.phase is Phase.NIGHT:
+        phase = state.phase
+        if phase not in self.phases:
+            return _WRONG_PHASE
+        if phase is _NIGHT:
             night = state.night
             assert night is not None
             if night.step not in self.night_steps:
-                return reject(Rej.WRONG_PHASE)
+                return _WRONG_PHASE
             if night.acted(actor.seat, self.kind):
-                return reject(Rej.ALREADY_ACTED)
+                return _ALREADY_ACTED  # a bot asks again at each turn until the night ends
         return None
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:
@@ -91,5 +99,5 @@ def living_target(
     if not state.player(target).alive:
         return reject(Rej.TARGET_DEAD, target=target)
     if not allow_self and target == actor.seat:
-        return reject(Rej.TARGET_SELF)
+        return _TARGET_SELF
     return None

@@ -16,6 +16,11 @@ from vollmond.engine.standard.types import ActionKind, Phase
 
 HUNTER_TWO_BULLETS_FROM = 12
 
+# Refusals a bot meets at every turn by day (`available`), taken once: `reject(code)` each.
+_WRONG_PHASE = reject(Rej.WRONG_PHASE)
+_ALREADY_USED = reject(Rej.ALREADY_USED)
+_OPTION_OFF = reject(Rej.OPTION_OFF)
+
 
 def _mark_used(tx: Tx, seat: int, what: str) -> None:
     day = tx.state.today()
@@ -28,9 +33,10 @@ class _DayAbility(Ability):
 
     def available(self, state: GameState, actor: Player) -> Rejection | None:
         if state.phase not in self.phases:
-            return reject(Rej.WRONG_PHASE)
-        if self.once_per_day and (actor.seat, self.kind.value) in state.today().used:
-            return reject(Rej.ALREADY_USED)
+            return _WRONG_PHASE
+        # `kind` is a StrEnum: it equals and hashes as its value, which `used` holds.
+        if self.once_per_day and (actor.seat, self.kind) in state.today().used:
+            return _ALREADY_USED
         return None
 
 
@@ -74,9 +80,9 @@ class InstantKill(_DayAbility):
         if refused is not None:
             return refused
         if not state.options.instant_kill:
-            return reject(Rej.OPTION_OFF)
+            return _OPTION_OFF
         if state.instant_kill_used:
-            return reject(Rej.ALREADY_USED)
+            return _ALREADY_USED
         return None
 
     def check_target(self, state: GameState, actor: Player, target: int | None) -> Rejection | None:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from vollmond.engine.core import Audience, Rejection, evolve
 from vollmond.engine.standard.abilities.base import Ability, living_target, reject
 from vollmond.engine.standard.codes import Ev, Rej
@@ -12,7 +10,6 @@ from vollmond.engine.standard.properties import (
     in_night_room,
     night_room,
     seen_as_evil,
-    spec_of,
 )
 from vollmond.engine.standard.state import Call, Fact, FactKind, GameState, Player, RoleState
 from vollmond.engine.standard.tx import Tx
@@ -21,6 +18,10 @@ from vollmond.engine.standard.types import (
     CallKind,
     CallStatus,
 )
+
+# Read whenever a witch's bot is asked, as module constants (types.py: slow on 3.11).
+_HEAL = ActionKind.HEAL
+_POISON = ActionKind.POISON
 
 
 def confirm(tx: Tx, actor: Player, kind: ActionKind, target: int | None) -> None:
@@ -31,12 +32,21 @@ def choose_victim(votes: dict[int, int], unanimous: bool, tx: Tx) -> int | None:
     """Most votes dies, a tie by lot (N3); no votes, nobody (N5); einstimmig (N6)."""
     if not votes:
         return None
-    counts = Counter(votes.values())
+    counts = _count(votes)
     if unanimous and len(counts) > 1:
         return None
     top = max(counts.values())
     tied = sorted(t for t, n in counts.items() if n == top)
     return tied[0] if len(tied) == 1 else tx.rng.choice(tied)
+
+
+def _count(votes: dict[int, int]) -> dict[int, int]:
+    """How many votes each target has (`Counter(votes.values())`, without its checks: asked
+    on every evil vote)."""
+    counts: dict[int, int] = {}
+    for target in votes.values():
+        counts[target] = counts.get(target, 0) + 1
+    return counts
 
 
 def lock_victim(tx: Tx) -> None:
@@ -46,7 +56,8 @@ def lock_victim(tx: Tx) -> None:
     victim = choose_victim(night.evil_votes, tx.state.options.unanimous, tx)
     tx.change(night=evolve(night, victim_locked=True, victim=victim))
     tx.emit(Ev.EVIL_VOTES_COMPLETE, Audience.group(night_room(tx.state)), victim=victim)
-    witches = [p.seat for p in tx.state.living() if spec_of(p).ability(ActionKind.HEAL) is not None]
+    heal = ActionKind.HEAL
+    witches = [p.seat for p in tx.state.players if p.alive and p.spec.ability(heal) is not None]
     if witches:
         tx.emit(Ev.WITCH_VICTIM, Audience.group(tuple(witches)), victim=victim)
 
@@ -73,7 +84,7 @@ class EvilVote(Ability):
         night = evolve(night, evil_votes=votes).with_action(actor.seat, self.kind, target)
         tx.change(night=night)
         room = night_room(tx.state)
-        tally = Counter(votes.values())
+        tally = _count(votes)
         tx.emit(
             Ev.EVIL_VOTE_CAST,
             Audience.group(room),
@@ -148,7 +159,7 @@ class _Potion(Ability):
             return reject(Rej.NO_CHARGES)
         night = state.night
         assert night is not None
-        if night.acted(actor.seat, ActionKind.HEAL) or night.acted(actor.seat, ActionKind.POISON):
+        if night.acted(actor.seat, _HEAL) or night.acted(actor.seat, _POISON):
             return reject(Rej.ONE_POTION_PER_NIGHT)
         return None
 

@@ -21,7 +21,8 @@ from vollmond.engine.standard.types import ActionKind, NightStep, Phase
 
 
 def _stealers(state: GameState) -> list[Player]:
-    return [p for p in state.living() if spec_of(p).ability(ActionKind.STEAL) is not None]
+    steal = ActionKind.STEAL
+    return [p for p in state.players if p.alive and p.spec.ability(steal) is not None]
 
 
 def _first_night_with_a_stealer(state: GameState) -> bool:
