@@ -37,7 +37,7 @@ from vollmond.voice.relay import (
     decode,
     encode,
 )
-from vollmond.voice.rooms import VoiceRooms
+from vollmond.voice.rooms import Room, VoiceRooms
 
 from .test_lease_ownership import TTL_S as LEASE_TTL_S
 from .test_lease_ownership import Clock as LeaseClock
@@ -449,6 +449,39 @@ class StepClock:
         return self.now
 
 
+async def _four_seats_by_day(hub: ShardedHub) -> str:
+    """A public standard round of four on `hub`, at its first day."""
+    options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
+    game = (await hub.found(options, private=False, host_account_id=None)).game.id
+    for name in "ABCD":
+        await hub.join(game, account_id=None, name=name)
+    await to_day(hub, game)
+    return game
+
+
+def _hears_another(room: Room) -> tuple[int, int]:
+    """A house (listener) that hears another (speaker) in the room's routing now."""
+    gains = room.mixer.gains
+    return next((h, s) for h in range(1, 5) for s in range(1, 5) if h != s and gains[h - 1, s - 1])
+
+
+def _ticks(
+    clock: StepClock, bus: HeldBus, room: Room, speaker: int, line: RelayedLine
+) -> Callable[..., bool]:
+    """One media tick at a time: the owner's local caller `speaker` talks, the relayed line
+    pulls, the bus delivers (but what is `held`, a stalled process's); whether the line heard
+    anything."""
+
+    def tick(held: str | None = None) -> bool:
+        clock.now += 0.02
+        room.push(speaker, voice(speaker))
+        frame = line.pull()
+        bus.deliver(held)
+        return frame is not None and bool(frame.any())
+
+    return tick
+
+
 async def test_a_relayed_line_hears_again_at_once_after_its_owner_stalled(
     store: Sessions, tmp_path: Path
 ) -> None:
@@ -469,28 +502,13 @@ async def test_a_relayed_line_hears_again_at_once_after_its_owner_stalled(
         await owner.start()
         await landing.start()
         try:
-            options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
-            game = (await hub.found(options, private=False, host_account_id=None)).game.id
-            for name in "ABCD":
-                await hub.join(game, account_id=None, name=name)
-            await to_day(hub, game)
+            game = await _four_seats_by_day(hub)
             room = rooms.room_for(game)
             assert room is not None
             rooms.attach("local caller", room)  # the owner's own caller, who speaks here
-            gains = room.mixer.gains
-            listener, speaker = next(
-                (h, s) for h in range(1, 5) for s in range(1, 5) if h != s and gains[h - 1, s - 1]
-            )
+            listener, speaker = _hears_another(room)
             line = landing.link("call", game, listener)
-
-            def tick(held: str | None = None) -> bool:
-                """One tick: the owner's local caller `speaker` talks, the relayed line
-                pulls; whether it heard anything."""
-                clock.now += 0.02
-                room.push(speaker, voice(speaker))
-                frame = line.pull()
-                bus.deliver(held)
-                return frame is not None and bool(frame.any())
+            tick = _ticks(clock, bus, room, speaker, line)
 
             before = [tick() for _ in range(300)]  # six seconds of the day
             assert sum(before[-250:]) >= 245
@@ -528,28 +546,13 @@ async def test_a_line_that_followed_its_game_to_a_new_owner_hears_again_after_it
         await new_owner.start()  # a reads nothing: it was killed
         await landing.start()
         try:
-            options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
-            game = (await hub.found(options, private=False, host_account_id=None)).game.id
-            for name in "ABCD":
-                await hub.join(game, account_id=None, name=name)
-            await to_day(hub, game)
+            game = await _four_seats_by_day(hub)
             room = rooms.room_for(game)
             assert room is not None
             rooms.attach("local caller", room)  # c's own caller, who speaks there
-            gains = room.mixer.gains
-            listener, speaker = next(
-                (h, s) for h in range(1, 5) for s in range(1, 5) if h != s and gains[h - 1, s - 1]
-            )
+            listener, speaker = _hears_another(room)
             line = landing.link("call", game, listener)
-
-            def tick(held: str | None = None) -> bool:
-                """One tick: c's local caller `speaker` talks, the relayed line pulls;
-                whether it heard anything."""
-                clock.now += 0.02
-                room.push(speaker, voice(speaker))
-                frame = line.pull()
-                bus.deliver(held)
-                return frame is not None and bool(frame.any())
+            tick = _ticks(clock, bus, room, speaker, line)
 
             dead = [tick() for _ in range(60)]  # a is silent: the line looks again
             assert not any(dead[:50]) and line.owner == "c" and owners.forgotten == 1
@@ -595,11 +598,7 @@ async def test_a_line_that_reaches_the_new_owner_while_it_resumes_the_game_is_no
         await new_owner.start()
         await landing.start()
         try:
-            options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
-            game = (await hub.found(options, private=False, host_account_id=None)).game.id
-            for name in "ABCD":
-                await hub.join(game, account_id=None, name=name)
-            await to_day(hub, game)
+            game = await _four_seats_by_day(hub)
             actor = hub.actors[game]
             gains = actor.ruleset.routing(actor.state)
             listener, speaker = next(

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from tests.store.templates import seed_sqlite
 from vollmond.engine.standard import GameOptions
 from vollmond.i18n import text
 from vollmond.service.actor import GameActor
 from vollmond.service.hub import Hub
 from vollmond.service.policy import Policy
-from vollmond.store import Game, open_store
+from vollmond.store import Game
 from vollmond.store.models import GameStatus
 from vollmond.worlds import get_world
 
+from .conftest import hub_on_sqlite
 from .support import call_in, heard, press, wait_until
 
 NOT_RUNNING = text("phone.lobby.not_running", "de", get_world("werwolf"))
@@ -74,14 +74,11 @@ class SlowStartHub(Hub):
 
 @pytest.fixture
 async def slow_hub(tmp_path: Path) -> AsyncIterator[SlowStartHub]:
-    await seed_sqlite(tmp_path / "phone.db")
-    async with open_store(f"sqlite+aiosqlite:///{tmp_path / 'phone.db'}") as sessions:
-        running = SlowStartHub(sessions, Policy())
+    async with hub_on_sqlite(tmp_path, lambda s: SlowStartHub(s, Policy())) as running:
         try:
             yield running
         finally:
-            running.opened.set()
-            await running.close()
+            running.opened.set()  # a start still held goes on, so the hub can close
 
 
 @pytest.mark.rule("X1")
