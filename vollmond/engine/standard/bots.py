@@ -18,9 +18,8 @@ from types import MappingProxyType
 
 from vollmond.engine.kit.draws import below
 from vollmond.engine.standard.commands import Command
-from vollmond.engine.standard.legal import GroupKind, seat_menu
+from vollmond.engine.standard.legal import GroupKind, MenuKey, menu_key, seat_menu
 from vollmond.engine.standard.state import GameState
-from vollmond.engine.standard.types import Phase
 
 _DEFAULT_KEENNESS: Mapping[str, float] = MappingProxyType(
     {
@@ -49,16 +48,8 @@ class Temperament:
 
 DEFAULT_TEMPERAMENT = Temperament()
 
-# Read at every turn, as a module constant (types.py: `Phase.OVER` is slow on 3.11).
-_OVER = Phase.OVER
-
 Keen = tuple[tuple[float, GroupKind], ...]
 """A menu's kinds, each with how keen a temperament is on it."""
-
-MenuKey = tuple[int, Phase, bool, bool]
-"""What a seat's menu depends on (legal.py `seat_menu`): its role spec's id, the phase, in a
-call or not, alive or not. A spec is held by `seat_menu`'s cache once it made its menu, so
-its id stays its own."""
 
 KEEN_TEMPERAMENTS = 64
 _KEEN: dict[int, tuple[Temperament, dict[MenuKey, Keen]]] = {}
@@ -100,14 +91,12 @@ class RandomBot:
         do is equally likely to come first), but only the wanted kinds are looked at, and
         without making their groups: a kind draws its command straight from the state or,
         for an ability, tries random targets until one is allowed (legal.py `GroupKind`)."""
-        # `seat_menu`'s key, worked out here: the keenness is kept by it, so a turn costs one
-        # lookup (most turns want nothing).
-        phase, players, seat = state.phase, state.players, self.seat
-        if phase is _OVER or not 1 <= seat <= len(players):
+        # The keenness is kept by the menu's key, so a turn costs one lookup (most turns want
+        # nothing).
+        seat = self.seat
+        key = menu_key(state, seat)
+        if key is None:
             return None  # an empty menu: nothing to want, no draws
-        player = players[seat - 1]
-        in_call = bool(state.calls) and state.call_of(seat) is not None
-        key = (id(player.spec), phase, in_call, player.alive)
         kinds = self._keen.get(key)
         if kinds is None:
             keenness = self.temperament.for_kind
@@ -124,6 +113,7 @@ class RandomBot:
                     wanted.append(kind)
         if wanted is None:
             return None
+        player = state.players[seat - 1]
         while wanted:
             chosen = wanted.pop(below(rng, len(wanted))) if len(wanted) > 1 else wanted.pop()
             command = chosen.draw(state, player, rng)

@@ -529,18 +529,35 @@ def _make_menu(spec: RoleSpec, phase: Phase, in_call: bool, alive: bool) -> Seat
     return menu
 
 
-def seat_menu(state: GameState, seat: int) -> SeatMenu:
-    """The kinds of action this seat may have now (none once the game is over): what
-    `command_groups` makes groups of. Kept per (role spec, phase, call status, alive), the
-    spec by identity (a constant of the rule set, held by the cache)."""
+MenuKey = tuple[int, Phase, bool, bool]
+"""What a seat's menu depends on: its role spec (by identity: a constant of the rule set, held
+by the menus' cache once it made a menu, so an id stays its own), the phase, in a call or not,
+alive or not."""
+
+
+def menu_key(state: GameState, seat: int) -> MenuKey | None:
+    """`seat_menu`'s key for this seat now; None for no menu (the game is over, no such
+    seat). The bots keep their keenness by it too, so a turn that wants nothing costs one
+    lookup."""
     phase, players = state.phase, state.players
     if phase is _OVER or not 1 <= seat <= len(players):
-        return _NO_MENU
+        return None
     player = players[seat - 1]
-    spec, alive = player.spec, player.alive
     in_call = bool(state.calls) and state.call_of(seat) is not None
-    hit = _MENUS.get((id(spec), phase, in_call, alive))
-    return hit[1] if hit is not None else _make_menu(spec, phase, in_call, alive)
+    return (id(player.spec), phase, in_call, player.alive)
+
+
+def seat_menu(state: GameState, seat: int) -> SeatMenu:
+    """The kinds of action this seat may have now (none once the game is over): what
+    `command_groups` makes groups of, kept by `menu_key`."""
+    key = menu_key(state, seat)
+    if key is None:
+        return _NO_MENU
+    hit = _MENUS.get(key)
+    if hit is not None:
+        return hit[1]
+    _, phase, in_call, alive = key
+    return _make_menu(state.players[seat - 1].spec, phase, in_call, alive)
 
 
 def command_groups(state: GameState, seat: int) -> list[CommandGroup]:
