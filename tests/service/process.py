@@ -77,6 +77,26 @@ class WorkerPort(Loopback):
     port: int
 
 
+PORT_ATTEMPTS = 3
+
+
+class PortTakenError(Exception):
+    """Another process bound the web port `free_port` had found free before the server did."""
+
+
+def _lost_the_port(log: str, port: int) -> bool:
+    """Whether the server's log shows it exited because its web port was taken: the bind
+    failed, and some other socket holds the port now."""
+    if "Address already in use" not in log:
+        return False
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 @dataclass
 class ServerProcess(Loopback):
     """One `vollmond serve` on a fixed port and data directory, started as often as wanted.
@@ -106,7 +126,24 @@ class ServerProcess(Loopback):
 
     async def start(self, *, ready: Sequence[Endpoint] = ()) -> float:
         """Start the server and wait until /healthz answers (also on `ready`: each worker's own
-        port); returns that moment (time.time)."""
+        port); returns that moment (time.time).
+
+        `free_port` only found the web port free a moment ago: another test's process can take
+        it before this server binds it. Then this server exits, and that other server answers
+        /healthz — a suite run took a dead node for a running one and waited a minute for its
+        SIP. So only this server's own log saying it is ready counts, and a start that lost its
+        web port is tried again on another."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return await self._start_once(ready)
+            except PortTakenError:
+                if attempt == PORT_ATTEMPTS:
+                    raise
+                self.kill()
+                self.port = free_port()
+        raise AssertionError("unreachable")
+
+    async def _start_once(self, ready: Sequence[Endpoint]) -> float:
         assert self.process is None, "already running"
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
         env.update(self.extra_env)
@@ -126,10 +163,16 @@ class ServerProcess(Loopback):
         self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout_s
         waiting = [self.base_url, *(e.base_url for e in ready)]
+        own_log = self.data_dir.parent / f"serve-{self.starts}.log"
         async with httpx.AsyncClient(timeout=2) as http:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
+                    if _lost_the_port(own_log.read_text(errors="replace"), self.port):
+                        raise PortTakenError(self.port)
                     raise RuntimeError(f"vollmond serve exited early:\n{self.log_text()}")
+                if '"service_ready"' not in own_log.read_text(errors="replace"):
+                    await asyncio.sleep(0.05)  # whoever answers on the port, it is not this one
+                    continue
                 with contextlib.suppress(httpx.TransportError):
                     if (await http.get(waiting[0] + "/healthz")).status_code == 200:
                         waiting.pop(0)
