@@ -108,7 +108,6 @@ class ShardedHub(Hub):
         self.leases = ownership if isinstance(ownership, LeaseOwnership) else None
         self.voice_relay: VoiceRelay | None = None
         self._taking_up = asyncio.Lock()
-        self._being_taken_up: set[str] = set()  # the games in `_take_up` now
         if self.leases is not None:
             self.leases.on_acquired = self._take_up
             self.leases.on_lost = self._give_up
@@ -213,13 +212,6 @@ class ShardedHub(Hub):
     async def _take_up(self, game_id: str) -> None:
         """This node acquired the game's lease: run the game if it is running (from its log,
         as at boot); give the lease back if the game is over."""
-        self._being_taken_up.add(game_id)  # the voice relay's lines wait for it (taking_up)
-        try:
-            await self._take_up_now(game_id)
-        finally:
-            self._being_taken_up.discard(game_id)
-
-    async def _take_up_now(self, game_id: str) -> None:
         assert self.leases is not None
         # Not the hub's lobby lock: a join holding it may resolve (and acquire) a lease. A
         # game this node starts is not taken up: the node held its lease before the start.
@@ -248,15 +240,17 @@ class ShardedHub(Hub):
         once the game is resumed from its log, under `_taking_up` (held from the acquisition
         on, without a pause between). Asked by `_owns` (every path that asks the owner here)
         and by an owner call from another node."""
-        if self.leases is not None and game_id in self.leases.held and game_id not in self.actors:
+        if self.taking_up(game_id):
             async with self._taking_up:
                 pass
 
     def taking_up(self, game_id: str) -> bool:
-        """This node has just acquired the game's lease and is taking it up (`_take_up`: its
-        log read, the game resumed): the game is this node's, though its actor does not run
-        yet (`_taken_up`)."""
-        return game_id in self._being_taken_up and game_id not in self.actors
+        """This node holds the game's lease and is taking it up (`_take_up`: its log read,
+        the game resumed): the game is this node's, though its actor does not run yet (what
+        `_taken_up` waits for)."""
+        return (
+            self.leases is not None and game_id in self.leases.held and game_id not in self.actors
+        )
 
     def _on_moved(self, message: Message) -> None:
         """A game changed hands: this node's mirror of it tells the new owner which seats its
