@@ -130,6 +130,12 @@ class Line:
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
+def _prompt_queue(line: Line) -> PromptQueue | None:
+    """The session's prompt queue, if it keeps one (sessions are any `LineSession`)."""
+    prompts = getattr(line.session, "prompts", None)
+    return prompts if isinstance(prompts, PromptQueue) else None
+
+
 class PhoneService:
     """The CallHandler that connects calls, sessions and voice rooms."""
 
@@ -205,11 +211,9 @@ class PhoneService:
             return
         line = Line(call, session, number, refilled=self.clock())
         self.lines[call] = line
-        prompts = getattr(session, "prompts", None)
         if isinstance(call.media, RemoteEndpoint):
             # Mixed and played in the media process: only the changes cross (docs/voice.md).
-            queue = prompts if isinstance(prompts, PromptQueue) else None
-            call.media.driver = MixedElsewhere(self, line, queue)
+            call.media.driver = MixedElsewhere(self, line, _prompt_queue(line))
         else:
             call.set_source(lambda: self._frame(line))
         log.info("phone_call_started", call=call.call_id, caller=number)
@@ -229,8 +233,7 @@ class PhoneService:
         await requested.wait()
         deadline = self.clock() + HANGUP_GRACE_S
         await asyncio.sleep(0.1)
-        prompts = getattr(line.session, "prompts", None)
-        queue = prompts if isinstance(prompts, PromptQueue) else None
+        queue = _prompt_queue(line)
         while self.clock() < deadline and (
             (queue is not None and queue.busy) or self.clock() - line.last_prompt < 0.3
         ):
@@ -296,8 +299,8 @@ class PhoneService:
         line.call.set_source(None)
         if isinstance(line.call.media, RemoteEndpoint):
             line.call.media.driver = None
-            prompts = getattr(line.session, "prompts", None)
-            if isinstance(prompts, PromptQueue):
+            prompts = _prompt_queue(line)
+            if prompts is not None:
                 prompts.changed = None
         self._attach(line, None)
         if self.voice_rooms.relay is not None:
