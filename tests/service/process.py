@@ -164,13 +164,15 @@ class ServerProcess(Loopback):
         deadline = time.monotonic() + self.start_timeout_s
         waiting = [self.base_url, *(e.base_url for e in ready)]
         own_log = self.data_dir.parent / f"serve-{self.starts}.log"
+        said_ready = False
         async with httpx.AsyncClient(timeout=2) as http:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     if _lost_the_port(own_log.read_text(errors="replace"), self.port):
                         raise PortTakenError(self.port)
                     raise RuntimeError(f"vollmond serve exited early:\n{self.log_text()}")
-                if '"service_ready"' not in own_log.read_text(errors="replace"):
+                said_ready = said_ready or '"service_ready"' in own_log.read_text(errors="replace")
+                if not said_ready:
                     await asyncio.sleep(0.05)  # whoever answers on the port, it is not this one
                     continue
                 with contextlib.suppress(httpx.TransportError):
