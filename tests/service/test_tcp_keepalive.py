@@ -32,6 +32,28 @@ def server_side_timers(port: int, client_port: int) -> list[tuple[str, str]]:
     return re.findall(r"timer:\((\w+),([^,]+),", out)
 
 
+# iproute2's `format_ms_timer`: minutes as "1min", then seconds as "5sec" or, with
+# milliseconds, "5." followed by "123ms" ("5.123ms" is five seconds); a timer just armed at
+# 60 s reads "1min".
+_SS_TIMER = re.compile(r"(?:(\d+)min)?(?:(\d+)(sec|\.))?(?:(\d+)ms)?")
+
+
+def ss_timer_seconds(text: str) -> float:
+    """The seconds an `ss` timer column says are left."""
+    found = _SS_TIMER.fullmatch(text)
+    assert found is not None and text, f"not a timer of ss: {text!r}"
+    minutes, seconds, _, millis = found.groups()
+    return int(minutes or 0) * 60 + int(seconds or 0) + int(millis or 0) / 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("1min", 60.0), ("1min5sec", 65.0), ("59sec", 59.0), ("5.123ms", 5.123), ("123ms", 0.123)],
+)
+def test_ss_timer_text_is_read_as_seconds(text: str, seconds: float) -> None:
+    assert ss_timer_seconds(text) == pytest.approx(seconds)
+
+
 async def assert_keepalive_on_a_socket_to(port: int, path: str = "/ws") -> None:
     async with connect(f"ws://127.0.0.1:{port}{path}", ping_interval=None) as ws:
         client_port = ws.transport.get_extra_info("sockname")[1]
@@ -45,9 +67,7 @@ async def assert_keepalive_on_a_socket_to(port: int, path: str = "/ws") -> None:
         assert timers, "the server's end of the connection has no timer"
         kind, left = timers[0]
         assert kind == "keepalive"
-        seconds = float(left.removesuffix("sec").removesuffix("ms")) / (
-            1000 if left.endswith("ms") else 1
-        )
+        seconds = ss_timer_seconds(left)
         assert 0 < seconds <= KEEPALIVE_IDLE_S  # the kernel's default would be 7,200 s
 
 
