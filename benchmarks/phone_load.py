@@ -16,8 +16,10 @@ MIX (the product), run the way ``vollmond serve`` runs it: the whole program
 (:func:`vollmond.server.build_app`: web, hub, SQLite store, moderation, voice rooms and the
 telephone with its default sessions and espeak-ng voice) under uvicorn on uvloop, with an
 operator file that lets the SIPp host place many calls (``[sip]``: a trusted proxy, high
-limits). The server founds private games of ``--game-size`` (house 1 is a silent host) and
-writes their invitation codes for SIPp; every load caller is a real
+limits) and the product's media processes (one at real-time priority 20 unless
+``--media-processes`` and ``--media-priority`` say otherwise; 0 runs RTP and mixing in the
+server's own process). The server founds private games of ``--game-size`` (house 1 is a
+silent host) and writes their invitation codes for SIPp; every load caller is a real
 :class:`~vollmond.phone.session.PhoneSession` that signs in as a guest and takes its seat by
 keys (SIP INFO: ``2``, ``2``, the 16-digit code, ``#``), hears the real prompts, and once the
 game has reached the day asks for the status (``#3``), nominates house 1 (a command: accepted
@@ -1563,18 +1565,25 @@ def main(argv: list[str] | None = None) -> None:
         default=0,
         help="run server and SIPp at this niceness (e.g. -10 as root on a shared machine)",
     )
+    # By default the product's own settings, as `vollmond serve` runs it: one media process
+    # at real-time priority 20 (it stays ordinary, with one line in the log, where the
+    # machine does not allow it). Until session 14 the default was 0 and 0.
+    from vollmond.settings.phone import PhoneSettings  # noqa: PLC0415 - as the server's imports
+
+    product = PhoneSettings()
     parser.add_argument(
         "--media-processes",
         type=lambda text: [int(n) for n in text.split(",")],
-        default=[0],
+        default=[product.media_processes],
         help="the product's media processes per step, e.g. 0,1 (0: in process; beside each "
-        "other, the echo in process)",
+        f"other, the echo in process; default {product.media_processes}, the product's)",
     )
     parser.add_argument(
         "--media-priority",
         type=int,
-        default=0,
-        help="the media processes' real-time priority (SCHED_RR 1-99; 0: ordinary)",
+        default=product.media_priority,
+        help="the media processes' real-time priority (SCHED_RR 1-99; 0: ordinary; default "
+        f"{product.media_priority}, the product's)",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--json-out", type=Path, help="append one JSON line with the figures")
