@@ -30,6 +30,7 @@ from vollmond.voice.relay import (
     HEARD,
     NOT_OWNER,
     UP,
+    Bus,
     JitterBuffer,
     Record,
     RelayedLine,
@@ -201,10 +202,9 @@ async def _relay_pair(
     rooms = VoiceRooms(owner)
     hosting = await owner.start_voice_relay(rooms)
     assert hosting is not None
-    other = VoiceRelay("w2", await bus(), VoiceRooms(owner_of_nothing()), lambda _: "w0")
+    other = _landing("w2", await bus(), lambda _: "w0")
     await other.start()
-    landing = VoiceRelay("w1", await bus(), VoiceRooms(owner_of_nothing()), owners.owner_of,
-                         owners.forget)  # fmt: skip
+    landing = _landing("w1", await bus(), owners.owner_of, owners.forget)
     await landing.start()
     options = STANDARD.decode_options({"players": 4, "world": "werwolf"})
     game = (await owner.found(options, private=False, host_account_id=None)).game.id
@@ -406,6 +406,29 @@ async def _until_owner(lines: dict[int, RelayedLine], owner: str) -> None:
         await asyncio.sleep(0.02)
 
 
+def _landing(
+    node: str,
+    bus: Bus,
+    owner_of: Callable[[str], str | None],
+    forget: Callable[[str], None] = lambda _: None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> VoiceRelay:
+    """A relay on a node that runs no game: its lines land here and are hosted elsewhere."""
+    return VoiceRelay(node, bus, VoiceRooms(owner_of_nothing()), owner_of, forget, clock=clock)
+
+
+async def _started(*relays: VoiceRelay) -> None:
+    for relay in relays:
+        await relay.start()
+
+
+async def _closed(*relays: VoiceRelay) -> None:
+    """Close every relay, started or not (closing an unstarted relay does nothing)."""
+    for relay in relays:
+        await relay.close()
+
+
 class HeldBus:
     """The two processes' bus, in the test's hand: messages wait until delivered, so a
     process that stalls (its messages unread meanwhile) is played exactly."""
@@ -497,11 +520,9 @@ async def test_a_relayed_line_hears_again_at_once_after_its_owner_stalled(
         rooms = VoiceRooms(hub)
         bus, clock = HeldBus(), StepClock()
         owner = VoiceRelay("w0", bus, rooms, lambda _: "w0", clock=clock)
-        landing = VoiceRelay("w1", bus, VoiceRooms(owner_of_nothing()), lambda _: "w0",
-                             clock=clock)  # fmt: skip
-        await owner.start()
-        await landing.start()
+        landing = _landing("w1", bus, lambda _: "w0", clock=clock)
         try:
+            await _started(owner, landing)
             game = await _four_seats_by_day(hub)
             room = rooms.room_for(game)
             assert room is not None
@@ -517,8 +538,7 @@ async def test_a_relayed_line_hears_again_at_once_after_its_owner_stalled(
             after = [tick() for _ in range(100)]  # the owner reads what waited for it
             assert sum(after[-95:]) >= 90, after
         finally:
-            await landing.close()
-            await owner.close()
+            await _closed(landing, owner)
             rooms.close()
             await hub.close()
 
@@ -541,11 +561,9 @@ async def test_a_line_that_followed_its_game_to_a_new_owner_hears_again_after_it
         bus, clock = HeldBus(), StepClock()
         owners = Owners(["a", "c"])  # the cached owner a, then (after a's silence) c
         new_owner = VoiceRelay("c", bus, rooms, lambda _: "c", clock=clock)
-        landing = VoiceRelay("b", bus, VoiceRooms(owner_of_nothing()), owners.owner_of,
-                             owners.forget, clock=clock)  # fmt: skip
-        await new_owner.start()  # a reads nothing: it was killed
-        await landing.start()
+        landing = _landing("b", bus, owners.owner_of, owners.forget, clock=clock)
         try:
+            await _started(new_owner, landing)  # a reads nothing: it was killed
             game = await _four_seats_by_day(hub)
             room = rooms.room_for(game)
             assert room is not None
@@ -564,8 +582,7 @@ async def test_a_line_that_followed_its_game_to_a_new_owner_hears_again_after_it
             assert sum(after[-95:]) >= 90, after
             assert line.down.late > 0  # c's answers to the ticks before it was followed again
         finally:
-            await landing.close()
-            await new_owner.close()
+            await _closed(landing, new_owner)
             rooms.close()
             await hub.close()
 
@@ -593,11 +610,9 @@ async def test_a_line_that_reaches_the_new_owner_while_it_resumes_the_game_is_no
         bus, clock = HeldBus(), StepClock()
         new_owner = VoiceRelay("c", bus, rooms, lambda _: "c", clock=clock,
                                taking_up=lambda game: game not in resuming.actors)  # fmt: skip
-        landing = VoiceRelay("b", bus, VoiceRooms(owner_of_nothing()), lambda _: "c",
-                             clock=clock)  # fmt: skip
-        await new_owner.start()
-        await landing.start()
+        landing = _landing("b", bus, lambda _: "c", clock=clock)
         try:
+            await _started(new_owner, landing)
             game = await _four_seats_by_day(hub)
             actor = hub.actors[game]
             gains = actor.ruleset.routing(actor.state)
@@ -626,7 +641,6 @@ async def test_a_line_that_reaches_the_new_owner_while_it_resumes_the_game_is_no
             assert sum(heard[5:]) == 15, heard  # within a few ticks, not after OWNER_CHECK_S
             assert line.owner == "c" and line.moves == 0  # never sent away
         finally:
-            await landing.close()
-            await new_owner.close()
+            await _closed(landing, new_owner)
             rooms.close()
             await hub.close()
