@@ -276,15 +276,16 @@ async def test_a_stalled_signalling_loop_delays_frames_but_loses_none() -> None:
 
 
 @contextlib.contextmanager
-def _real_time_here(priority: int) -> Iterator[None]:
-    """This thread in the round-robin real-time class for the block, if permitted."""
+def _real_time_here(priority: int) -> Iterator[bool]:
+    """This thread in the round-robin real-time class for the block, if permitted (what it
+    yields: whether it was)."""
     try:
         os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(priority))
     except OSError:
-        yield  # not permitted: as an ordinary process
+        yield False  # not permitted: as an ordinary process
         return
     try:
-        yield
+        yield True
     finally:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
@@ -423,12 +424,8 @@ async def test_a_lateness_measurement_counts_every_packet_sent() -> None:
 
 def _may_be_realtime() -> bool:
     """Whether this process may put a process in the real-time class (CAP_SYS_NICE)."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
-    except OSError:
-        return False
-    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    return True
+    with _real_time_here(1) as granted:
+        return granted
 
 
 @pytest.mark.parametrize(
