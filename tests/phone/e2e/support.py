@@ -280,6 +280,10 @@ def write_rtp_pcap(path: Path, samples: Int16Array, *, dst_port: int = 6000) -> 
     path.write_bytes(b"".join(out))
 
 
+SIPP_PORT_ATTEMPTS = 3
+_PORT_TAKEN = "errno = 98"  # SIPp's words for EADDRINUSE when it binds
+
+
 async def run_sipp(
     scenario: Path,
     server_port: int,
@@ -290,7 +294,30 @@ async def run_sipp(
     extra: Iterable[str] = (),
     timeout: float = 60.0,
 ) -> tuple[int, str]:
-    """Run SIPp as a caller; returns its exit code and error log."""
+    """Run SIPp as a caller; returns its exit code and error log.
+
+    Its SIP and media ports are found free here and bound by SIPp a moment later; a port
+    another test's process took in between (a whole suite: "Unable to bind audio RTP socket
+    ... errno = 98") ends SIPp before it calls, and it runs again on fresh ports."""
+    for attempt in range(SIPP_PORT_ATTEMPTS):
+        if attempt:  # the failed try's log is not this run's
+            for old in workdir.glob("*_errors.log"):
+                old.unlink()
+        code, log = await _sipp_once(scenario, server_port, workdir, calls, rate, extra, timeout)
+        if _PORT_TAKEN not in log:
+            break
+    return code, log
+
+
+async def _sipp_once(
+    scenario: Path,
+    server_port: int,
+    workdir: Path,
+    calls: int,
+    rate: float | None,
+    extra: Iterable[str],
+    timeout: float,
+) -> tuple[int, str]:
     args = [
         "sipp",
         f"127.0.0.1:{server_port}",
