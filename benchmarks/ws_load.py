@@ -88,6 +88,7 @@ import httpx
 import msgspec
 import uvloop
 import websockets
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
@@ -696,6 +697,13 @@ class Step:
     received_by_type: dict[str, int] = field(default_factory=dict)
     healthz_p50_ms: float = float("nan")
     healthz_max_ms: float = float("nan")
+    # The server's event loop lag in the window (its `/metrics`, vollmond/service/loop_lag.py,
+    # summed over workers): ticks sampled, how many ran 50 ms and 100 ms late or more, and the
+    # histogram bucket that holds the 99th percentile (an upper bound).
+    loop_ticks: int = 0
+    loop_late_50ms: int = 0
+    loop_late_100ms: int = 0
+    loop_lag_p99_ms: float = float("nan")
     # With --nodes: how many node processes, the share of sockets on their game's owner, and
     # the latencies of the commands sent from owner sockets and from the others ("cross").
     nodes: int = 0
@@ -777,6 +785,41 @@ async def _probe(url: str, until: float, lags_ms: list[float]) -> None:
             await asyncio.sleep(0.5)
 
 
+LOOP_LAG = "vollmond_event_loop_lag_seconds"
+
+
+async def _loop_lag_buckets(base_urls: Sequence[str]) -> dict[float, float]:
+    """The servers' loop lag histograms, cumulative counts by upper bound, summed over the
+    processes (a worker's `/metrics` carries every worker's, labelled; nodes one URL each)."""
+    buckets: dict[float, float] = {}
+    async with httpx.AsyncClient(timeout=60) as http:
+        for url in base_urls:
+            text = (await http.get(f"{url}/metrics")).text
+            for family in text_string_to_metric_families(text):
+                if family.name != LOOP_LAG:
+                    continue
+                for sample in family.samples:
+                    if sample.name == f"{LOOP_LAG}_bucket":
+                        bound = float(sample.labels["le"])
+                        buckets[bound] = buckets.get(bound, 0.0) + sample.value
+    return buckets
+
+
+def _loop_lag(step: Step, before: dict[float, float], after: dict[float, float]) -> None:
+    """The window's share of the histograms: what the loop's ticks did between the reads."""
+    window = {bound: after[bound] - before.get(bound, 0.0) for bound in sorted(after)}
+    if not window:
+        return
+    total = window[float("inf")]
+    step.loop_ticks = int(total)
+    below = dict(window)
+    step.loop_late_50ms = int(total - max((n for b, n in below.items() if b < 0.05), default=0))
+    step.loop_late_100ms = int(total - max((n for b, n in below.items() if b < 0.1), default=0))
+    step.loop_lag_p99_ms = next(
+        (1000 * bound for bound, n in window.items() if n >= 0.99 * total), float("nan")
+    )
+
+
 def _sides(step: Step, results: list[dict[str, Any]]) -> None:
     """Owner sockets against sockets on other nodes: the gap is what crossing costs."""
     for side in ("owner", "cross"):
@@ -844,9 +887,10 @@ async def _drive(
     duration_s: float,
     jobs: list[dict[str, Any]],
     probe_url: str | None = None,
+    metrics_urls: Sequence[str] = (),
 ) -> None:
     """Run one step's window; the server is every process in `server_pids` (with --nodes,
-    each node's), its CPU and memory summed."""
+    each node's), its CPU and memory summed; `metrics_urls`: where to read its loop lag."""
     for i, job in enumerate(jobs):
         workers.send(i, job)
     ready = await workers.read_all(SETUP_TIMEOUT_S)
@@ -860,6 +904,7 @@ async def _drive(
     workers.send_all({"t0": t0, "t1": t1})
     await asyncio.sleep(max(0.0, t0 - time.time()))
     before = Meter.read(server_pids, workers, engines=bool(step.nodes))
+    lag_before = await _loop_lag_buckets(metrics_urls)
     lags: list[float] = []
     probe = asyncio.create_task(_probe(probe_url, t1, lags)) if probe_url else None
     results = await workers.read_all(duration_s + 120)
@@ -871,6 +916,7 @@ async def _drive(
         step.healthz_max_ms = max(lags, default=float("nan"))
     finished = max(r["finished"] for r in results)
     after = Meter.read(server_pids, workers, engines=bool(step.nodes))
+    _loop_lag(step, lag_before, await _loop_lag_buckets(metrics_urls))
     step.load_average = load_average()
     step.window_s = max(0.001, min(finished, t1) - t0)
     latencies = [x for r in results for x in r["latencies_ms"]]
@@ -1086,7 +1132,9 @@ async def run_real(args: argparse.Namespace, players: int) -> Step:
         jobs = _real_jobs(args, created, host_cookies)
         step.setup_s = time.monotonic() - started
         _log(f"real: {games} games founded and seated in {step.setup_s:.0f} s")
-        await _drive(workers, step, [server.pid], args.duration, jobs, http_url + "/healthz")
+        await _drive(
+            workers, step, [server.pid], args.duration, jobs, http_url + "/healthz", [http_url]
+        )
     finally:
         workers.stop()
         stop_all([server])
@@ -1123,7 +1171,13 @@ async def run_nodes(args: argparse.Namespace, players: int, count: int) -> Step:
             f"in {step.setup_s:.0f} s, {step.owner_share:.0%} of the seats on their game's owner"
         )
         await _drive(
-            workers, step, cluster.pids, args.duration, jobs, cluster.http_urls[0] + "/healthz"
+            workers,
+            step,
+            cluster.pids,
+            args.duration,
+            jobs,
+            cluster.http_urls[0] + "/healthz",
+            cluster.http_urls,
         )
     finally:
         workers.stop()
@@ -1266,6 +1320,8 @@ def report(runs: list[Runs], args_late_ms: float = LATE_MS) -> None:
             f"dropped {real.dropped}, failed {real.failed}; "
             f"GET /healthz meanwhile p50 {real.healthz_p50_ms:.0f} ms, "
             f"max {real.healthz_max_ms:.0f} ms; "
+            f"event loop lag: {real.loop_ticks} ticks, p99 ≤ {real.loop_lag_p99_ms:.0f} ms, "
+            f"{real.loop_late_50ms} ≥ 50 ms, {real.loop_late_100ms} ≥ 100 ms; "
             f"errors {dict(sorted(real.errors.items()))}; "
             f"received {dict(sorted(real.received_by_type.items()))}"
         )

@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from vollmond.service.loop_lag import BUCKETS_S, LoopLag
 from vollmond.service.shards.group_metrics import GroupMetrics
 from vollmond.service.shards.stats import NodeStats
 from vollmond.voice.relay import RelayStats
@@ -255,6 +263,15 @@ class Metrics:
         )
         self.errors = Counter(
             "vollmond_errors", "Errors answered to clients", ["code"], registry=self.registry
+        )
+        # How late the event loop ran its callbacks (service/loop_lag.py): a stall shows here.
+        self.loop_lag = LoopLag(
+            Histogram(
+                "vollmond_event_loop_lag_seconds",
+                "How much later than due the event loop ran a callback (sampled every 0.1 s)",
+                buckets=BUCKETS_S,
+                registry=self.registry,
+            )
         )
         # process_open_fds, process_resident_memory_bytes, ...: a leak shows here first.
         ProcessCollector(registry=self.registry)

@@ -579,15 +579,18 @@ HubMaker = Callable[[StoreSessions, Settings, bytes], Awaitable[Hub]]
 
 
 async def _share(hub: Hub, limits: WebLimits, metrics: Metrics) -> None:
-    """Where the games are sharded over processes: one budget per limit for all of them, and
-    `/metrics` answering for all the workers of the port (service/shards)."""
+    """`/metrics` watching this process's games and event loop; where the games are sharded
+    over processes, one budget per limit for all of them, and `/metrics` answering for all the
+    workers of the port (service/shards)."""
     metrics.watch_games(hub.running_games)
+    metrics.loop_lag.start()
     limits.shared = await hub.share_limits(limits.table)
     metrics.watch_limits(limits.shared)
     metrics.group = await hub.gather_metrics(metrics.render)
 
 
 async def _unshare(limits: WebLimits, metrics: Metrics) -> None:
+    metrics.loop_lag.stop()
     await limits.close()
     if metrics.group is not None:
         await metrics.group.close()

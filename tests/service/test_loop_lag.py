@@ -1,0 +1,85 @@
+"""The event loop's lag in `/metrics`: a stall of the loop shows in the served histogram, in the
+bucket of its length, and nowhere before it happened (vollmond/service/loop_lag.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import httpx
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.parser import text_string_to_metric_families
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from vollmond.service.config import Settings
+from vollmond.service.loop_lag import BUCKETS_S, LoopLag
+from vollmond.service.policy import Policy
+
+from .support import running_service
+from .wsplay import FAST_POLICY
+
+STALL_S = 0.3
+NAME = "vollmond_event_loop_lag_seconds"
+
+
+def _ticks_at_least(metrics_text: str, lag_s: float) -> float:
+    """How many ticks came at least `lag_s` late, by the histogram's cumulative buckets."""
+    below = 0.0
+    total = 0.0
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != NAME:
+            continue
+        for sample in family.samples:
+            if sample.name == f"{NAME}_count":
+                total = sample.value
+            elif sample.name == f"{NAME}_bucket" and float(sample.labels["le"]) < lag_s:
+                below = max(below, sample.value)
+    return total - below
+
+
+def _histogram() -> Histogram:
+    return Histogram("lag_seconds", "test", buckets=BUCKETS_S, registry=CollectorRegistry())
+
+
+async def test_a_blocked_loop_is_one_late_tick_of_its_length() -> None:
+    lag = LoopLag(_histogram(), interval_s=0.02)
+    lag.start()
+    try:
+        await asyncio.sleep(0.1)  # a few ticks on a loop that runs freely
+        before = lag.worst_s
+        time.sleep(STALL_S)  # holds the loop: the tick due meanwhile runs this much late
+        await asyncio.sleep(0.1)
+    finally:
+        lag.stop()
+    assert before < STALL_S / 2
+    assert STALL_S - 0.03 <= lag.worst_s < STALL_S + 0.2
+    (family,) = lag.histogram.collect()
+    # One stall is one late tick: the next is due an interval after the late one ran.
+    over = {float(s.labels["le"]): s.value for s in family.samples if s.name.endswith("_bucket")}
+    assert over[0.25] == over[float("inf")] - 1  # exactly one tick above 0.25 s
+
+
+async def test_a_stalled_service_loop_shows_in_its_metrics(
+    settings_for: Callable[[Policy], Settings], database: tuple[str, str | None]
+) -> None:
+    async def stall(request: Request) -> Response:
+        time.sleep(STALL_S)  # on purpose: a handler that holds the loop
+        return PlainTextResponse("stalled")
+
+    settings = settings_for(FAST_POLICY)
+    async with (
+        running_service(database[0], settings, extra_routes=[Route("/stall", stall)]) as service,
+        httpx.AsyncClient(base_url=service.base_url) as http,
+    ):
+        assert _ticks_at_least((await http.get("/metrics")).text, 0.25) == 0
+        assert (await http.get("/stall")).text == "stalled"
+        for _ in range(200):  # the late tick is recorded when it runs; the next ones follow
+            text = (await http.get("/metrics")).text
+            if _ticks_at_least(text, 0.25) >= 1 and _ticks_at_least(text, 0.0) >= 3:
+                break
+            await asyncio.sleep(0.02)
+        assert _ticks_at_least(text, 0.25) == 1
+        assert _ticks_at_least(text, 0.0) >= 3  # and the loop is sampled on after it
