@@ -40,6 +40,12 @@ place instead of skipping the send (`[web] chat_messages_per_seat_per_minute` st
 him; its refusals count as answers). Free text never runs out, so with a high `--rate` this
 is the saturating load that shows what one worker or several can carry.
 
+The games start together by default, as in a tournament: with the short phases of the
+benchmark (`--phase-s`, 6 s) their phase timers then end within the same second or two for
+the first rounds, and the commands of those seconds wait behind 500 games' phase changes (the
+slowest 1 % of a 5,000-player run fell in seconds 5-10 of its window). `--start-spread-s S`
+starts each game at a random moment of S seconds instead, as tables that fill one by one do.
+
 The clients say hello with `batch: true`, as the page does (`--no-batch`: one frame per
 message, as older clients). `--ping-s 3` adds the page's heartbeat (a ping every 3 s from each
 client; off by default, as when issue 16 was filed); its pongs count as messages received.
@@ -637,7 +643,13 @@ async def _start_games(job: dict[str, Any], players: list[Player]) -> None:
         http.cookies.update(job["host_cookies"])
         headers = {"X-CSRF-Token": job["host_cookies"]["vollmond_csrf"]}
 
+        spread_s = float(job.get("start_spread_s", 0.0))
+        rng = random.Random(job["seed"])
+
         async def start(game: str, seated: list[Player]) -> None:
+            # With --start-spread-s, games start at random moments of that span, as tables
+            # that fill one by one do; at 0 (the default) all start at once, like a tournament.
+            await asyncio.sleep(rng.uniform(0.0, spread_s))
             async with limit:
                 url = f"{start_at[game]}/api/games/{game}/start"
                 response = await http.post(url, headers=headers)
@@ -1054,6 +1066,7 @@ def _real_jobs(
             "late_ms": args.late_ms,
             "batch": not args.no_batch,
             "ping_s": args.ping_s,
+            "start_spread_s": args.start_spread_s,
         }
         for i, part in enumerate(_split(created, args.client_procs))
     ]
@@ -1388,6 +1401,7 @@ def write_json_line(args: argparse.Namespace, run: Runs) -> None:
             "late_ms": args.late_ms,
             "batch": not args.no_batch,
             "ping_s": args.ping_s,
+            "start_spread_s": args.start_spread_s,
             "workers": args.workers,
             "nodes": args.nodes or None,
         },
@@ -1418,6 +1432,13 @@ def main() -> None:
     )
     parser.add_argument("--rate", type=float, default=0.15, help="open loop: commands/s/player")
     parser.add_argument("--late-ms", type=float, default=LATE_MS, help="an answer above is late")
+    parser.add_argument(
+        "--start-spread-s",
+        type=float,
+        default=0.0,
+        help="start each game at a random moment of this many seconds, as tables that fill "
+        "one by one (0: all at once, as a tournament; their phase timers then end together)",
+    )
     parser.add_argument(
         "--ping-s",
         type=float,
