@@ -40,11 +40,11 @@ place instead of skipping the send (`[web] chat_messages_per_seat_per_minute` st
 him; its refusals count as answers). Free text never runs out, so with a high `--rate` this
 is the saturating load that shows what one worker or several can carry.
 
-The games start together by default, as in a tournament: with the short phases of the
-benchmark (`--phase-s`, 6 s) their phase timers then end within the same second or two for
-the first rounds, and the commands of those seconds wait behind 500 games' phase changes (the
-slowest 1 % of a 5,000-player run fell in seconds 5-10 of its window). `--start-spread-s S`
-starts each game at a random moment of S seconds instead, as tables that fill one by one do.
+The games start together by default, as in a tournament (a few seconds apart): with the short
+phases of the benchmark (`--phase-s`, 6 s) their first phases then end in the same few
+seconds, and those seconds hold the slowest answers (at 5,000 players the slowest 1 % fell in
+seconds 5-10 of the window, docs/scaling.md). `--start-spread-s S` starts each game at a
+random moment of S seconds instead, as tables that fill one by one do.
 
 The clients say hello with `batch: true`, as the page does (`--no-batch`: one frame per
 message, as older clients). `--ping-s 3` adds the page's heartbeat (a ping every 3 s from each

@@ -29,7 +29,6 @@ from vollmond.engine.standard.types import ActionKind, DeckId, Phase, RoleId
 from vollmond.service import actor as actor_module
 from vollmond.service.actor import Accepted, GameActor
 from vollmond.service.hub import Hub
-from vollmond.service.timer_pacing import TimerPacer
 from vollmond.store import (
     NewEvent,
     Sessions,
@@ -160,36 +159,6 @@ async def test_night_timer_keeps_its_absolute_deadline(
     assert loop.time() - resumed >= fires_within[0]
     assert _phase(second) is Phase.MORNING
     await second.stop()
-
-
-async def test_a_restarts_herd_of_passed_timers_goes_through_the_pacer(store: Sessions) -> None:
-    """Six games whose nights ended while the server was down: resumed, each night timer is
-    due at once. They fire through the process's pacer (here one a half-second slot), so the
-    later ones wait their turn, and every game still reaches its morning."""
-    options = GameOptions(players=6, durations=Durations(night_s=120.0))
-    clock = Clock(1000.0)
-    game_ids = [await _game(store, options) for _ in range(6)]
-    for game_id in game_ids:
-        first = GameActor(game_id, STANDARD, options, SEED, store, clock=clock)
-        await first.start()
-        await first.stop()
-
-    clock.now = 1500.0
-    pacer = TimerPacer(slot_s=0.5, per_slot=1, spread_s=3.0)
-    resumed = [
-        GameActor(game_id, STANDARD, options, SEED, store, clock=clock, pacer=pacer)
-        for game_id in game_ids
-    ]
-    for actor in resumed:
-        await actor.resume()
-    async with asyncio.timeout(10):
-        while any(_phase(actor) is Phase.NIGHT for actor in resumed):
-            await asyncio.sleep(0.02)
-    assert all(_phase(actor) is Phase.MORNING for actor in resumed)
-    assert pacer.deferred >= 1  # the timers came through the pacer, not around it
-    for actor in resumed:
-        await actor.stop()
-    pacer.close()
 
 
 async def test_table_started_below_its_size_resumes_with_the_seats_taken(store: Sessions) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -31,7 +30,6 @@ from vollmond.engine.core import (
 )
 from vollmond.engine.ruleset import AnyRuleSet
 from vollmond.service.logwriter import LogAppend, LogWriter
-from vollmond.service.timer_pacing import TimerPacer
 from vollmond.store import (
     Fence,
     LeaseLostError,
@@ -197,10 +195,8 @@ class GameActor:
         *,
         clock: Clock = time.time,
         writer: LogWriter | None = None,
-        pacer: TimerPacer | None = None,
     ) -> None:
         self.game_id = game_id
-        self.pacer = pacer  # the process's timers, paced when many come due together
         self.ruleset = ruleset
         self.writer = writer
         self.options = options
@@ -477,13 +473,7 @@ class GameActor:
                 self._phase_due[ends] = due
             self._next_timer += 1
             key = self._next_timer
-            self._timers[key] = loop.call_later(max(0.0, due - now), self._due, key, command)
-
-    def _due(self, key: int, command: Any) -> None:
-        if self.pacer is None:
-            self._fire(key, command)
-        else:
-            self.pacer.fire(functools.partial(self._fire, key, command))
+            self._timers[key] = loop.call_later(max(0.0, due - now), self._fire, key, command)
 
     def _fire(self, key: int, command: Any) -> None:
         self._timers.pop(key, None)

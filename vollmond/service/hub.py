@@ -41,7 +41,6 @@ from vollmond.service.policy import (
 from vollmond.service.presence import Presence
 from vollmond.service.seat_codes import SeatCodes
 from vollmond.service.shards.stats import NodeStats
-from vollmond.service.timer_pacing import TimerPacer
 from vollmond.settings.karma import KarmaSettings
 from vollmond.store import (
     Game,
@@ -195,9 +194,6 @@ class Hub:
         self.identities = PhoneIdentities(sessions)  # the telephone's sign-in
         self.seat_codes = SeatCodes(sessions, self.invitation_key)  # guests' way back
         self.log_writer = LogWriter(sessions)
-        # Every game's timers in this process, paced when many come due at once (a restart's
-        # resumed games, a tournament's tables): the players' commands are answered between.
-        self.timer_pacer = TimerPacer()
         # Whether a table is being recorded (O2/O4), for every channel to read and follow.
         self.notices = RecordingNotices()
         # Karma for finished games and the unlock above the threshold (P3-P5).
@@ -247,13 +243,7 @@ class Hub:
         ruleset = get_ruleset(game.ruleset)
         options = ruleset.decode_options({**game.options["engine"], "players": players})
         return GameActor(
-            game.id,
-            ruleset,
-            options,
-            game.seed,
-            self.sessions,
-            writer=self.log_writer,
-            pacer=self.timer_pacer,
+            game.id, ruleset, options, game.seed, self.sessions, writer=self.log_writer
         )
 
     @staticmethod
@@ -267,7 +257,6 @@ class Hub:
         for actor in list(self.actors.values()):
             await actor.stop()
         self.actors.clear()
-        self.timer_pacer.close()
         self._archived.clear()
         await self.log_writer.close()
 
