@@ -716,6 +716,10 @@ class Step:
     loop_late_50ms: int = 0
     loop_late_100ms: int = 0
     loop_lag_p99_ms: float = float("nan")
+    # The same of the log appends' waits for their commit (a command's events wait for it).
+    log_appends: int = 0
+    log_wait_100ms: int = 0
+    log_wait_p99_ms: float = float("nan")
     # With --nodes: how many node processes, the share of sockets on their game's owner, and
     # the latencies of the commands sent from owner sockets and from the others ("cross").
     nodes: int = 0
@@ -798,38 +802,47 @@ async def _probe(url: str, until: float, lags_ms: list[float]) -> None:
 
 
 LOOP_LAG = "vollmond_event_loop_lag_seconds"
+LOG_WAIT = "vollmond_log_append_wait_seconds"
+Buckets = dict[float, float]  # cumulative counts by upper bound
 
 
-async def _loop_lag_buckets(base_urls: Sequence[str]) -> dict[float, float]:
-    """The servers' loop lag histograms, cumulative counts by upper bound, summed over the
-    processes (a worker's `/metrics` carries every worker's, labelled; nodes one URL each)."""
-    buckets: dict[float, float] = {}
+async def _histograms(base_urls: Sequence[str]) -> dict[str, Buckets]:
+    """The servers' loop lag and log wait histograms, summed over the processes (a worker's
+    `/metrics` carries every worker's, labelled; nodes one URL each)."""
+    found: dict[str, Buckets] = {LOOP_LAG: {}, LOG_WAIT: {}}
     async with httpx.AsyncClient(timeout=60) as http:
         for url in base_urls:
             text = (await http.get(f"{url}/metrics")).text
             for family in text_string_to_metric_families(text):
-                if family.name != LOOP_LAG:
+                buckets = found.get(family.name)
+                if buckets is None:
                     continue
                 for sample in family.samples:
-                    if sample.name == f"{LOOP_LAG}_bucket":
+                    if sample.name == f"{family.name}_bucket":
                         bound = float(sample.labels["le"])
                         buckets[bound] = buckets.get(bound, 0.0) + sample.value
-    return buckets
+    return found
 
 
-def _loop_lag(step: Step, before: dict[float, float], after: dict[float, float]) -> None:
-    """The window's share of the histograms: what the loop's ticks did between the reads."""
+def _in_window(before: Buckets, after: Buckets) -> tuple[int, int, int, float]:
+    """What a histogram counted between two reads: how many, how many at least 50 ms and at
+    least 100 ms, and the upper bound of the bucket that holds the 99th percentile (ms)."""
     window = {bound: after[bound] - before.get(bound, 0.0) for bound in sorted(after)}
     if not window:
-        return
+        return 0, 0, 0, float("nan")
     total = window[float("inf")]
-    step.loop_ticks = int(total)
-    below = dict(window)
-    step.loop_late_50ms = int(total - max((n for b, n in below.items() if b < 0.05), default=0))
-    step.loop_late_100ms = int(total - max((n for b, n in below.items() if b < 0.1), default=0))
-    step.loop_lag_p99_ms = next(
-        (1000 * bound for bound, n in window.items() if n >= 0.99 * total), float("nan")
-    )
+    from_50 = total - max((n for b, n in window.items() if b < 0.05), default=0)
+    from_100 = total - max((n for b, n in window.items() if b < 0.1), default=0)
+    p99 = next((1000 * b for b, n in window.items() if n >= 0.99 * total), float("nan"))
+    return int(total), int(from_50), int(from_100), p99
+
+
+def _timings(step: Step, before: dict[str, Buckets], after: dict[str, Buckets]) -> None:
+    """The window's share of the servers' loop lag and log wait histograms."""
+    lag = _in_window(before[LOOP_LAG], after[LOOP_LAG])
+    step.loop_ticks, step.loop_late_50ms, step.loop_late_100ms, step.loop_lag_p99_ms = lag
+    wait = _in_window(before[LOG_WAIT], after[LOG_WAIT])
+    step.log_appends, _, step.log_wait_100ms, step.log_wait_p99_ms = wait
 
 
 def _sides(step: Step, results: list[dict[str, Any]]) -> None:
@@ -916,7 +929,7 @@ async def _drive(
     workers.send_all({"t0": t0, "t1": t1})
     await asyncio.sleep(max(0.0, t0 - time.time()))
     before = Meter.read(server_pids, workers, engines=bool(step.nodes))
-    lag_before = await _loop_lag_buckets(metrics_urls)
+    timings_before = await _histograms(metrics_urls)
     lags: list[float] = []
     probe = asyncio.create_task(_probe(probe_url, t1, lags)) if probe_url else None
     results = await workers.read_all(duration_s + 120)
@@ -928,7 +941,7 @@ async def _drive(
         step.healthz_max_ms = max(lags, default=float("nan"))
     finished = max(r["finished"] for r in results)
     after = Meter.read(server_pids, workers, engines=bool(step.nodes))
-    _loop_lag(step, lag_before, await _loop_lag_buckets(metrics_urls))
+    _timings(step, timings_before, await _histograms(metrics_urls))
     step.load_average = load_average()
     step.window_s = max(0.001, min(finished, t1) - t0)
     latencies = [x for r in results for x in r["latencies_ms"]]
@@ -1335,6 +1348,8 @@ def report(runs: list[Runs], args_late_ms: float = LATE_MS) -> None:
             f"max {real.healthz_max_ms:.0f} ms; "
             f"event loop lag: {real.loop_ticks} ticks, p99 ≤ {real.loop_lag_p99_ms:.0f} ms, "
             f"{real.loop_late_50ms} ≥ 50 ms, {real.loop_late_100ms} ≥ 100 ms; "
+            f"log appends: {real.log_appends}, waited p99 ≤ {real.log_wait_p99_ms:.0f} ms, "
+            f"{real.log_wait_100ms} ≥ 100 ms; "
             f"errors {dict(sorted(real.errors.items()))}; "
             f"received {dict(sorted(real.received_by_type.items()))}"
         )

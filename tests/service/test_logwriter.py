@@ -81,6 +81,30 @@ async def test_appends_of_many_games_land_in_order(store: Sessions) -> None:
         ]
 
 
+async def test_each_append_reports_how_long_it_waited_for_its_commit(
+    store: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/metrics` shows how long commands wait for the disk (vollmond_log_append_wait_seconds):
+    the writer tells each append's wait, its batch's commit included."""
+    writer = LogWriter(store)
+    waits: list[float] = []
+    writer.on_waited = waits.append
+    write = writer._write
+
+    async def slow_disk(items: list[LogAppend]) -> None:
+        await asyncio.sleep(0.2)
+        await write(items)
+
+    monkeypatch.setattr(writer, "_write", slow_disk)
+    games = [await _game(store) for _ in range(3)]
+    try:
+        await asyncio.gather(*(writer.append(_append(g, 1, 1, 1)) for g in games))
+    finally:
+        await writer.close()
+    assert len(waits) == 3
+    assert all(0.2 <= wait < 5 for wait in waits)
+
+
 async def test_a_conflicting_append_fails_alone(store: Sessions) -> None:
     writer = LogWriter(store)
     good, bad, gap = await _game(store), await _game(store), await _game(store)

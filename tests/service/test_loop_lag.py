@@ -1,5 +1,6 @@
-"""The event loop's lag in `/metrics`: a stall of the loop shows in the served histogram, in the
-bucket of its length, and nowhere before it happened (vollmond/service/loop_lag.py)."""
+"""Timings in `/metrics`: the event loop's lag — a stall of the loop shows in the served
+histogram, in the bucket of its length, and nowhere before it happened
+(vollmond/service/loop_lag.py) — and how long a command's log append waited for its commit."""
 
 from __future__ import annotations
 
@@ -14,28 +15,32 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from vollmond.engine.standard import UseAbility
+from vollmond.engine.standard.queries import night_room
+from vollmond.engine.standard.types import ActionKind
+from vollmond.service.actor import Accepted
 from vollmond.service.config import Settings
 from vollmond.service.loop_lag import BUCKETS_S, LoopLag
 from vollmond.service.policy import Policy
 
 from .support import running_service
-from .wsplay import FAST_POLICY
+from .wsplay import FAST_POLICY, FOUR_DECK, SLOW, table
 
 STALL_S = 0.3
 NAME = "vollmond_event_loop_lag_seconds"
 
 
-def _ticks_at_least(metrics_text: str, lag_s: float) -> float:
+def _ticks_at_least(metrics_text: str, lag_s: float, name: str = NAME) -> float:
     """How many ticks came at least `lag_s` late, by the histogram's cumulative buckets."""
     below = 0.0
     total = 0.0
     for family in text_string_to_metric_families(metrics_text):
-        if family.name != NAME:
+        if family.name != name:
             continue
         for sample in family.samples:
-            if sample.name == f"{NAME}_count":
+            if sample.name == f"{name}_count":
                 total = sample.value
-            elif sample.name == f"{NAME}_bucket" and float(sample.labels["le"]) < lag_s:
+            elif sample.name == f"{name}_bucket" and float(sample.labels["le"]) < lag_s:
                 below = max(below, sample.value)
     return total - below
 
@@ -83,3 +88,23 @@ async def test_a_stalled_service_loop_shows_in_its_metrics(
             await asyncio.sleep(0.02)
         assert _ticks_at_least(text, 0.25) == 1
         assert _ticks_at_least(text, 0.0) >= 3  # and the loop is sampled on after it
+
+
+async def test_an_accepted_command_shows_its_log_wait_in_the_metrics(
+    settings_for: Callable[[Policy], Settings], database: tuple[str, str | None]
+) -> None:
+    settings = settings_for(FAST_POLICY)
+    async with (
+        running_service(database[0], settings) as service,
+        httpx.AsyncClient(base_url=service.base_url) as http,
+    ):
+        game, _ = await table(service, 4, FOUR_DECK, SLOW, calls={"enabled": False})
+        waits = "vollmond_log_append_wait_seconds"
+        assert _ticks_at_least((await http.get("/metrics")).text, 0.0, waits) == 0
+        actor = service.hub.actors[game]
+        assert actor.state is not None
+        evil = sorted(night_room(actor.state))
+        target = next(p.seat for p in actor.state.players if p.seat not in evil)
+        vote = await actor.submit(UseAbility(evil[0], ActionKind.EVIL_VOTE, target))
+        assert isinstance(vote, Accepted)
+        assert _ticks_at_least((await http.get("/metrics")).text, 0.0, waits) == 1

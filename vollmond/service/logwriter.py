@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import functools
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
@@ -122,6 +123,8 @@ class LogWriter:
         self.appends = 0
         self.predecessor_reads = 0  # how many appends needed their predecessor read back
         self.fence_reads = 0  # queries for the lease rows: at most one per batch
+        # Told how long each append waited for its commit (seconds), if set: `/metrics`.
+        self.on_waited: Callable[[float], None] | None = None
         # SQLite: each batch is one call in a thread of its own, on a plain sqlite3 connection.
         # Through aiosqlite a batch took 16 thread round trips, and under load each of them
         # waited for a turn of the busy event loop: commands waited seconds for their batch.
@@ -151,12 +154,16 @@ class LogWriter:
 
     async def append(self, item: LogAppend) -> None:
         """Resolves once the item is committed; raises what the store raised for it."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        future: asyncio.Future[None] = loop.create_future()
         self._pending.append((item, future))
         self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="log-writer")
         await future
+        if self.on_waited is not None:
+            self.on_waited(loop.time() - started)
 
     async def close(self) -> None:
         if self._task is not None:

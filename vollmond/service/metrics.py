@@ -273,6 +273,14 @@ class Metrics:
                 registry=self.registry,
             )
         )
+        # How long a command's log append waited for its commit (service/logwriter.py): its
+        # events reach nobody before that, so a slow disk or a long batch shows here.
+        self.log_append_wait = Histogram(
+            "vollmond_log_append_wait_seconds",
+            "How long a game's log append waited for its commit",
+            buckets=BUCKETS_S,
+            registry=self.registry,
+        )
         # process_open_fds, process_resident_memory_bytes, ...: a leak shows here first.
         ProcessCollector(registry=self.registry)
         self._sip = _SipCollector()

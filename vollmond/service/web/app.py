@@ -579,11 +579,12 @@ HubMaker = Callable[[StoreSessions, Settings, bytes], Awaitable[Hub]]
 
 
 async def _share(hub: Hub, limits: WebLimits, metrics: Metrics) -> None:
-    """`/metrics` watching this process's games and event loop; where the games are sharded
-    over processes, one budget per limit for all of them, and `/metrics` answering for all the
-    workers of the port (service/shards)."""
+    """`/metrics` watching this process's games, event loop and log writer; where the games
+    are sharded over processes, one budget per limit for all of them, and `/metrics`
+    answering for all the workers of the port (service/shards)."""
     metrics.watch_games(hub.running_games)
     metrics.loop_lag.start()
+    hub.log_writer.on_waited = metrics.log_append_wait.observe
     limits.shared = await hub.share_limits(limits.table)
     metrics.watch_limits(limits.shared)
     metrics.group = await hub.gather_metrics(metrics.render)
