@@ -1,0 +1,146 @@
+"""The log writer beside a busy event loop: how long appends wait for their commit, by the
+interpreter's switch interval.
+
+    .venv/bin/python -m benchmarks.log_gil [--batches 300] [--games 40] [--busy-ms 20]
+                                           [--json-out FILE]
+
+The service writes a command's log on SQLite in a thread of its own (service/logwriter.py),
+and nobody sees the command's events before that commit. The thread shares the GIL with the
+event loop. Here the loop is kept busy as a burst of fan-outs keeps it — pure Python in slices
+of `--busy-ms`, yielding between them — while `--games` games append one command with three
+events each, together, `--batches` times (each time one group commit, as the actors' appends
+come together under load). Every append's wait for its commit is recorded through the
+writer's own hook (`on_waited`, what `/metrics` shows).
+
+Side by side, in one process, the same run with CPython's default switch interval (5 ms, the
+BASELINE) and with the service's (`workers.SWITCH_INTERVAL_S`, set by `vollmond serve`), and
+once each with the loop idle: the floor of the disk and the writer themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.jsonline import append_json_line
+from vollmond.service.logwriter import LogAppend, LogWriter
+from vollmond.store import NewEvent, create_game, open_store
+from vollmond.store.models import GameStatus
+from vollmond.workers import SWITCH_INTERVAL_S
+
+DEFAULT_SWITCH_INTERVAL_S = 0.005  # CPython's
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _busy(stop: asyncio.Event, slice_s: float) -> None:
+    """The loop at work: Python for `slice_s` at a time, a yield between slices."""
+    x = 0
+    while not stop.is_set():
+        until = time.perf_counter() + slice_s
+        while time.perf_counter() < until:
+            x += 1
+        await asyncio.sleep(0)
+
+
+async def _run(switch_s: float, busy: bool, args: argparse.Namespace) -> dict[str, Any]:
+    sys.setswitchinterval(switch_s)
+    with tempfile.TemporaryDirectory() as directory:
+        url = f"sqlite+aiosqlite:///{Path(directory) / 'db'}"
+        async with open_store(url) as store:
+            games = [
+                (
+                    await create_game(
+                        store, world="werwolf", options={}, seed=1, status=GameStatus.RUNNING
+                    )
+                ).id
+                for _ in range(args.games)
+            ]
+            writer = LogWriter(store)
+            waits: list[float] = []
+            stop = asyncio.Event()
+            load = asyncio.create_task(_busy(stop, args.busy_ms / 1000)) if busy else None
+            try:
+                for batch in range(args.batches):
+                    await asyncio.gather(
+                        *(
+                            writer.append(
+                                LogAppend(
+                                    game,
+                                    batch + 1,
+                                    {"type": "Vote", "actor": 3, "target": 5},
+                                    3 * batch + 1,
+                                    [
+                                        NewEvent("vote", {"seat": 3, "target": 5}, {"kind": "all"})
+                                        for _ in range(3)
+                                    ],
+                                )
+                            )
+                            for game in games
+                        )
+                    )
+                    if batch == 0:
+                        writer.on_waited = waits.append  # the first batch sets up the writer
+            finally:
+                stop.set()
+                if load is not None:
+                    await load
+                await writer.close()
+    sys.setswitchinterval(DEFAULT_SWITCH_INTERVAL_S)
+    ms = [1000 * w for w in waits]
+    return {
+        "switch_interval_ms": 1000 * switch_s,
+        "busy": busy,
+        "appends": len(ms),
+        "p50_ms": statistics.median(ms),
+        "p99_ms": percentile(ms, 0.99),
+        "max_ms": max(ms),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batches", type=int, default=300)
+    parser.add_argument("--games", type=int, default=40)
+    parser.add_argument("--busy-ms", type=float, default=20.0)
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    runs = {}
+    for name, switch_s, busy in (
+        ("baseline, idle loop", DEFAULT_SWITCH_INTERVAL_S, False),
+        ("service, idle loop", SWITCH_INTERVAL_S, False),
+        ("baseline, busy loop", DEFAULT_SWITCH_INTERVAL_S, True),
+        ("service, busy loop", SWITCH_INTERVAL_S, True),
+    ):
+        runs[name] = figures = asyncio.run(_run(switch_s, busy, args))
+        print(
+            f"{name:<22} switch {figures['switch_interval_ms']:.0f} ms: "
+            f"{figures['appends']} appends waited p50 {figures['p50_ms']:.1f} ms, "
+            f"p99 {figures['p99_ms']:.1f} ms, max {figures['max_ms']:.1f} ms"
+        )
+    busy_base, busy_service = runs["baseline, busy loop"], runs["service, busy loop"]
+    print(
+        f"busy loop, baseline / service: p99 {busy_base['p99_ms'] / busy_service['p99_ms']:.1f}×,"
+        f" max {busy_base['max_ms'] / busy_service['max_ms']:.1f}×"
+    )
+    if args.json_out:
+        append_json_line(
+            args.json_out,
+            "log_gil",
+            figures={k: v for k, v in runs.items() if k.startswith("service")},
+            baseline={k: v for k, v in runs.items() if k.startswith("baseline")},
+            parameters={"batches": args.batches, "games": args.games, "busy_ms": args.busy_ms},
+        )
+
+
+if __name__ == "__main__":
+    main()
