@@ -9,8 +9,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from tests.store.support import POSTGRES_URL
 from vollmond.service.logwriter import KnownEnds, LogAppend, LogWriter
@@ -20,6 +22,8 @@ from vollmond.store import (
     NewEvent,
     SeqConflictError,
     Sessions,
+    append_commands,
+    append_events,
     create_game,
     open_store,
     read_commands,
@@ -103,6 +107,43 @@ async def test_each_append_reports_how_long_it_waited_for_its_commit(
         await writer.close()
     assert len(waits) == 3
     assert all(0.2 <= wait < 5 for wait in waits)
+
+
+async def test_the_writer_stores_every_column_as_the_store_itself_does(
+    store: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQLite writer builds its own multi-row INSERTs (`RowsInsert`); what lands must be
+    byte for byte what the store's append functions write: JSON as the same text, the same
+    timestamp format, NULL where they put NULL."""
+    at = datetime(2026, 12, 6, 9, 30, 15, 123456, tzinfo=UTC)
+    monkeypatch.setattr("vollmond.service.logwriter.utcnow", lambda: at)
+    by_store, by_writer = await _game(store), await _game(store)
+    command = {"type": "Vote", "actor": 3, "target": None, "text": 'Grüße, "du"'}
+    events = [
+        NewEvent("vote", {"seat": 3, "nested": {"a": [1, 2.5, None]}}, {"kind": "all"}),
+        NewEvent("whisper", {}, {"kind": "seats", "seats": [1, 4]}),
+    ]
+    await append_commands(store, by_store, 1, [command], cids=["3:k2f9"], now=at)
+    await append_events(store, by_store, 1, events, now=at)
+    await append_commands(store, by_store, 2, [command], cids=[None], now=at)
+    writer = LogWriter(store)
+    try:
+        await writer.append(LogAppend(by_writer, 1, command, 1, events, cid="3:k2f9"))
+        await writer.append(LogAppend(by_writer, 2, command, 3, []))
+    finally:
+        await writer.close()
+    assert writer.batches == 2  # both through the batch path (a failed batch is retried alone)
+
+    async def raw(table: str, game: str) -> list[tuple[Any, ...]]:
+        async with store() as session:
+            rows = await session.execute(
+                text(f"SELECT * FROM {table} WHERE game_id = :g ORDER BY seq"), {"g": game}
+            )
+            return [tuple(v for k, v in row._mapping.items() if k != "game_id") for row in rows]
+
+    for table in ("game_commands", "game_events"):
+        assert await raw(table, by_writer) == await raw(table, by_store), table
+    assert len(await raw("game_commands", by_writer)) == 2
 
 
 async def test_a_conflicting_append_fails_alone(store: Sessions) -> None:

@@ -61,6 +61,48 @@ INSERT_EVENTS: Insert = insert(EVENTS)
 
 
 READ_CHUNK = 100  # predecessors per read: keeps SQLite's expression depth far below its limit
+ROWS_PER_INSERT = 500  # rows per SQLite INSERT: 3,000 parameters, far below its 32,766
+
+
+class RowsInsert:
+    """A table's rows for SQLite as multi-row INSERT statements, bound exactly as SQLAlchemy
+    binds them (each column type's own processor for this dialect: JSON text, timestamps).
+
+    Why not `executemany`: the writer's thread runs beside the event loop, and SQLite's
+    driver gives up the GIL at every row it steps; beside a busy loop each give-up costs up to
+    a switch interval before the thread runs again (a batch of 160 rows waited 0.7 s at 5 ms;
+    benchmarks/log_gil.py). One statement for many rows is one step: the batch gives the GIL
+    up a few times, not once per row. SQLAlchemy's own multi-row `values()` compiles each size
+    anew (10 ms a batch), so the statement text is built here, once per number of rows.
+    """
+
+    def __init__(self, table: Table, dialect: sqlalchemy.Dialect) -> None:
+        quote = dialect.identifier_preparer.quote
+        self.names = [column.name for column in table.columns]
+        self.processors = [column.type.bind_processor(dialect) for column in table.columns]
+        columns = ", ".join(quote(name) for name in self.names)
+        self._head = f"INSERT INTO {dialect.identifier_preparer.format_table(table)} ({columns}) "
+        self._row = "(" + ", ".join("?" * len(self.names)) + ")"
+        self._texts: dict[int, str] = {}
+
+    def statements(self, rows: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
+        """The statements (text, positional parameters) that insert `rows`, in order."""
+        out: list[tuple[str, tuple[Any, ...]]] = []
+        pairs = list(zip(self.names, self.processors, strict=True))
+        for start in range(0, len(rows), ROWS_PER_INSERT):
+            chunk = rows[start : start + ROWS_PER_INSERT]
+            text = self._texts.get(len(chunk))
+            if text is None:
+                text = self._head + "VALUES " + ", ".join([self._row] * len(chunk))
+                self._texts[len(chunk)] = text
+            params = tuple(
+                value if process is None else process(value)
+                for row in chunk
+                for name, process in pairs
+                for value in (row.get(name),)
+            )
+            out.append((text, params))
+        return out
 
 
 @functools.cache
@@ -129,6 +171,7 @@ class LogWriter:
         # Through aiosqlite a batch took 16 thread round trips, and under load each of them
         # waited for a turn of the busy event loop: commands waited seconds for their batch.
         self._sync_engine: sqlalchemy.Engine | None = None
+        self._rows_inserts: dict[str, RowsInsert] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._turn: WriteTurn | None = None
         bind = sessions.kw.get("bind")
@@ -147,6 +190,10 @@ class LogWriter:
                 url.set(drivername="sqlite"),
                 connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
             )
+            dialect = self._sync_engine.dialect
+            self._rows_inserts = {
+                table.name: RowsInsert(table, dialect) for table in (COMMANDS, EVENTS)
+            }
             event.listen(self._sync_engine, "connect", _configure_sqlite)
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="log-writer")
             # Worker processes' log writers queue for the file (store/write_turn.py).
@@ -252,7 +299,9 @@ class LogWriter:
         assert self._sync_engine is not None and self._turn is not None
         with self._turn.held(), self._sync_engine.begin() as connection:
             for statement, rows in statements.inserts:
-                connection.execute(statement, rows)
+                rows_insert = self._rows_inserts[statement.table.name]
+                for text, values in rows_insert.statements(rows):
+                    connection.exec_driver_sql(text, values)
             for read, params, expected in predecessor_reads(statements.checks):
                 if len(connection.execute(read, params).all()) != expected:
                     raise LookupError("a log would have a gap")  # rolled back; retried alone
