@@ -1,5 +1,5 @@
 """The log writer beside a busy event loop: how long appends wait for their commit, by the
-interpreter's switch interval.
+interpreter's switch interval and by how the rows are inserted.
 
     .venv/bin/python -m benchmarks.log_gil [--batches 300] [--games 40] [--busy-ms 20]
                                            [--json-out FILE]
@@ -12,9 +12,12 @@ events each, together, `--batches` times (each time one group commit, as the act
 come together under load). Every append's wait for its commit is recorded through the
 writer's own hook (`on_waited`, what `/metrics` shows).
 
-Side by side, in one process, the same run with CPython's default switch interval (5 ms, the
-BASELINE) and with the service's (`workers.SWITCH_INTERVAL_S`, set by `vollmond serve`), and
-once each with the loop idle: the floor of the disk and the writer themselves.
+Side by side, in one process: the BASELINE, the writer as it was (one `executemany` per table,
+kept here as `ExecutemanyWriter`) at CPython's default switch interval (5 ms); the writer as
+it is (multi-row INSERTs, `RowsInsert`) at that interval and at the service's
+(`workers.SWITCH_INTERVAL_S`, set by `vollmond serve`), and the old writer at the service's
+interval; each with the loop busy and once with it idle (the floor of the disk and the writer
+themselves).
 """
 
 from __future__ import annotations
@@ -29,12 +32,25 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.jsonline import append_json_line
-from vollmond.service.logwriter import LogAppend, LogWriter
+from vollmond.service.logwriter import LogAppend, LogWriter, Statements, predecessor_reads
 from vollmond.store import NewEvent, create_game, open_store
 from vollmond.store.models import GameStatus
 from vollmond.workers import SWITCH_INTERVAL_S
 
 DEFAULT_SWITCH_INTERVAL_S = 0.005  # CPython's
+
+
+class ExecutemanyWriter(LogWriter):
+    """The baseline: the writer before multi-row INSERTs, one `executemany` per table."""
+
+    def _write_sync(self, statements: Statements) -> None:
+        assert self._sync_engine is not None and self._turn is not None
+        with self._turn.held(), self._sync_engine.begin() as connection:
+            for statement, rows in statements.inserts:
+                connection.execute(statement, rows)
+            for read, params, expected in predecessor_reads(statements.checks):
+                if len(connection.execute(read, params).all()) != expected:
+                    raise LookupError("a log would have a gap")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -52,7 +68,9 @@ async def _busy(stop: asyncio.Event, slice_s: float) -> None:
         await asyncio.sleep(0)
 
 
-async def _run(switch_s: float, busy: bool, args: argparse.Namespace) -> dict[str, Any]:
+async def _run(
+    switch_s: float, busy: bool, old_writer: bool, args: argparse.Namespace
+) -> dict[str, Any]:
     sys.setswitchinterval(switch_s)
     with tempfile.TemporaryDirectory() as directory:
         url = f"sqlite+aiosqlite:///{Path(directory) / 'db'}"
@@ -65,7 +83,7 @@ async def _run(switch_s: float, busy: bool, args: argparse.Namespace) -> dict[st
                 ).id
                 for _ in range(args.games)
             ]
-            writer = LogWriter(store)
+            writer = ExecutemanyWriter(store) if old_writer else LogWriter(store)
             waits: list[float] = []
             stop = asyncio.Event()
             load = asyncio.create_task(_busy(stop, args.busy_ms / 1000)) if busy else None
@@ -100,6 +118,7 @@ async def _run(switch_s: float, busy: bool, args: argparse.Namespace) -> dict[st
     return {
         "switch_interval_ms": 1000 * switch_s,
         "busy": busy,
+        "rows": "executemany" if old_writer else "multi-row",
         "appends": len(ms),
         "p50_ms": statistics.median(ms),
         "p99_ms": percentile(ms, 0.99),
@@ -115,28 +134,31 @@ def main() -> None:
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
     runs = {}
-    for name, switch_s, busy in (
-        ("baseline, idle loop", DEFAULT_SWITCH_INTERVAL_S, False),
-        ("service, idle loop", SWITCH_INTERVAL_S, False),
-        ("baseline, busy loop", DEFAULT_SWITCH_INTERVAL_S, True),
-        ("service, busy loop", SWITCH_INTERVAL_S, True),
+    five, service = DEFAULT_SWITCH_INTERVAL_S, SWITCH_INTERVAL_S
+    for name, switch_s, busy, old_writer in (
+        ("baseline, idle loop", five, False, True),
+        ("now, idle loop", service, False, False),
+        ("baseline, busy loop", five, True, True),
+        ("multi-row only, busy", five, True, False),
+        ("1 ms only, busy", service, True, True),
+        ("now, busy loop", service, True, False),
     ):
-        runs[name] = figures = asyncio.run(_run(switch_s, busy, args))
+        runs[name] = figures = asyncio.run(_run(switch_s, busy, old_writer, args))
         print(
-            f"{name:<22} switch {figures['switch_interval_ms']:.0f} ms: "
+            f"{name:<22} {figures['rows']:<11} switch {figures['switch_interval_ms']:.0f} ms: "
             f"{figures['appends']} appends waited p50 {figures['p50_ms']:.1f} ms, "
             f"p99 {figures['p99_ms']:.1f} ms, max {figures['max_ms']:.1f} ms"
         )
-    busy_base, busy_service = runs["baseline, busy loop"], runs["service, busy loop"]
+    base, now = runs["baseline, busy loop"], runs["now, busy loop"]
     print(
-        f"busy loop, baseline / service: p99 {busy_base['p99_ms'] / busy_service['p99_ms']:.1f}×,"
-        f" max {busy_base['max_ms'] / busy_service['max_ms']:.1f}×"
+        f"busy loop, baseline / now: p50 {base['p50_ms'] / now['p50_ms']:.1f}×, "
+        f"p99 {base['p99_ms'] / now['p99_ms']:.1f}×, max {base['max_ms'] / now['max_ms']:.1f}×"
     )
     if args.json_out:
         append_json_line(
             args.json_out,
             "log_gil",
-            figures={k: v for k, v in runs.items() if k.startswith("service")},
+            figures={k: v for k, v in runs.items() if not k.startswith("baseline")},
             baseline={k: v for k, v in runs.items() if k.startswith("baseline")},
             parameters={"batches": args.batches, "games": args.games, "busy_ms": args.busy_ms},
         )
