@@ -4,7 +4,7 @@
     .venv/bin/python -m benchmarks.voice_load --peers 20,40,60 --seconds 20 --json
 
 Each step starts the service in a child process (so its CPU is its own): the real app
-(uvicorn, hub, SQLite store, :class:`~vollmond.voice.webrtc.BrowserVoice`) and the real
+(uvicorn, hub, SQLite store, :class:`~vollmond.voice.browser.BrowserVoice`) and the real
 :class:`~vollmond.phone.service.PhoneService` sharing its voice rooms. Games of
 ``--game-size`` are moved to the day (everyone hears everyone: the heaviest routing); in each
 game half the seats are telephone lines and half browser peers.
@@ -155,7 +155,7 @@ async def serve(args: argparse.Namespace) -> None:
     from vollmond.service.web.app import create_app  # noqa: PLC0415
     from vollmond.settings import SipSettings, WebSettings  # noqa: PLC0415
     from vollmond.settings.voice import VoiceSettings  # noqa: PLC0415
-    from vollmond.voice.webrtc import BrowserVoice  # noqa: PLC0415
+    from vollmond.voice.browser import BrowserVoice  # noqa: PLC0415
 
     data = Path(args.data)
     # Every benchmark browser comes from one address: lift the per-address socket limit.

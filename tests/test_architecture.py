@@ -14,6 +14,10 @@ Forbidden in engine code, each failure naming file and line:
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -369,3 +373,98 @@ def test_the_seam_scan_finds_crossings() -> None:
     ]
     mayor = seam_crossings(ENGINE / "mayor" / "probe.py", tree)
     assert sorted(p for _, p, _ in mayor) == ["vollmond.engine.classic", "vollmond.engine.standard"]
+
+
+# --- what a serving process imports (issue 16) --------------------------------------------
+#
+# Every `vollmond serve`, each of its workers and each node pays its imports before its first
+# request, and the suite starts many of them. What a feature alone needs is imported where the
+# feature starts: aiortc and PyAV with the first browser voice peer, Alembic when a migration
+# runs, the telephone when a SIP port is served (docs/decisions.md, "Start-up").
+
+NOT_AT_START = ("aiortc", "av", "aioice", "alembic", "vollmond.voice.webrtc", "vollmond.phone")
+
+SERVE_AND_REPORT = """
+import asyncio, json, sys
+from pathlib import Path
+
+import vollmond.cli, vollmond.server, vollmond.workers
+from vollmond.server import build_app
+from vollmond.service.config import Settings
+
+settings = Settings.from_env(None, port=0, sip_port=0, data_dir=Path(sys.argv[1]))
+app = build_app(settings)
+
+
+async def start_and_stop() -> None:
+    async with app.router.lifespan_context(app):
+        pass
+
+
+asyncio.run(start_and_stop())
+loaded = [name for name in json.loads(sys.argv[3]) if name in sys.modules]
+Path(sys.argv[2]).write_text(json.dumps(loaded))
+"""
+
+
+def _fresh_interpreter(code: str, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VOLLMOND_")}
+    env.pop("DATABASE_URL", None)
+    env["PYTHONPATH"] = str(ROOT)  # this checkout, whichever the virtualenv was installed from
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _served_with(tmp_path: Path, data_dir: Path) -> list[str]:
+    """Which of NOT_AT_START a fresh interpreter had imported after it imported what `vollmond
+    serve` imports and started and stopped the service (web only) on `data_dir`."""
+    out = tmp_path / "loaded.json"
+    _fresh_interpreter(SERVE_AND_REPORT, str(data_dir), str(out), json.dumps(NOT_AT_START))
+    loaded: list[str] = json.loads(out.read_text())
+    return loaded
+
+
+def test_a_serving_process_imports_no_feature_before_it_is_used(tmp_path: Path) -> None:
+    """The first start migrates (Alembic, as it must); a restart on the migrated database and
+    a web-only service import neither Alembic, nor aiortc and PyAV, nor the telephone."""
+    data_dir = tmp_path / "data"
+    assert _served_with(tmp_path, data_dir) == ["alembic"]  # the migrations ran
+    assert _served_with(tmp_path, data_dir) == []
+
+
+PRELOAD_AND_REPORT = """
+import importlib, json, os, sys, threading
+
+def fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+before = fds()
+from vollmond.workers import WORKER_PRELOAD
+
+for name in WORKER_PRELOAD:
+    importlib.import_module(name)
+report = {
+    "threads": [thread.name for thread in threading.enumerate()],
+    "new_fds": sorted(fds() - before),
+}
+with open(sys.argv[1], "w") as out:
+    json.dump(report, out)
+"""
+
+
+def test_the_workers_forkserver_only_imports(tmp_path: Path) -> None:
+    """The workers are forked from a forkserver that imported WORKER_PRELOAD: importing it must
+    start no thread and open no file, socket or event loop (an epoll descriptor), or every
+    worker would inherit them."""
+    out = tmp_path / "report.json"
+    _fresh_interpreter(PRELOAD_AND_REPORT, str(out))
+    report = json.loads(out.read_text())
+    assert report == {"threads": ["MainThread"], "new_fds": []}

@@ -22,7 +22,7 @@ from tests.service.support import running_service
 from vollmond.phone.service import start_phone
 from vollmond.phone.sip.uas import UasConfig
 from vollmond.service.config import Settings
-from vollmond.voice.webrtc import BrowserVoice
+from vollmond.voice.browser import BrowserVoice
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from vollmond.engine.standard.commands import AnswerCall, PhaseTimeout, PlaceCal
 from vollmond.engine.standard.queries import night_room
 from vollmond.engine.standard.types import Phase
 from vollmond.phone.media import Int16Array
-from vollmond.voice.webrtc import BrowserVoice
+from vollmond.voice.browser import BrowserVoice
 
 HEARD = 1000.0  # a 6000-amplitude tone through Opus or G.711; under the whole suite one
 # spectator's loudest quarter second measured 1419 (late frames in each); silence is below 60

@@ -24,6 +24,7 @@ from tests.voice.test_signalling import game_with_tokens
 from vollmond.service.config import Settings, read_config
 from vollmond.settings.toml import ConfigError
 from vollmond.settings.voice import VoiceSettings
+from vollmond.voice.webrtc import rtc_configuration
 
 SECRET = "a-shared-secret-for-coturn"
 TURN = ("turn:turn.example.org:3478?transport=udp", "turns:turn.example.org:5349")
@@ -65,9 +66,10 @@ async def test_the_page_gets_turn_servers_with_a_fresh_time_limited_credential(
         assert not coturn_accepts(turn, now + 601)  # expired: coturn refuses it
         # The service's own peer asks the same TURN servers with a credential of its own.
         assert service.app is not None
-        own = service.app.state.voice.configuration().iceServers
+        own = rtc_configuration(service.app.state.voice).iceServers
+        assert own is not None
         assert [s.urls for s in own] == [stun["urls"], list(TURN)]
-        assert own[1].username.endswith(":vollmond-service")
+        assert str(own[1].username).endswith(":vollmond-service")
         assert coturn_accepts({"username": own[1].username, "credential": own[1].credential}, now)
 
 

@@ -19,8 +19,8 @@ from vollmond.engine.standard import GameOptions
 from vollmond.service.config import Settings, read_config
 from vollmond.settings.toml import ConfigError
 from vollmond.settings.voice import IceServer, VoiceSettings
+from vollmond.voice.browser import BrowserVoice
 from vollmond.voice.rooms import VoiceRooms
-from vollmond.voice.webrtc import BrowserVoice
 
 
 @pytest.fixture

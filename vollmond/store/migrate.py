@@ -4,22 +4,29 @@ Alembic is configured from code so that an installed service needs no `alembic.i
 working-directory assumptions. Operators can run `python -m vollmond.store`; developers
 can use the Alembic CLI with
 `vollmond/store/migrations/alembic.ini`.
+
+Alembic itself is imported only when a migration runs: a database already at the head (every
+restart, every worker of `--workers`) is recognised from the scripts' source
+(`scripts_head`), without Alembic's imports or executing every script (docs/decisions.md,
+"Start-up").
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy import URL, Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from vollmond.store.db import Sessions, create_engine, make_sessionmaker
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -30,6 +37,9 @@ _MIGRATION_LOCK_KEY = 0x766F6C6C6D6F6E64  # "vollmond"
 
 def alembic_config() -> Config:
     """An Alembic config pointing at the packaged migrations, independent of the cwd."""
+    # Alembic (0.1 s of CPU to import) only where it is used (start-up cost, issue 16).
+    from alembic.config import Config  # noqa: PLC0415
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     return config
@@ -37,8 +47,57 @@ def alembic_config() -> Config:
 
 @functools.cache
 def head_revision() -> str | None:
-    """The newest revision of the packaged migrations (read once per process)."""
+    """The newest revision of the packaged migrations (read once per process): from the
+    scripts' source, or, should they ever not form one chain, as Alembic finds it."""
+    head = scripts_head(MIGRATIONS_DIR / "versions")
+    if head is not None:
+        return head
+    from alembic.script import ScriptDirectory  # noqa: PLC0415 - see scripts_head
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def scripts_head(versions: Path) -> str | None:
+    """The head of the revision scripts in `versions`, from each script's literal `revision`
+    and `down_revision` (parsed, not executed), when they form one unbranched chain; None for
+    anything else (no scripts, a value that is not a literal, a branch, a merge, a gap), which
+    `head_revision` leaves to Alembic. Alembic would import every script (and itself) to
+    answer the same.
+    """
+    parents: dict[str, str | None] = {}
+    for path in sorted(versions.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        values = _literals(path.read_text(encoding="utf-8"))
+        revision, parent = values.get("revision"), values.get("down_revision", ...)
+        if not isinstance(revision, str) or not (parent is None or isinstance(parent, str)):
+            return None
+        if revision in parents:
+            return None
+        parents[revision] = parent
+    child_of = {parent: revision for revision, parent in parents.items()}
+    if len(child_of) != len(parents):
+        return None  # two scripts on one parent: a branch, or two first revisions
+    chain = [child_of[None]] if None in child_of else []
+    while chain and chain[-1] in child_of and len(chain) <= len(parents):
+        chain.append(child_of[chain[-1]])
+    return chain[-1] if chain and len(chain) == len(parents) else None
+
+
+def _literals(source: str) -> dict[str, object]:
+    """The module-level names `source` assigns a literal (`x = "a"`, `x: str = "a"`)."""
+    found: dict[str, object] = {}
+    for node in ast.parse(source).body:
+        target: ast.expr
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+            found[target.id] = value.value
+    return found
 
 
 def _current_revision(connection: Connection) -> str | None:
@@ -53,12 +112,16 @@ def _upgrade(connection: Connection, revision: str) -> None:
     # compile every migration script to find nothing to do.
     if revision == "head" and _current_revision(connection) == head_revision():
         return
+    from alembic import command  # noqa: PLC0415 - Alembic when a migration runs
+
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, revision)
 
 
 def _downgrade(connection: Connection, revision: str) -> None:
+    from alembic import command  # noqa: PLC0415 - Alembic when a migration runs
+
     config = alembic_config()
     config.attributes["connection"] = connection
     command.downgrade(config, revision)

@@ -10,8 +10,9 @@ the browser hears comes from anywhere else, so secrecy stays the routing table's
 never decides who hears what, and a peer is bound for its whole life to the listener its
 WebSocket proved (seat token or spectator) — a reload makes a new peer, never reuses one.
 
-:class:`BrowserVoice` is the service side: it answers offers, keeps the peers and drives them
-all from one 20 ms clock (:class:`VoiceClock`), as the telephone's media ticker does.
+The service side, :class:`~vollmond.voice.browser.BrowserVoice`, answers offers, keeps the peers
+and drives them all from one 20 ms clock, as the telephone's media ticker does; it imports this
+module (aiortc, PyAV) with its first peer.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ import asyncio
 import contextlib
 import fractions
 import queue
-import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import av
 import numpy as np
@@ -40,54 +39,24 @@ from aiortc.mediastreams import MediaStreamError
 from aiortc.rtcconfiguration import RTCIceTransportPolicy
 from aiortc.sdp import candidate_from_sdp
 
-from vollmond.engine.ruleset import SPECTATORS, Listener
-from vollmond.settings.voice import VoiceSettings
-from vollmond.voice.conference import ConferenceSeat
-from vollmond.voice.frames import FRAME_SAMPLES, FRAME_SECONDS, SAMPLE_RATE, Int16Array
+from vollmond.voice.browser import LineId, MutedCheck, StatusCallback, VoiceError
+from vollmond.voice.frames import FRAME_SAMPLES, SAMPLE_RATE, Int16Array
 from vollmond.voice.mixer import SPEAKING_RMS
 from vollmond.voice.opus import NarrowbandDecoder, NarrowbandEncoder
 from vollmond.voice.ports import limit_ports
-from vollmond.voice.rooms import VoiceRooms
-from vollmond.voice.turn import turn_credential
+
+if TYPE_CHECKING:
+    from vollmond.voice.browser import BrowserVoice
 
 log = structlog.get_logger(__name__)
 
 #: Frames the outgoing queue holds before the oldest is dropped (a slow sender loses audio,
 #: it never builds up delay).
 OUT_QUEUE = 5
-#: A clock this many ticks late catches up tick by tick (as the telephone's RtpClock does);
-#: later than that, the missed ticks are skipped.
-MAX_LAG_TICKS = 5
 #: Ticks per status check (speaking houses and room, sent only when they change): 200 ms.
 STATUS_TICKS = 10
 #: Codecs the service takes, best first: Opus, then G.711 (what the telephone speaks).
 CODECS = ("audio/opus", "audio/PCMU", "audio/PCMA")
-
-#: Told the peer's status for the page: {"room": ..., "other": ..., "speaking": [...]}.
-StatusCallback = Callable[[dict[str, Any]], None]
-#: Asked for every 20 ms of the browser's voice: is its speaker muted by a moderator now (O5)?
-#: Must answer from memory (the service's enforcer keeps a per-person cache).
-MutedCheck = Callable[[], bool]
-
-
-class VoiceError(Exception):
-    """An offer or candidate the service cannot take; ``code`` goes back to the client."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass(frozen=True, slots=True)
-class LineId:
-    """Whose line a peer is: the game, the listener (seat or spectators), the source seat."""
-
-    game_id: str
-    listener: Listener
-    seat: int | None  # None: a spectator feeds no room
-    # A conference room's line (X2): the room's own voice instead of a game's room; the
-    # room decides per frame whether the member is heard (talking, not muted).
-    conference: ConferenceSeat | None = None
 
 
 #: The time base of the mix's timestamps (one sample at 8 kHz), made once.
@@ -255,7 +224,7 @@ class BrowserPeer:
         self.line = line
         self.on_status = on_status
         self.muted = muted
-        self.pc = RTCPeerConnection(voice.configuration())
+        self.pc = RTCPeerConnection(rtc_configuration(voice))
         self.track = MixTrack()
         self.pc.addTrack(self.track)
         self.closed = False
@@ -463,160 +432,13 @@ def _audio_codecs() -> list[Any]:
     return list(RTCRtpSender.getCapabilities("audio").codecs)
 
 
-class VoiceClock:
-    """One 20 ms clock for every peer, on an absolute schedule, so the wake-ups do not grow
-    with the number of peers. A little late, it catches up (a busy event loop loses no audio);
-    after a stall of more than MAX_LAG_TICKS it skips, never bursting a backlog."""
-
-    def __init__(self, on_tick: Callable[[], None]) -> None:
-        self._on_tick = on_tick
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-
-    def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self._task = None
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        index = 0
-        while True:
-            index += 1
-            due = start + index * FRAME_SECONDS
-            await asyncio.sleep(max(0.0, due - loop.time()))
-            late = int((loop.time() - due) / FRAME_SECONDS)
-            if late > MAX_LAG_TICKS:
-                index += late  # after a stall: the next tick on schedule, no burst
-            try:
-                self._on_tick()
-            except Exception:
-                log.exception("voice_tick_failed")
-
-
-class BrowserVoice:
-    """The service's WebRTC side: answers offers and drives every peer's line."""
-
-    def __init__(self, rooms: VoiceRooms, settings: VoiceSettings | None = None) -> None:
-        self.rooms = rooms
-        self.settings = settings or VoiceSettings()
-        self.peers: dict[BrowserPeer, None] = {}
-        self.clock = VoiceClock(self._tick)
-        self.ticks = 0
-        self.tick_seconds = 0.0  # time spent in ticks (for the benchmark)
-
-    def ice_servers(self, name: str) -> list[dict[str, Any]]:
-        """The operator's STUN/TURN servers, and the TURN servers of ``turn_urls`` with a
-        fresh time-limited credential for ``name`` (coturn's ``use-auth-secret``)."""
-        settings = self.settings
-        servers: list[dict[str, Any]] = [
-            {
-                "urls": list(s.urls),
-                **({"username": s.username} if s.username else {}),
-                **({"credential": s.credential} if s.credential else {}),
-            }
-            for s in settings.ice_servers
-        ]
-        if settings.turn_urls:
-            cred = turn_credential(settings.turn_secret, name, time.time(), settings.turn_ttl_s)
-            servers.append(
-                {
-                    "urls": list(settings.turn_urls),
-                    "username": cred.username,
-                    "credential": cred.password,
-                }
-            )
-        return servers
-
-    def configuration(self) -> RTCConfiguration:
-        """No ICE servers unless the operator names some (aiortc would ask Google's)."""
-        servers = [
-            RTCIceServer(s["urls"], s.get("username"), s.get("credential"))
-            for s in self.ice_servers("vollmond-service")
-        ]
-        policy = RTCIceTransportPolicy.RELAY if self.settings.relay_only else None
-        if policy is None:
-            return RTCConfiguration(iceServers=servers)
-        return RTCConfiguration(iceServers=servers, iceTransportPolicy=policy)
-
-    def client_config(self, name: str = "vollmond") -> dict[str, Any]:
-        """What the page needs to open its peer connection (sent in `welcome.voice`);
-        ``name`` is the TURN user the time-limited credential is made for (game and seat)."""
-        return {
-            "enabled": self.settings.enabled,
-            "ice_servers": self.ice_servers(name),
-            "relay_only": self.settings.relay_only,
-        }
-
-    def publish(self, sdp: str) -> str:
-        """Add the public address (a 1:1 NAT) to every IPv4 host candidate of an answer."""
-        public = self.settings.public_address
-        if not public:
-            return sdp
-        lines = []
-        for line in sdp.split("\r\n"):
-            lines.append(line)
-            bits = line.split()
-            if line.startswith("a=candidate:") and "host" in bits[7:8] and ":" not in bits[4]:
-                nat = [*bits]
-                nat[0] = "a=candidate:" + "nat" + bits[0].removeprefix("a=candidate:")
-                nat[4] = public
-                nat[7] = "srflx"
-                lines.append(" ".join([*nat[:8], "raddr", bits[4], "rport", bits[5]]))
-        return "\r\n".join(lines)
-
-    async def open(
-        self,
-        line: LineId,
-        offer_sdp: str,
-        on_status: StatusCallback | None = None,
-        muted: MutedCheck | None = None,
-    ) -> tuple[BrowserPeer, str]:
-        """A new peer for ``line`` answering ``offer_sdp``; ``muted`` keeps a moderator's mute
-        (its speaker's voice stays out of the rooms while it answers True)."""
-        if not self.settings.enabled:
-            raise VoiceError("voice_disabled", "browser voice is switched off on this service")
-        if len(self.peers) >= self.settings.max_peers:
-            raise VoiceError("voice_full", "too many voice connections on this service")
-        peer = BrowserPeer(self, line, on_status, muted)
-        self.peers[peer] = None
-        try:
-            sdp = await peer.answer(offer_sdp)
-        except BaseException:
-            await peer.close()
-            raise
-        self.clock.start()
-        log.info("voice_peer_opened", game=line.game_id, seat=line.seat)
-        return peer, sdp
-
-    def forget(self, peer: BrowserPeer) -> None:
-        self.peers.pop(peer, None)
-        self.rooms.attach(peer, None)
-        if self.rooms.relay is not None:
-            self.rooms.relay.unlink(peer)
-        if not self.peers:
-            self.clock.stop()
-
-    def _tick(self) -> None:
-        began = time.perf_counter()
-        self.ticks += 1
-        for peer in list(self.peers):
-            try:
-                peer.tick()
-            except Exception:
-                log.exception("voice_peer_tick_failed", game=peer.line.game_id)
-        self.tick_seconds += time.perf_counter() - began
-
-    async def close(self) -> None:
-        for peer in list(self.peers):
-            await peer.close()
-        self.clock.stop()
-
-
-def listener_of(seat: int | None) -> Listener:
-    """The row a WebSocket's viewer hears: its seat, or the spectators'."""
-    return SPECTATORS if seat is None else seat
+def rtc_configuration(voice: BrowserVoice) -> RTCConfiguration:
+    """No ICE servers unless the operator names some (aiortc would ask Google's)."""
+    servers = [
+        RTCIceServer(s["urls"], s.get("username"), s.get("credential"))
+        for s in voice.ice_servers("vollmond-service")
+    ]
+    policy = RTCIceTransportPolicy.RELAY if voice.settings.relay_only else None
+    if policy is None:
+        return RTCConfiguration(iceServers=servers)
+    return RTCConfiguration(iceServers=servers, iceTransportPolicy=policy)

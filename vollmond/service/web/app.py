@@ -75,8 +75,8 @@ from vollmond.store import (
 from vollmond.store.db import Sessions as StoreSessions
 from vollmond.store.db import database_answers
 from vollmond.store.hashing import invitation_key
+from vollmond.voice.browser import BrowserVoice
 from vollmond.voice.rooms import VoiceRooms
-from vollmond.voice.webrtc import BrowserVoice
 from vollmond.worlds import LANGUAGES, load_worlds
 
 log = structlog.get_logger(__name__)

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 from starlette.types import Message
@@ -57,8 +57,11 @@ from vollmond.service.web.limits import (
 )
 from vollmond.service.web.moderation_api import same_origin
 from vollmond.store.db import StoreBusyError
-from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError, listener_of
+from vollmond.voice.browser import BrowserVoice, LineId, VoiceError, listener_of
 from vollmond.worlds import World, get_world
+
+if TYPE_CHECKING:
+    from vollmond.voice.webrtc import BrowserPeer
 
 log = structlog.get_logger(__name__)
 OUTBOX_LIMIT = 1000

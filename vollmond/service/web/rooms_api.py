@@ -33,7 +33,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 from starlette.applications import Starlette
@@ -71,9 +71,12 @@ from vollmond.service.web.error_catalogue import error_text
 from vollmond.service.web.limits import preferred_language
 from vollmond.store.accounts import get_account
 from vollmond.store.owners import Owner
+from vollmond.voice.browser import BrowserVoice, LineId, VoiceError
 from vollmond.voice.conference import ConferenceSeat
-from vollmond.voice.webrtc import BrowserPeer, BrowserVoice, LineId, VoiceError
 from vollmond.worlds import LANGUAGES, get_world, world_ids
+
+if TYPE_CHECKING:
+    from vollmond.voice.webrtc import BrowserPeer
 
 #: A browser member who has not asked for the room this long has left it (page closed).
 STALE_S: Final = 30.0
