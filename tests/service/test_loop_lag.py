@@ -45,6 +45,14 @@ def _ticks_at_least(metrics_text: str, lag_s: float, name: str = NAME) -> float:
     return total - below
 
 
+def _lag_sum(metrics_text: str) -> float:
+    """The seconds of lag the served histogram has summed so far."""
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name == NAME:
+            return next(s.value for s in family.samples if s.name == f"{NAME}_sum")
+    raise AssertionError("no loop lag in the metrics")
+
+
 def _histogram() -> Histogram:
     return Histogram("lag_seconds", "test", buckets=BUCKETS_S, registry=CollectorRegistry())
 
@@ -59,12 +67,14 @@ async def test_a_blocked_loop_is_one_late_tick_of_its_length() -> None:
         await asyncio.sleep(0.1)
     finally:
         lag.stop()
-    assert before < STALL_S / 2
-    assert STALL_S - 0.03 <= lag.worst_s < STALL_S + 0.2
+    assert before < STALL_S - 0.05  # the worst lag so far was not yet the stall
+    assert STALL_S - 0.03 <= lag.worst_s < STALL_S + 0.3
     (family,) = lag.histogram.collect()
-    # One stall is one late tick: the next is due an interval after the late one ran.
     over = {float(s.labels["le"]): s.value for s in family.samples if s.name.endswith("_bucket")}
-    assert over[0.25] == over[float("inf")] - 1  # exactly one tick above 0.25 s
+    # One stall is one late tick: the next is due an interval after the late one ran (were
+    # it due an interval after the late one was due, the stall would count ~15 times). A
+    # second may come from the machine itself, under a whole suite's load.
+    assert 1 <= over[float("inf")] - over[0.25] <= 2
 
 
 async def test_a_stalled_service_loop_shows_in_its_metrics(
@@ -79,15 +89,17 @@ async def test_a_stalled_service_loop_shows_in_its_metrics(
         running_service(database[0], settings, extra_routes=[Route("/stall", stall)]) as service,
         httpx.AsyncClient(base_url=service.base_url) as http,
     ):
-        assert _ticks_at_least((await http.get("/metrics")).text, 0.25) == 0
+        before = (await http.get("/metrics")).text  # a loaded machine may have stalled it too
         assert (await http.get("/stall")).text == "stalled"
         for _ in range(200):  # the late tick is recorded when it runs; the next ones follow
             text = (await http.get("/metrics")).text
-            if _ticks_at_least(text, 0.25) >= 1 and _ticks_at_least(text, 0.0) >= 3:
+            late = _ticks_at_least(text, 0.25) - _ticks_at_least(before, 0.25)
+            if late >= 1 and _ticks_at_least(text, 0.0) >= _ticks_at_least(before, 0.0) + 3:
                 break
             await asyncio.sleep(0.02)
-        assert _ticks_at_least(text, 0.25) == 1
-        assert _ticks_at_least(text, 0.0) >= 3  # and the loop is sampled on after it
+        assert late >= 1
+        assert _lag_sum(text) - _lag_sum(before) >= STALL_S - 0.1  # the stall, at its length
+        assert _ticks_at_least(text, 0.0) >= _ticks_at_least(before, 0.0) + 3  # sampled on
 
 
 async def test_an_accepted_command_shows_its_log_wait_in_the_metrics(
