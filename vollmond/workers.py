@@ -30,7 +30,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -204,27 +203,12 @@ def tune_gc() -> None:
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, oldest)
 
 
-# The event loop's thread and the log writer's thread (SQLite: each batch is one call in a
-# thread of its own, service/logwriter.py) share the GIL. While the loop is busy (a burst of
-# phase ends, a fan-out) the writer gets the GIL back only when the loop is made to give it
-# up, every switch interval, and a batch gives it up at every row it hands to SQLite: at
-# 5 ms, the default, a batch of 40 rows waited up to 120 ms for its commit beside a busy
-# thread, at 1 ms up to 35 ms (docs/decisions.md, "Where the slowest commands waited").
-SWITCH_INTERVAL_S = 0.001
-
-
-def tune_switch_interval() -> None:
-    """Before serving: threads that wait for the GIL get it within a millisecond."""
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-
-
 def serve_on(app: Any, sockets: list[socket.socket], handoff: SocketHandoff | None = None) -> None:
     """Serve `app` with the service's uvicorn options on listening `sockets`, until a signal;
     with `handoff`, a game's WebSocket goes on to the worker that owns the game."""
     import uvicorn  # noqa: PLC0415 - only the processes that serve need it
 
     tune_gc()
-    tune_switch_interval()
     config = uvicorn.Config(app, **UVICORN_OPTIONS)
     if handoff is None:
         uvicorn.Server(config).run(sockets=sockets)
