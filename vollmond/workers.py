@@ -80,8 +80,8 @@ WORKER_PRELOAD = (
     "vollmond.service.shards.uvicorn_handoff",  # and uvicorn
     *ruleset_modules(),  # every hub loads the rule sets as it starts
 )
-"""What every worker imports before it serves: imported once, by the forkserver the workers
-are forked from (`_supervise`), instead of by each worker again. Importing these starts no
+"""What every worker imports before it serves (a forkserver that imported it once was tried
+and taken back: `_supervise`). Importing these starts no
 Python thread or event loop and opens no socket or file (tests/test_architecture.py), so a
 fork inherits modules only; numpy's OpenBLAS starts its native thread pool on import, and
 stops it before a fork and starts it again after (pthread_atfork), as with any fork."""
@@ -272,12 +272,11 @@ async def _supervise(
 ) -> int:
     broker = Broker(bus_path)
     await broker.start()
-    # Forked from a forkserver that imported what they import once (WORKER_PRELOAD), each
-    # worker starts with 0.2-0.3 CPU s instead of 1.3-1.6 s spawned, importing everything
-    # again (issue 16). The forkserver is a fresh interpreter (nothing of this process, its
-    # loop, bus or sockets, is in it); it only imports, then forks a worker per request.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(WORKER_PRELOAD))
+    # Spawned, each importing everything again. Forking them from a forkserver that imported
+    # WORKER_PRELOAD once saved 1.1-1.3 CPU s a worker, but was taken back at the end of
+    # session 15: whole suites with it missed a real-audio level across workers in 2 of 3
+    # runs (docs/decisions.md, "Start-up"); kept out until that is understood.
+    context = multiprocessing.get_context("spawn")
     workers: list[BaseProcess] = []
     try:
         for index, node in enumerate(nodes):
