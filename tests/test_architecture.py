@@ -438,33 +438,3 @@ def test_a_serving_process_imports_no_feature_before_it_is_used(tmp_path: Path) 
     data_dir = tmp_path / "data"
     assert _served_with(tmp_path, data_dir) == ["alembic"]  # the migrations ran
     assert _served_with(tmp_path, data_dir) == []
-
-
-PRELOAD_AND_REPORT = """
-import importlib, json, os, sys, threading
-
-def fds() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
-
-before = fds()
-from vollmond.workers import WORKER_PRELOAD
-
-for name in WORKER_PRELOAD:
-    importlib.import_module(name)
-report = {
-    "threads": [thread.name for thread in threading.enumerate()],
-    "new_fds": sorted(fds() - before),
-}
-with open(sys.argv[1], "w") as out:
-    json.dump(report, out)
-"""
-
-
-def test_the_workers_forkserver_only_imports(tmp_path: Path) -> None:
-    """The workers are forked from a forkserver that imported WORKER_PRELOAD: importing it must
-    start no thread and open no file, socket or event loop (an epoll descriptor), or every
-    worker would inherit them."""
-    out = tmp_path / "report.json"
-    _fresh_interpreter(PRELOAD_AND_REPORT, str(out))
-    report = json.loads(out.read_text())
-    assert report == {"threads": ["MainThread"], "new_fds": []}

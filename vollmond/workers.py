@@ -39,7 +39,6 @@ from typing import Any
 
 import structlog
 
-from vollmond.engine.ruleset import ruleset_modules
 from vollmond.service.config import Settings
 from vollmond.service.hub import Hub
 from vollmond.service.shards.localbus import Broker, LocalTransport
@@ -72,19 +71,6 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "ws_ping_interval": None,
 }
 STOP_WAIT_S = 30.0
-WORKER_PRELOAD = (
-    "vollmond.cli",  # the command: a worker runs its main module again (as __mp_main__)
-    __name__,  # run_worker, and what it imports before it serves:
-    "vollmond.server",
-    "vollmond.service.logs",
-    "vollmond.service.shards.uvicorn_handoff",  # and uvicorn
-    *ruleset_modules(),  # every hub loads the rule sets as it starts
-)
-"""What every worker imports before it serves (a forkserver that imported it once was tried
-and taken back: `_supervise`). Importing these starts no
-Python thread or event loop and opens no socket or file (tests/test_architecture.py), so a
-fork inherits modules only; numpy's OpenBLAS starts its native thread pool on import, and
-stops it before a fork and starts it again after (pthread_atfork), as with any fork."""
 
 
 def default_workers() -> int:
@@ -273,9 +259,9 @@ async def _supervise(
     broker = Broker(bus_path)
     await broker.start()
     # Spawned, each importing everything again. Forking them from a forkserver that imported
-    # WORKER_PRELOAD once saved 1.1-1.3 CPU s a worker, but was taken back at the end of
-    # session 15: whole suites with it missed a real-audio level across workers in 2 of 3
-    # runs (docs/decisions.md, "Start-up"); kept out until that is understood.
+    # their modules once saved 1.1-1.3 CPU s a worker, but was taken back in session 15: whole
+    # suites with it missed a real-audio level across workers in 2 of 3 runs
+    # (docs/decisions.md, "Start-up").
     context = multiprocessing.get_context("spawn")
     workers: list[BaseProcess] = []
     try:

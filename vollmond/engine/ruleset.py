@@ -428,11 +428,6 @@ def ruleset_ids() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def ruleset_modules() -> tuple[str, ...]:
-    """The modules of the registered rule sets (what `load_rulesets` imports)."""
-    return tuple(_REGISTRY.values())
-
-
 def load_rulesets() -> None:
     """Import every registered rule set now. A service calls it as it starts: imported on
     first use instead, a caller's first choice of another rule set held that process's event
