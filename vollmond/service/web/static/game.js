@@ -838,15 +838,28 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
 
   const CHIMES = { night: 220, day: 523, vote: 392, death: 196, banished: 247, over: 659 };
 
+  // One audio context for the page's chimes, suspended between them: a context renders (a
+  // thread, a buffer every few milliseconds) for as long as it is open, so one per chime, never
+  // closed, kept a phone working for every chime of the game.
+  let chimeAudio = null;
+  let chiming = 0;
+
   function chime(kind) {
     if (!soundOn() || !CHIMES[kind]) return;
     try {
-      const audio = new AudioContext();
+      chimeAudio ??= new AudioContext();
+      const audio = chimeAudio;
+      if (audio.state === "suspended") audio.resume().catch(() => {});
       const osc = audio.createOscillator();
       const gain = audio.createGain();
       osc.frequency.value = CHIMES[kind];
       gain.gain.value = 0.04;
       osc.connect(gain).connect(audio.destination);
+      chiming += 1;
+      osc.onended = () => {
+        chiming -= 1;
+        if (chiming === 0) audio.suspend().catch(() => {});
+      };
       osc.start();
       osc.stop(audio.currentTime + 0.25);
     } catch {
