@@ -71,29 +71,47 @@ def free_ports(count: int, kind: int = socket.SOCK_STREAM) -> int:
 
 
 @dataclass(frozen=True)
-class WorkerPort(Loopback):
-    """One worker's own port (`vollmond serve --workers N --worker-port-base P`)."""
+class WorkerPort:
+    """One worker's own port (`vollmond serve --workers N --worker-port-base P`): read from
+    its server each time, since a start that lost a port to another process is tried again on
+    other ports."""
 
-    port: int
+    server: ServerProcess = field(compare=False)
+    index: int
+
+    @property
+    def port(self) -> int:
+        assert self.server.worker_port_base is not None, "a server without workers' ports"
+        return self.server.worker_port_base + self.index
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
 
 
 PORT_ATTEMPTS = 3
 
 
 class PortTakenError(Exception):
-    """Another process bound the web port `free_port` had found free before the server did."""
+    """Another process bound a port (the web port, a worker's own) that was found free
+    before the server bound it."""
 
 
-def _lost_the_port(log: str, port: int) -> bool:
-    """Whether the server's log shows it exited because its web port was taken: the bind
-    failed, and some other socket holds the port now."""
+def _lost_a_port(log: str, ports: Sequence[int]) -> bool:
+    """Whether the server's log shows it exited because one of its ports was taken: the bind
+    failed, and some other socket holds one of them now."""
     if "Address already in use" not in log:
         return False
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return True
+    for port in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                return True
     return False
 
 
@@ -116,6 +134,10 @@ class ServerProcess(Loopback):
     sip_port: int = 0
     #: The operator's settings file (`--config`), if any.
     config: Path | None = None
+    #: With `--workers N`: that many workers, each also alone on a port of its own from
+    #: `worker_port_base` (`--worker-port-base`; found free, again at a retried start).
+    worker_ports: int = 0
+    worker_port_base: int | None = None
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     _log: IO[bytes] | None = None
@@ -141,7 +163,13 @@ class ServerProcess(Loopback):
                     raise
                 self.kill()
                 self.port = free_port()
+                if self.worker_ports:
+                    self.worker_port_base = free_ports(self.worker_ports)
         raise AssertionError("unreachable")
+
+    def _own_ports(self) -> list[int]:
+        base = self.worker_port_base
+        return [self.port, *(() if base is None else range(base, base + self.worker_ports))]
 
     async def _start_once(self, ready: Sequence[Endpoint]) -> float:
         assert self.process is None, "already running"
@@ -157,7 +185,12 @@ class ServerProcess(Loopback):
         args += ["--sip-port", str(self.sip_port)]
         if self.config is not None:
             args += ["--config", str(self.config)]
-        if "--workers" not in self.extra_args:
+        if self.worker_ports:
+            if self.worker_port_base is None:
+                self.worker_port_base = free_ports(self.worker_ports)
+            args += ["--workers", str(self.worker_ports)]
+            args += ["--worker-port-base", str(self.worker_port_base)]
+        elif "--workers" not in self.extra_args:
             args += ["--workers", "1"]  # one process unless the test is about workers
         args += list(self.extra_args)
         self.process = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT)
@@ -168,7 +201,7 @@ class ServerProcess(Loopback):
         async with httpx.AsyncClient(timeout=2) as http:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
-                    if _lost_the_port(own_log.read_text(errors="replace"), self.port):
+                    if _lost_a_port(own_log.read_text(errors="replace"), self._own_ports()):
                         raise PortTakenError(self.port)
                     raise RuntimeError(f"vollmond serve exited early:\n{self.log_text()}")
                 said_ready = said_ready or '"service_ready"' in own_log.read_text(errors="replace")
@@ -374,14 +407,8 @@ def workers_server(
     """`vollmond serve --workers N` (not yet started) with worker i also alone on a port of
     its own, so a test decides which worker each client reaches; `options` as ServerProcess
     takes them (database, SIP port, config)."""
-    base = free_ports(workers)
-    server = ServerProcess(
-        data_dir,
-        extra_args=["--workers", str(workers), "--worker-port-base", str(base)],
-        start_timeout_s=120.0,
-        **options,
-    )
-    return server, [WorkerPort(base + i) for i in range(workers)]
+    server = ServerProcess(data_dir, worker_ports=workers, start_timeout_s=120.0, **options)
+    return server, [WorkerPort(server, i) for i in range(workers)]
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:

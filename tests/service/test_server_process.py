@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import signal
+import socket
 from pathlib import Path
 
-from tests.service.process import ServerProcess
+import httpx
+
+from tests.service.process import ServerProcess, free_ports, workers_server
 
 
 async def test_a_server_whose_web_port_was_taken_meanwhile_starts_on_another(
@@ -30,3 +33,26 @@ async def test_a_server_whose_web_port_was_taken_meanwhile_starts_on_another(
             server.kill(signal.SIGTERM)
     finally:
         other.kill(signal.SIGTERM)
+
+
+async def test_a_server_whose_workers_port_was_taken_meanwhile_starts_on_others(
+    tmp_path: Path,
+) -> None:
+    """The same for a worker's own port (`--worker-port-base`): another process holds the
+    second worker's port; the supervisor exits on the bind and the start is tried again on
+    other ports, which the test's worker endpoints follow."""
+    server, workers = workers_server(tmp_path / "data", 2)
+    server.worker_port_base = free_ports(2)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", server.worker_port_base + 1))
+        holder.listen()
+        taken = server.worker_port_base + 1
+        await server.start(ready=workers)
+        try:
+            assert server.starts == 2 and workers[1].port != taken
+            assert "Address already in use" in server.log_text()
+            async with httpx.AsyncClient(timeout=5) as http:
+                for worker in workers:
+                    assert (await http.get(worker.base_url + "/healthz")).status_code == 200
+        finally:
+            server.kill(signal.SIGTERM)
