@@ -407,7 +407,15 @@ def workers_server(
     """`vollmond serve --workers N` (not yet started) with worker i also alone on a port of
     its own, so a test decides which worker each client reaches; `options` as ServerProcess
     takes them (database, SIP port, config)."""
-    server = ServerProcess(data_dir, worker_ports=workers, start_timeout_s=120.0, **options)
+    server = ServerProcess(
+        data_dir,
+        worker_ports=workers,
+        worker_port_base=free_ports(workers),
+        start_timeout_s=120.0,
+        **options,
+    )
+    # A client made before the start keeps these ports; one made after a retried start (which
+    # picks new ones) reaches the new.
     return server, [WorkerPort(server, i) for i in range(workers)]
 
 

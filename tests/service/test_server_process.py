@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.service.process import ServerProcess, free_ports, workers_server
+from tests.service.process import ServerProcess, workers_server
 
 
 async def test_a_server_whose_web_port_was_taken_meanwhile_starts_on_another(
@@ -42,11 +42,11 @@ async def test_a_server_whose_workers_port_was_taken_meanwhile_starts_on_others(
     second worker's port; the supervisor exits on the bind and the start is tried again on
     other ports, which the test's worker endpoints follow."""
     server, workers = workers_server(tmp_path / "data", 2)
-    server.worker_port_base = free_ports(2)
+    assert server.worker_port_base is not None
+    taken = server.worker_port_base + 1
     with socket.socket() as holder:
-        holder.bind(("127.0.0.1", server.worker_port_base + 1))
+        holder.bind(("127.0.0.1", taken))
         holder.listen()
-        taken = server.worker_port_base + 1
         await server.start(ready=workers)
         try:
             assert server.starts == 2 and workers[1].port != taken
