@@ -70,6 +70,10 @@ rc=0
 # verdict counts as much as the tests'.
 mypy > "$tmp/mypy.log" 2>&1 &
 mypy_pid=$!
+# The telephone's fixed prompts, rendered once into the run's cache before the workers start
+# (tests/prompt_cache.py): the first run's services would otherwise render them several times
+# over at once.
+python -m tests.prompt_cache
 not_audio=(--ignore="$AUDIO")
 [ "$beside" -gt 0 ] || not_audio=()
 echo "-- everything but the browser table${not_audio:+ and $AUDIO}, on $core workers"

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, settings
 import tests.prompt_cache  # noqa: F401 - sets VOLLMOND_PROMPT_CACHE for every service started
 from tests.cheap_hashing import use_cheap_hashing
 from tests.store.templates import drop_lent_schemas
+from vollmond.workers import tune_gc
 
 use_cheap_hashing()
 
@@ -130,6 +131,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return -HEAVY_FILES.get(item.nodeid.split("::", 1)[0], 0)
 
     items.sort(key=weight)  # stable: a file's tests stay together and in order
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Each test process collects its garbage as a serving process does (`tune_gc`): what
+    exists after collection (the modules, the test items) is frozen out of the collector's
+    reach, and the youngest generation is collected less often. Measured in the first run's
+    workers (gc callbacks): 26.6 CPU s in the collector of 242 with CPython's defaults, 18.1
+    of 269 with these (a tenth and a fifteenth); cycles are still collected, only later."""
+    tune_gc()
 
 
 # -- where the suite's CPU goes ------------------------------------------------------------------
