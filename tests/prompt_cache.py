@@ -28,7 +28,7 @@ def render_fixed_prompts(workers: int = 2) -> int:
     """Render the telephone's fixed prompts into the cache once, before the test processes
     start: each service with a telephone renders the missing ones at its start, and the
     first run's workers, starting such services together, rendered most of them several times
-    over (espeak-ng and sox: 31 CPU s in a whole run against about 10 s for one rendering).
+    over (espeak-ng and sox: 31 CPU s in a whole run; once, 6 CPU s).
     Returns how many prompts there are."""
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - only for this command
 

@@ -20,6 +20,21 @@ TIMEOUT_MS = 15_000
 expect.set_options(timeout=10_000)
 
 
+# Counts the page's audio contexts (`window.__audioContexts`): each one open renders, on a
+# thread of its own, until it is closed or suspended.
+COUNT_AUDIO_CONTEXTS = """(() => {
+  const Base = window.AudioContext;
+  if (!Base) return;
+  window.__audioContexts = 0;
+  window.AudioContext = class extends Base {
+    constructor(...args) {
+      super(...args);
+      window.__audioContexts += 1;
+    }
+  };
+})();"""
+
+
 @dataclass
 class Player:
     name: str
@@ -38,6 +53,7 @@ class Player:
         )
         context = browser.new_context(base_url=base, viewport=viewport, locale="de-DE")
         context.set_default_timeout(TIMEOUT_MS)
+        context.add_init_script(COUNT_AUDIO_CONTEXTS)
         page = context.new_page()
         player = cls(name, context, page)
         page.on("websocket", player._watch)

@@ -122,6 +122,9 @@ def test_the_moments_of_a_whole_game(browser: Browser, server: str, artifacts: P
         expect(seer.page).not_to_have_title(re.compile("Du bist dran"))  # nothing left to do
         expect(wolf.page.locator("#my-result")).to_have_text("Du hast gewonnen!")
         expect(doctor.page.locator("#my-result")).to_have_text("Du hast verloren.")
+        # The seer heard every chime of the game (night, death, day, vote, banishment, night,
+        # the end) from one audio context, not one each.
+        assert seer.page.evaluate("window.__audioContexts") == 1
         for player in players:
             player.assert_no_script_errors()
     finally:

@@ -1684,6 +1684,7 @@ export function mountGame(main, gameId, { spectate, ctx, worldById, announce }) 
     g.closed = true;
     voice?.destroy();
     tones.destroy();
+    chimeAudio?.close().catch(() => {});
     window.clearTimeout(pollTimer);
     window.clearInterval(tickTimer);
     window.clearInterval(g.rematchPoll);
