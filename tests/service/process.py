@@ -71,7 +71,7 @@ def free_ports(count: int, kind: int = socket.SOCK_STREAM) -> int:
 
 
 @dataclass(frozen=True)
-class WorkerPort:
+class WorkerPort(Loopback):
     """One worker's own port (`vollmond serve --workers N --worker-port-base P`): read from
     its server each time, since a start that lost a port to another process is tried again on
     other ports."""
@@ -83,14 +83,6 @@ class WorkerPort:
     def port(self) -> int:
         assert self.server.worker_port_base is not None, "a server without workers' ports"
         return self.server.worker_port_base + self.index
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
 
 PORT_ATTEMPTS = 3

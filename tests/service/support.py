@@ -15,7 +15,7 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import uvicorn
@@ -51,9 +51,13 @@ def free_port() -> int:
 
 
 class Loopback:
-    """A server on 127.0.0.1 at `port`: its HTTP and WebSocket addresses."""
+    """A server on 127.0.0.1 at `port`: its HTTP and WebSocket addresses. A subclass has the
+    port as a field, or as a property (a worker's own port, read from its server)."""
 
-    port: int
+    if TYPE_CHECKING:
+
+        @property
+        def port(self) -> int: ...
 
     @property
     def base_url(self) -> str:
