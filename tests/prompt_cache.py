@@ -24,22 +24,17 @@ PROMPT_CACHE = Path(
 )
 
 
-def render_fixed_prompts(workers: int = 2) -> int:
+def render_fixed_prompts() -> int:
     """Render the telephone's fixed prompts into the cache once, before the test processes
-    start: each service with a telephone renders the missing ones at its start, and the
-    first run's workers, starting such services together, rendered most of them several times
-    over (espeak-ng and sox: 31 CPU s in a whole run; once, 6 CPU s).
-    Returns how many prompts there are."""
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - only for this command
+    start, as a service does at its start (`prewarm`): the first run's workers, starting such
+    services together, rendered most of them several times over (espeak-ng and sox: 31 CPU s
+    in a whole run; once, 6 CPU s). Returns how many prompts there are."""
+    import asyncio  # noqa: PLC0415 - only for this command
 
-    from vollmond.phone.session.prompts.prewarm import static_prompts  # noqa: PLC0415
+    from vollmond.phone.session.prompts.prewarm import prewarm  # noqa: PLC0415
     from vollmond.phone.session.prompts.voice import EspeakVoice  # noqa: PLC0415
 
-    voice = EspeakVoice(PROMPT_CACHE)
-    prompts = static_prompts("de")
-    with ThreadPoolExecutor(workers) as pool:  # the programs run outside the GIL
-        list(pool.map(lambda text: voice.render(text, "de"), prompts))
-    return len(prompts)
+    return asyncio.run(prewarm(EspeakVoice(PROMPT_CACHE), "de"))
 
 
 if __name__ == "__main__":

@@ -78,17 +78,16 @@ class RowsInsert:
 
     def __init__(self, table: Table, dialect: sqlalchemy.Dialect) -> None:
         quote = dialect.identifier_preparer.quote
-        self.names = [column.name for column in table.columns]
-        self.processors = [column.type.bind_processor(dialect) for column in table.columns]
-        columns = ", ".join(quote(name) for name in self.names)
+        # Each column's name and the processor that binds its values (None: as they are).
+        self._columns = [(c.name, c.type.bind_processor(dialect)) for c in table.columns]
+        columns = ", ".join(quote(name) for name, _ in self._columns)
         self._head = f"INSERT INTO {dialect.identifier_preparer.format_table(table)} ({columns}) "
-        self._row = "(" + ", ".join("?" * len(self.names)) + ")"
+        self._row = "(" + ", ".join("?" * len(self._columns)) + ")"
         self._texts: dict[int, str] = {}
 
     def statements(self, rows: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
         """The statements (text, positional parameters) that insert `rows`, in order."""
         out: list[tuple[str, tuple[Any, ...]]] = []
-        pairs = list(zip(self.names, self.processors, strict=True))
         for start in range(0, len(rows), ROWS_PER_INSERT):
             chunk = rows[start : start + ROWS_PER_INSERT]
             text = self._texts.get(len(chunk))
@@ -96,10 +95,9 @@ class RowsInsert:
                 text = self._head + "VALUES " + ", ".join([self._row] * len(chunk))
                 self._texts[len(chunk)] = text
             params = tuple(
-                value if process is None else process(value)
+                row.get(name) if process is None else process(row.get(name))
                 for row in chunk
-                for name, process in pairs
-                for value in (row.get(name),)
+                for name, process in self._columns
             )
             out.append((text, params))
         return out
