@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -48,6 +49,37 @@ async def test_csrf_cookie_is_readable_by_the_page_but_same_site(
     assert "httponly" not in cookie
     token = response.cookies[CSRF_COOKIE]
     assert len(token) >= 24
+
+
+@pytest.mark.parametrize("page", ["/", "/rooms.html"])
+async def test_the_page_brings_the_csrf_token_so_its_parallel_first_requests_agree(
+    api: Callable[[], ApiClient], page: str
+) -> None:
+    """A page's first API requests go out in parallel. Had they no cookie yet, each answer
+    would hand out a token of its own, and a form sent meanwhile could echo one token while
+    its request carried the next: "the page is outdated" on sign-up. The HTML page brings the
+    token, so the requests carry it and nothing replaces it."""
+    client = api()
+    document = await client.get(page)
+    assert document.status_code == 200
+    assert "samesite=strict" in set_cookie(document, CSRF_COOKIE)
+    token = client.http.cookies[CSRF_COOKIE]
+    first = await asyncio.gather(
+        *(client.get(path) for path in ("/api/me", "/api/games", "/api/worlds", "/api/me"))
+    )
+    assert [r.headers.get_list("set-cookie") for r in first] == [[], [], [], []]
+    assert client.http.cookies[CSRF_COOKIE] == token
+    signed_up = await client.http.post(
+        "/api/signup", json={"name": "Ida", "password": PASSWORD}, headers={"X-CSRF-Token": token}
+    )
+    assert signed_up.status_code == 200, signed_up.text
+    # A browser that has its token keeps it: the next page load hands out none.
+    again = await client.get(page)
+    assert CSRF_COOKIE not in " ".join(again.headers.get_list("set-cookie"))
+
+
+async def test_a_script_or_style_hands_out_no_token(api: Callable[[], ApiClient]) -> None:
+    assert (await api().get("/util.js")).headers.get_list("set-cookie") == []
 
 
 async def test_only_an_argon2_hash_of_the_password_is_stored(

@@ -7,7 +7,11 @@ browser that logged out: a copied cookie is worthless afterwards. Every sign-in 
 token, so nothing a page learnt before carries over to the next person at the same browser.
 
 The CSRF cookie is readable by the page, which must echo it in the `X-CSRF-Token` header of
-every state-changing request, which a foreign site cannot do.
+every state-changing request, which a foreign site cannot do. A browser without one gets it
+with the HTML page itself, before any of the page's scripts run: were it handed out only by
+the API, the page's first requests, sent in parallel without a cookie, would each bring back a
+different token, and a form sent meanwhile could echo one token while its request carried the
+next (the browser tests saw "the page is outdated" on sign-up under load).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import hmac
 import secrets
 
+from starlette.datastructures import MutableHeaders
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vollmond.settings import WebSettings
 from vollmond.store import Sessions as StoreSessions
@@ -102,6 +107,13 @@ class Sessions:
             secure=self.secure(conn),
         )
 
+    def csrf_set_cookie(self, conn: HTTPConnection) -> str:
+        """A `Set-Cookie` value with a fresh CSRF token, for answers that are not a `Response`
+        built by a handler (the static HTML pages)."""
+        carrier = Response()
+        self._new_csrf(conn, carrier)
+        return carrier.headers["set-cookie"]
+
     @staticmethod
     def csrf_ok(conn: HTTPConnection) -> bool:
         cookie = conn.cookies.get(CSRF_COOKIE, "")
@@ -110,7 +122,8 @@ class Sessions:
 
 
 class SessionMiddleware:
-    """Resolves the session cookie of each HTTP request and WebSocket into an account id."""
+    """Resolves the session cookie of each HTTP request and WebSocket into an account id, and
+    hands a browser without a CSRF token one with the HTML page it loads."""
 
     def __init__(self, app: ASGIApp, sessions: Sessions) -> None:
         self.app = app
@@ -121,4 +134,18 @@ class SessionMiddleware:
         path = scope.get("path", "")
         if scope["type"] in ("http", "websocket") and path.startswith(("/api/", "/ws")):
             scope[ACCOUNT_SCOPE_KEY] = await self.sessions.resolve(HTTPConnection(scope))
+        elif scope["type"] == "http" and scope.get("method") == "GET":
+            conn = HTTPConnection(scope)
+            if CSRF_COOKIE not in conn.cookies:
+                send = self._with_csrf_on_html(conn, send)
         await self.app(scope, receive, send)
+
+    def _with_csrf_on_html(self, conn: HTTPConnection, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if headers.get("content-type", "").startswith("text/html"):
+                    headers.append("set-cookie", self.sessions.csrf_set_cookie(conn))
+            await send(message)
+
+        return sending
