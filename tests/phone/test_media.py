@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from tests.phone.helpers import UdpPeer
 from vollmond.phone.dtmf import TelephoneEvent
@@ -220,3 +221,89 @@ async def test_a_send_the_kernel_refuses_is_counted_not_queued() -> None:
         ticker._order = []
         ep.close()
     assert (ep.packets_sent, ep.packets_unsent, ticker.unsent) == (0, 2, 2)
+
+
+async def test_the_clock_makes_each_tick_ahead_and_sends_it_when_due() -> None:
+    """Making a tick's frames takes time (mixing hundreds of calls: milliseconds); made after
+    the deadline, every packet left that much late. The clock learns how long the making
+    takes and starts that much earlier, so packets leave when due; a slower tick leaves late
+    once, and from the next one on the clock starts earlier still. On a virtual clock (the
+    making's cost is added to it, the clock's waits advance it), so the figures are exact."""
+    now = [100.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    making = itertools.chain([0.005] * 10, [0.008], itertools.repeat(0.005))
+
+    def source() -> np.ndarray:
+        now[0] += next(making)  # the frame takes this long to make
+        return np.zeros(160, np.int16)
+
+    reports: list[TickReport] = []
+    ticker = MediaTicker(clock=lambda: now[0], sleep=sleep)
+    ticker.stamp = True
+    ticker.observer = reports.append
+    sink = await UdpPeer.open()
+    ep = await RtpEndpoint.open(
+        "127.0.0.1",
+        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+        lambda _: None,
+        lambda _: None,
+    )
+    ep.set_source(source)
+    ep.start(ticker)
+    try:
+        for _ in range(16):
+            await sink.recv_raw()
+    finally:
+        ep.close()
+        sink.close()
+    late_ms = [round((r.sent_at[0] - r.deadline) * 1000, 6) for r in reports[:16]]
+    # The first tick was made at its deadline (no earlier time to start from); tick 10's
+    # making took 8 ms against a lead learnt from 5 ms ones (6 ms with the margin).
+    assert late_ms == [5.0] + [0.0] * 9 + [2.0] + [0.0] * 5
+    made_before_ms = [round((r.deadline - r.started) * 1000, 1) for r in reports[1:16]]
+    assert all(5.0 < ahead <= 6.0 for ahead in made_before_ms[:9])
+    assert all(8.0 < ahead <= 9.0 for ahead in made_before_ms[10:])
+    assert [r.index for r in reports[:16]] == list(range(16))
+    assert ticker.skipped_ticks == ticker.late_ticks == 0
+
+
+async def test_the_clock_starts_at_most_ten_ms_early() -> None:
+    """A tick that takes longer than that to make leaves late rather than the audio it mixes
+    being older still."""
+    now = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    def source() -> np.ndarray:
+        now[0] += 0.015
+        return np.zeros(160, np.int16)
+
+    reports: list[TickReport] = []
+    ticker = MediaTicker(clock=lambda: now[0], sleep=sleep)
+    ticker.stamp = True
+    ticker.observer = reports.append
+    sink = await UdpPeer.open()
+    ep = await RtpEndpoint.open(
+        "127.0.0.1",
+        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+        lambda _: None,
+        lambda _: None,
+    )
+    ep.set_source(source)
+    ep.start(ticker)
+    try:
+        for _ in range(7):
+            await sink.recv_raw()
+    finally:
+        ep.close()
+        sink.close()
+    assert ticker.lead_s == pytest.approx(0.010)
+    # Ticks 0 and 1 start late (no earlier time to start from; then after tick 0's end).
+    late_ms = [round((r.sent_at[0] - r.deadline) * 1000, 6) for r in reports[:7]]
+    assert late_ms == [15.0, 10.0] + [5.0] * 5

@@ -7,7 +7,8 @@ mixing of :mod:`.mixing`. Per tick, in this order: the audio received since the 
 decoded in one batch and pushed into the rooms mixed here; every call's frame is made — for a
 call the signalling process drives, its prompt (from the clips it was sent) over its row of
 its room's copy, both on this clock; for any other call, the frame the signalling process sent
-ahead (``F``) — then all frames are encoded in one batch and sent with one ``sendto`` each; then
+ahead (``F``) — then all frames are encoded in one batch, all of it ahead of the tick's deadline
+(the clock's learnt lead), and sent when due with one ``sendto`` each; then
 the received audio goes to the signalling process in one message (``A``), which is also its cue
 to send what changed (routes, gains, playlists, other sources' frames) and the frames it still
 makes: the room audio of a game relayed from another process, and the whole frame of a call it
@@ -49,6 +50,7 @@ from vollmond.phone.media import (
     HOLD,
     Int16Array,
     MediaTicker,
+    PreparedTick,
     RtpEndpoint,
     TickReport,
     fit_frame,
@@ -69,24 +71,29 @@ STATS_PERIOD_S = 0.5
 
 
 class _Ticker(MediaTicker):
-    """The shared clock, with the worker's block chosen before each tick and the received
-    audio sent after it."""
+    """The shared clock, with the worker's block chosen before each tick is made and the
+    received audio sent once it has left."""
 
     def __init__(self, worker: MediaWorker) -> None:
         super().__init__()
         self._worker = worker
         self._last: int | None = None
+        self._before = 0
         #: Frames due: every call's frame of every tick, a skipped tick's too.
         self.due = 0
 
-    def tick(self, index: int) -> None:
+    def prepare(self, index: int) -> PreparedTick:
         self._worker.begin(index)
-        before = self.sent + self.unsent + self._worker.held
+        self._before = self.sent + self.unsent + self._worker.held
         # The audio received since the last tick is decoded first (one table lookup): it goes
         # into the rooms mixed here before this tick's frames are pulled.
-        super().tick(index)
+        return super().prepare(index)
+
+    def send(self, prepared: PreparedTick) -> None:
+        super().send(prepared)
+        index = prepared.index
         gap = 1 if self._last is None or index <= self._last else index - self._last
-        self.due += (self.sent + self.unsent + self._worker.held - before) * gap
+        self.due += (self.sent + self.unsent + self._worker.held - self._before) * gap
         self._last = index
         self._worker.end(index)
 
