@@ -136,7 +136,7 @@ class MediaTicker:
     wake-ups per second in total, and every call inherits the same absolute, drift-free
     schedule (:class:`RtpClock` on :func:`time.monotonic`: tick ``k`` is due at
     ``start + k * 20 ms``, whatever the event loop's own timer resolution). Nothing is lost
-    silently: ticks that begin a whole period late are counted (:attr:`late_ticks`), frames
+    silently: ticks sent a whole period late are counted (:attr:`late_ticks`), frames
     skipped after a stall too (:attr:`skipped_ticks`, per tick), and packets the kernel
     refused (:attr:`unsent`).
 
