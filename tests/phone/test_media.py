@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -20,17 +20,22 @@ def _constant(value: int) -> AudioSource:
     return lambda: np.full(160, value, np.int16)
 
 
+async def _sending_to(sink: UdpPeer) -> RtpEndpoint:
+    """A G.711 µ-law endpoint on 127.0.0.1 that sends to `sink` and ignores what it hears."""
+    return await RtpEndpoint.open(
+        "127.0.0.1",
+        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
+        lambda _: None,
+        lambda _: None,
+    )
+
+
 async def test_shared_ticker_drives_several_endpoints() -> None:
     ticker = MediaTicker()
     sinks = [await UdpPeer.open() for _ in range(3)]
     endpoints = []
     for i, sink in enumerate(sinks):
-        ep = await RtpEndpoint.open(
-            "127.0.0.1",
-            MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
-            lambda _: None,
-            lambda _: None,
-        )
+        ep = await _sending_to(sink)
         ep.set_source(_constant(1000 * (i + 1)))
         ep.start(ticker)
         endpoints.append(ep)
@@ -187,12 +192,7 @@ async def test_a_stall_skips_frames_counts_them_and_keeps_the_timestamps_in_step
             now[0] += 0.2  # the event loop stalls for 200 ms right after the first tick
 
     ticker.observer = observe
-    ep = await RtpEndpoint.open(
-        "127.0.0.1",
-        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
-        lambda _: None,
-        lambda _: None,
-    )
+    ep = await _sending_to(sink)
     ep.start(ticker)
     try:
         first, second = [parse_rtp(await sink.recv_raw()) for _ in range(2)]
@@ -223,22 +223,20 @@ async def test_a_send_the_kernel_refuses_is_counted_not_queued() -> None:
     assert (ep.packets_sent, ep.packets_unsent, ticker.unsent) == (0, 2, 2)
 
 
-async def test_the_clock_makes_each_tick_ahead_and_sends_it_when_due() -> None:
-    """Making a tick's frames takes time (mixing hundreds of calls: milliseconds); made after
-    the deadline, every packet left that much late. The clock learns how long the making
-    takes and starts that much earlier, so packets leave when due; a slower tick leaves late
-    once, and from the next one on the clock starts earlier still. On a virtual clock (the
-    making's cost is added to it, the clock's waits advance it), so the figures are exact."""
+async def _ticks_on_a_virtual_clock(
+    making_s: Iterator[float], ticks: int
+) -> tuple[MediaTicker, list[TickReport]]:
+    """Run one endpoint's clock for `ticks` packets on a virtual clock: making each frame
+    adds the next of `making_s` to it, and the clock's waits advance it, so the timings come
+    out exact whatever the machine does meanwhile."""
     now = [100.0]
 
     async def sleep(seconds: float) -> None:
         now[0] += seconds
         await asyncio.sleep(0)
 
-    making = itertools.chain([0.005] * 10, [0.008], itertools.repeat(0.005))
-
     def source() -> np.ndarray:
-        now[0] += next(making)  # the frame takes this long to make
+        now[0] += next(making_s)
         return np.zeros(160, np.int16)
 
     reports: list[TickReport] = []
@@ -246,64 +244,43 @@ async def test_the_clock_makes_each_tick_ahead_and_sends_it_when_due() -> None:
     ticker.stamp = True
     ticker.observer = reports.append
     sink = await UdpPeer.open()
-    ep = await RtpEndpoint.open(
-        "127.0.0.1",
-        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
-        lambda _: None,
-        lambda _: None,
-    )
+    ep = await _sending_to(sink)
     ep.set_source(source)
     ep.start(ticker)
     try:
-        for _ in range(16):
+        for _ in range(ticks):
             await sink.recv_raw()
     finally:
         ep.close()
         sink.close()
-    late_ms = [round((r.sent_at[0] - r.deadline) * 1000, 6) for r in reports[:16]]
+    return ticker, reports[:ticks]
+
+
+def _late_ms(reports: list[TickReport]) -> list[float]:
+    return [round((r.sent_at[0] - r.deadline) * 1000, 6) for r in reports]
+
+
+async def test_the_clock_makes_each_tick_ahead_and_sends_it_when_due() -> None:
+    """Making a tick's frames takes time (mixing hundreds of calls: milliseconds); made after
+    the deadline, every packet left that much late. The clock learns how long the making
+    takes and starts that much earlier, so packets leave when due; a slower tick leaves late
+    once, and from the next one on the clock starts earlier still."""
+    making = itertools.chain([0.005] * 10, [0.008], itertools.repeat(0.005))
+    ticker, reports = await _ticks_on_a_virtual_clock(making, 16)
     # The first tick was made at its deadline (no earlier time to start from); tick 10's
     # making took 8 ms against a lead learnt from 5 ms ones (6 ms with the margin).
-    assert late_ms == [5.0] + [0.0] * 9 + [2.0] + [0.0] * 5
-    made_before_ms = [round((r.deadline - r.started) * 1000, 1) for r in reports[1:16]]
+    assert _late_ms(reports) == [5.0] + [0.0] * 9 + [2.0] + [0.0] * 5
+    made_before_ms = [round((r.deadline - r.started) * 1000, 1) for r in reports[1:]]
     assert all(5.0 < ahead <= 6.0 for ahead in made_before_ms[:9])
     assert all(8.0 < ahead <= 9.0 for ahead in made_before_ms[10:])
-    assert [r.index for r in reports[:16]] == list(range(16))
+    assert [r.index for r in reports] == list(range(16))
     assert ticker.skipped_ticks == ticker.late_ticks == 0
 
 
 async def test_the_clock_starts_at_most_ten_ms_early() -> None:
     """A tick that takes longer than that to make leaves late rather than the audio it mixes
     being older still."""
-    now = [0.0]
-
-    async def sleep(seconds: float) -> None:
-        now[0] += seconds
-        await asyncio.sleep(0)
-
-    def source() -> np.ndarray:
-        now[0] += 0.015
-        return np.zeros(160, np.int16)
-
-    reports: list[TickReport] = []
-    ticker = MediaTicker(clock=lambda: now[0], sleep=sleep)
-    ticker.stamp = True
-    ticker.observer = reports.append
-    sink = await UdpPeer.open()
-    ep = await RtpEndpoint.open(
-        "127.0.0.1",
-        MediaParams(("127.0.0.1", sink.port), ULAW, 0, 101),
-        lambda _: None,
-        lambda _: None,
-    )
-    ep.set_source(source)
-    ep.start(ticker)
-    try:
-        for _ in range(7):
-            await sink.recv_raw()
-    finally:
-        ep.close()
-        sink.close()
+    ticker, reports = await _ticks_on_a_virtual_clock(itertools.repeat(0.015), 7)
     assert ticker.lead_s == pytest.approx(0.010)
     # Ticks 0 and 1 start late (no earlier time to start from; then after tick 0's end).
-    late_ms = [round((r.sent_at[0] - r.deadline) * 1000, 6) for r in reports[:7]]
-    assert late_ms == [15.0, 10.0] + [5.0] * 5
+    assert _late_ms(reports) == [15.0, 10.0] + [5.0] * 5
