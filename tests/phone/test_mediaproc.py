@@ -52,6 +52,7 @@ MESSAGES: list[p.Control] = [
     p.Stats(
         (p.CallStats(7, ("127.0.0.1", 4000), 1, 2, 3, 4, 5, 0.25), p.CallStats(8, None, *[0] * 6)),
         {"ticks": 5},
+        0.0045,
     ),
     p.Measured(tuple(range(p.LATENESS_BINS)), (0,) * p.LATENESS_BINS, {"sent": 1}),
 ]
@@ -88,6 +89,7 @@ def test_a_block_survives_the_round_trip_and_a_wrong_length_is_refused() -> None
         (b'{"op": "digit", "call": 1, "key": "x"}', "not a key"),
         (b'{"op": "update", "call": 1, "params": {"codec": "opus"}}', "codec"),
         (b'{"op": "launch"}', "unknown op"),
+        (b'{"op": "stats", "calls": [], "counters": {}, "lead": -1}', "lead"),
     ],
 )
 def test_malformed_control_messages_are_refused_with_the_reason(body: bytes, why: str) -> None:

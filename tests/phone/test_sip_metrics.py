@@ -1,6 +1,7 @@
 """`vollmond serve` with a telephone: the operator's `[sip]` limits reach the SIP server and
 `/metrics` shows active calls, dropped datagrams by reason (RTP's too, counted in the media
-process) and the process's open fds."""
+process), the media clock (packets sent and refused, late ticks, the lead) and the process's
+open fds."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from vollmond.service.config import Settings
 from vollmond.settings.sip import SipSettings
 
 FOREIGN = 'vollmond_sip_dropped_total{reason="foreign_rtp"}'
+SENT = "vollmond_rtp_packets_sent_total"
+LEAD = "vollmond_media_lead_seconds"
 
 
 def sample(text: str, name: str) -> float:
@@ -40,6 +43,8 @@ async def test_metrics_show_calls_drops_and_fds(tmp_path: Path) -> None:
             assert sample(before, "vollmond_sip_calls_active") == 0
             assert sample(before, 'vollmond_sip_dropped_total{reason="foreign_rtp"}') == 0
             assert sample(before, "process_open_fds") > 0
+            assert sample(before, SENT) == 0
+            assert 0 <= sample(before, LEAD) <= 0.010  # 0 until a media process first reports
 
             sip = await UdpPeer.open()
             media = await UdpPeer.open()
@@ -64,6 +69,9 @@ async def test_metrics_show_calls_drops_and_fds(tmp_path: Path) -> None:
                 async with asyncio.timeout(5):
                     while sample(after := (await http.get(url)).text, FOREIGN) < 3:
                         await asyncio.sleep(0.1)
+                    while sample(after, SENT) < 10:
+                        await asyncio.sleep(0.1)
+                        after = (await http.get(url)).text
             finally:
                 for peer in (sip, media, stranger):
                     peer.close()
@@ -72,4 +80,10 @@ async def test_metrics_show_calls_drops_and_fds(tmp_path: Path) -> None:
     assert sample(after, dropped % "source_busy") == 2
     assert sample(after, dropped % "malformed") == 1
     assert sample(after, dropped % "foreign_rtp") == 3
+    # The call's greeting went out on the media clock, every packet taken by the kernel.
+    assert sample(after, "vollmond_rtp_packets_unsent_total") == 0
+    assert 0 < sample(after, LEAD) <= 0.010
+    # Late and skipped ticks depend on the machine's load: only their presence is asserted.
+    for name in ("vollmond_media_late_ticks_total", "vollmond_media_skipped_ticks_total"):
+        assert re.search(rf"^{name} \d", after, re.MULTILINE), name
     assert sample(after, "process_open_fds") > 0

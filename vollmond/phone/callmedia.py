@@ -15,6 +15,7 @@ from typing import Protocol
 
 from vollmond.phone.media import (
     AudioSource,
+    ClockStats,
     DropCallback,
     Int16Array,
     MediaParams,
@@ -72,6 +73,10 @@ class MediaBackend(Protocol):
 
     async def close(self) -> None: ...
 
+    def clock_stats(self) -> ClockStats:
+        """The media clocks' counters (all processes' together)."""
+        ...
+
 
 class LocalMedia:
     """Every call's RTP on this event loop, on one shared :class:`MediaTicker`."""
@@ -95,3 +100,6 @@ class LocalMedia:
 
     async def close(self) -> None:
         """The endpoints are closed with their calls."""
+
+    def clock_stats(self) -> ClockStats:
+        return self.ticker.clock_stats()

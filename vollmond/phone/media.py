@@ -116,6 +116,30 @@ LEAD_DECAY = 0.998
 
 
 @dataclass(frozen=True, slots=True)
+class ClockStats:
+    """What an operator watches of the media clocks (``/metrics``): packets sent and refused,
+    ticks sent a whole period late and frames skipped, and the lead — how long before its
+    deadline a tick's making starts, learnt from how long it takes; one near
+    :data:`MAX_LEAD_S` says the clock is running short of time before packets leave late."""
+
+    sent: int = 0
+    unsent: int = 0
+    late_ticks: int = 0
+    skipped_ticks: int = 0
+    lead_s: float = 0.0
+
+    def __add__(self, other: ClockStats) -> ClockStats:
+        """Several clocks (media processes) as one: counts summed, the longest lead."""
+        return ClockStats(
+            self.sent + other.sent,
+            self.unsent + other.unsent,
+            self.late_ticks + other.late_ticks,
+            self.skipped_ticks + other.skipped_ticks,
+            max(self.lead_s, other.lead_s),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedTick:
     """A tick's frames, made and encoded in the batch, waiting for their deadline: the
     endpoints to send to, each with its row of the batch."""
@@ -176,6 +200,9 @@ class MediaTicker:
         self.batch_sink: BatchSink | None = None
         #: How long before the deadline the next tick's frames are made (learnt per tick).
         self.lead_s = FIRST_LEAD_S
+
+    def clock_stats(self) -> ClockStats:
+        return ClockStats(self.sent, self.unsent, self.late_ticks, self.skipped_ticks, self.lead_s)
 
     @property
     def clock(self) -> RtpClock | None:

@@ -22,6 +22,21 @@ from vollmond.service.shards.stats import NodeStats
 from vollmond.voice.relay import RelayStats
 
 
+class MediaClockStats(Protocol):
+    """The media clocks' counters (``vollmond.phone.media.ClockStats`` fits)."""
+
+    @property
+    def sent(self) -> int: ...
+    @property
+    def unsent(self) -> int: ...
+    @property
+    def late_ticks(self) -> int: ...
+    @property
+    def skipped_ticks(self) -> int: ...
+    @property
+    def lead_s(self) -> float: ...
+
+
 class SipStats(Protocol):
     """What ``/metrics`` shows of a SIP server at one moment (``vollmond.phone.sip.guard``'s
     value fits; the service does not import the telephone)."""
@@ -33,6 +48,9 @@ class SipStats(Protocol):
     def dropped(self) -> Mapping[str, int]:
         """Datagrams not taken, by reason (every reason the server knows, zeros included)."""
         ...
+
+    @property
+    def media(self) -> MediaClockStats: ...
 
 
 class SipStatsSource(Protocol):
@@ -63,6 +81,24 @@ class _SipCollector(Collector):
         for reason, count in sorted(stats.dropped.items() if stats is not None else ()):
             dropped.add_metric([reason], count)
         yield dropped
+        yield from _media_clock_metrics(stats.media if stats is not None else None)
+
+
+def _media_clock_metrics(media: MediaClockStats | None) -> Iterator[Metric]:
+    """The RTP clocks: what a caller hears on time depends on these (docs/voice.md)."""
+    for name, text, value in (
+        ("vollmond_rtp_packets_sent", "RTP packets sent to callers", "sent"),
+        ("vollmond_rtp_packets_unsent", "RTP packets the kernel refused", "unsent"),
+        ("vollmond_media_late_ticks", "Media ticks sent a whole 20 ms period late", "late_ticks"),
+        ("vollmond_media_skipped_ticks", "Media frames skipped after a stall", "skipped_ticks"),
+    ):
+        yield CounterMetricFamily(name, text, value=getattr(media, value) if media else 0)
+    yield GaugeMetricFamily(
+        "vollmond_media_lead_seconds",
+        "How long before its deadline the media clock starts making a tick (at most 0.01 s: "
+        "near it, the clock is short of time)",
+        value=media.lead_s if media is not None else 0.0,
+    )
 
 
 NodeStatsSource = Callable[[], NodeStats | None]

@@ -44,6 +44,7 @@ from vollmond.phone.media import (
     FRAME_SAMPLES,
     FRAME_SECONDS,
     AudioSource,
+    ClockStats,
     DropCallback,
     Int16Array,
     MediaParams,
@@ -226,6 +227,7 @@ class MediaProcess:
         self._closing = False
         #: The media process's clock counters, as last reported.
         self.counters: dict[str, int] = {}
+        self.lead_s = 0.0
         #: Blocks not sent because the media process did not read (see MAX_BACKLOG_BYTES).
         self.blocks_dropped = 0
         self.bad_messages = 0
@@ -494,13 +496,13 @@ class MediaProcess:
                 endpoint = self.calls.get(call)
                 if endpoint is not None and endpoint.driver is not None:
                     endpoint.driver.played(tags)
-            case p.Stats(rows, counters):
+            case p.Stats(rows, counters, lead_s):
                 now = asyncio.get_running_loop().time()
                 for stats in rows:
                     endpoint = self.calls.get(stats.call)
                     if endpoint is not None:
                         endpoint.take_stats(stats, now)
-                self.counters = counters
+                self.counters, self.lead_s = counters, lead_s
             case p.Measured():
                 if self._measured is not None and not self._measured.done():
                     self._measured.set_result(message)
@@ -671,6 +673,21 @@ class MediaProcesses:
             self.restarts += 1
             log.warning("media process %s replaced by %s", dead.pid, process.pid)
             return
+
+    def clock_stats(self) -> ClockStats:
+        """The processes' clocks as last reported (a replaced process starts from zero, which
+        Prometheus takes as a counter reset)."""
+        stats = ClockStats()
+        for process in self.processes:
+            c = process.counters
+            stats += ClockStats(
+                c.get("sent", 0),
+                c.get("unsent", 0),
+                c.get("late_ticks", 0),
+                c.get("skipped_ticks", 0),
+                process.lead_s,
+            )
+        return stats
 
     @property
     def closing(self) -> bool:

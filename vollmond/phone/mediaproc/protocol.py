@@ -333,6 +333,8 @@ class Stats:
 
     calls: tuple[CallStats, ...]
     counters: dict[str, int]
+    #: How long before its deadline the clock starts making a tick (MediaTicker.lead_s).
+    lead_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,9 +427,9 @@ def encode_control(message: Control) -> bytes:
             body = {"op": "failed", "call": call, "error": error}
         case Digit(call, key):
             body = {"op": "digit", "call": call, "key": key}
-        case Stats(calls, counters):
+        case Stats(calls, counters, lead_s):
             rows = [_stats_row(c) for c in calls]
-            body = {"op": "stats", "calls": rows, "counters": counters}
+            body = {"op": "stats", "calls": rows, "counters": counters, "lead": lead_s}
         case Measured(histogram, response, counters, starts):
             body = {
                 "op": "measured",
@@ -598,7 +600,7 @@ def decode_control(payload: bytes) -> Control:
             if not isinstance(rows, list):
                 raise ProtocolError("calls must be a list")
             calls = tuple(_call_stats(row) for row in rows)
-            return Stats(calls, _counters(body.get("counters")))
+            return Stats(calls, _counters(body.get("counters")), _number(body.get("lead"), "lead"))
         case "measured":
             return _measured(body)
     raise ProtocolError(f"unknown op {op!r}")

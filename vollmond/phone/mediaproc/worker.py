@@ -401,7 +401,7 @@ class MediaWorker:
             )
             for call, ep in self.endpoints.items()
         )
-        return p.Stats(calls, self.clock_counters())
+        return p.Stats(calls, self.clock_counters(), self.ticker.lead_s)
 
     async def report(self) -> None:
         """Counters at once (the signalling side's watchdog hears the process is up), then

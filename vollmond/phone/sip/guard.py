@@ -13,9 +13,13 @@ import ipaddress
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vollmond.phone.sip.message import SipParseError, header_uri, split_list_value
 from vollmond.settings.sip import SipSettings
+
+if TYPE_CHECKING:  # the guard itself needs no numpy
+    from vollmond.phone.media import ClockStats
 
 
 class DropReason(enum.StrEnum):
@@ -162,6 +166,7 @@ class SipStats:
 
     active_calls: int
     dropped: Mapping[str, int]
+    media: ClockStats
 
 
 def asserted_number(value: str) -> str | None:

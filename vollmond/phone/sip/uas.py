@@ -265,8 +265,8 @@ class SipUas(asyncio.DatagramProtocol):
         return len(self._tasks)
 
     def sip_stats(self) -> SipStats:
-        """Active calls and dropped datagrams by reason, for Prometheus."""
-        return SipStats(active_calls=len(self._calls), dropped=self.drops.snapshot())
+        """Active calls, dropped datagrams by reason and the media clocks, for Prometheus."""
+        return SipStats(len(self._calls), self.drops.snapshot(), self.media.clock_stats())
 
     def _count_drop(self, reason: DropReason) -> None:
         self.drops.add(reason)
