@@ -69,6 +69,8 @@ async def test_metrics_show_calls_drops_and_fds(tmp_path: Path) -> None:
                 async with asyncio.timeout(5):
                     while sample(after := (await http.get(url)).text, FOREIGN) < 3:
                         await asyncio.sleep(0.1)
+                # The call's first 10 packets (200 ms), as the media process next reports them.
+                async with asyncio.timeout(10):
                     while sample(after, SENT) < 10:
                         await asyncio.sleep(0.1)
                         after = (await http.get(url)).text
