@@ -92,7 +92,9 @@ def _media_clock_metrics(media: MediaClockStats | None) -> Iterator[Metric]:
         ("vollmond_media_late_ticks", "Media ticks sent a whole 20 ms period late", "late_ticks"),
         ("vollmond_media_skipped_ticks", "Media frames skipped after a stall", "skipped_ticks"),
     ):
-        yield CounterMetricFamily(name, text, value=getattr(media, value) if media else 0)
+        yield CounterMetricFamily(
+            name, text, value=getattr(media, value) if media is not None else 0
+        )
     yield GaugeMetricFamily(
         "vollmond_media_lead_seconds",
         "How long before its deadline the media clock starts making a tick (at most 0.01 s: "
