@@ -18,7 +18,7 @@ module carries the 20 ms frames between the two over the processes' bus (the ser
   remote line is pulled on its landing's clock exactly as a local line is on the owner's, and
   the owner's routing table alone decides what a remote caller hears — and sends it back;
 - the mix waits in the landing's :class:`JitterBuffer` (a playout delay of :data:`PREFILL`
-  frame) for the line's next tick. The uplink needs no buffer of its own: the mixer's queue
+  frame, longer for a while after a gap) for the line's next tick. The uplink needs no buffer of its own: the mixer's queue
   per source (``mixer.MAX_QUEUED``, shedding a standing delay as this buffer does) is one.
   A mix carries the number of the tick it answers, counted by the landing for the line's
   whole life: a count of the owner's own would start again when it hosts the line anew (after
@@ -76,8 +76,14 @@ log = structlog.get_logger(__name__)
 #: mix of a tick comes back before the line's next tick, which plays it; a mix that misses it
 #: is played a tick later and the buffer sheds that delay again (CATCH_UP_TICKS).
 PREFILL = 1
-#: Frames a buffer holds at most; beyond, the oldest is dropped (the delay cannot grow).
+#: Frames a buffer holds at most at its first playout delay; beyond, the oldest is dropped.
+#: The room above the delay (two frames) moves with it.
 DEPTH = 3
+#: The longest playout delay a relayed line's buffer grows to after gaps (100 ms): what a
+#: stall up to that long costs is then a longer delay, not a gap.
+MAX_PREFILL = 5
+#: Pulls without a gap after which a grown playout delay gives back one frame (15 s).
+CALM_TICKS = 750
 #: Pulls with more than the playout delay waiting before one frame is skipped (0.5 s, as the
 #: mixer's queues do).
 CATCH_UP_TICKS = MIXER_CATCH_UP_TICKS
@@ -189,36 +195,55 @@ def from_pcm(pcm: bytes) -> Int16Array:
 
 
 class JitterBuffer:
-    """Frames in sequence order with a fixed playout delay.
+    """Frames in sequence order with a playout delay that grows after gaps and shrinks when
+    calm.
 
-    Playing starts once :attr:`prefill` frames wait (again after an underrun: a talk spurt
-    starts :attr:`prefill` frames late and then keeps its pace); a frame older than the last
-    one played is dropped (late or repeated); at most :attr:`depth` frames wait (a burst
-    beyond drops the oldest); and when more than ``prefill`` frames have waited at every
+    Playing starts once :attr:`prefill` entries wait (again after an underrun: a talk spurt
+    starts :attr:`prefill` frames late and then keeps its pace); an entry older than the last
+    one played is dropped (late or repeated); at most :attr:`depth` entries wait (a burst
+    beyond drops the oldest); and when more than ``prefill`` entries have waited at every
     pull for :data:`CATCH_UP_TICKS` pulls, one is skipped — so a burst, or two clocks of the
     same rate whose phases drift, cannot leave a standing delay (a single late frame costs
-    nothing, a lasting excess one skipped frame per half second at most). Why fixed and
-    small: both ends are processes of one service on a LAN or one machine, where the bus adds
-    well under a frame (measured: benchmarks/voice_relay.py); a deeper buffer only adds
-    delay.
+    nothing, a lasting excess one skipped frame per half second at most).
+
+    An entry is a frame or silence (``None``: the owner answered that the listener hears
+    nothing this tick), so an underrun is only an answer that has not come, never a pause in
+    the talk. Each underrun adds a frame to the playout delay, up to :attr:`most`
+    (:data:`MAX_PREFILL`); after :data:`CALM_TICKS` pulls without one it gives a frame back,
+    down to the delay it started with (the catch-up then sheds the frame). Why: both ends
+    are processes of one service, where the bus adds well under a frame on a quiet machine
+    (benchmarks/voice_relay.py) and the delay stays one frame; but a process that stalls —
+    a busy machine, a collector's pause — left a relayed caller a gap at every stall, where a
+    telephone's own jitter buffer would have grown (docs/decisions.md, "The relayed line's
+    playout delay grows after a gap").
     """
 
-    def __init__(self, prefill: int = PREFILL, depth: int = DEPTH) -> None:
-        self.prefill = max(1, prefill)
-        self.depth = max(self.prefill, depth)
+    def __init__(self, prefill: int = PREFILL, depth: int = DEPTH, most: int = MAX_PREFILL) -> None:
+        self.base = max(1, prefill)
+        self.prefill = self.base
+        self.most = max(self.base, most)
+        # Room above the playout delay for a burst; it moves with the delay.
+        self._headroom = max(0, depth - self.base)
         self._seqs: list[int] = []
-        self._frames: list[Int16Array] = []
+        self._frames: list[Int16Array | None] = []
         self._playing = False
         self._last: int | None = None
         self._over = 0
+        self._calm = 0
         self.late = 0
         self.dropped = 0
         self.underruns = 0
+        self.deepest = self.prefill  # the longest playout delay this buffer has had
+
+    @property
+    def depth(self) -> int:
+        return self.prefill + self._headroom
 
     def __len__(self) -> int:
         return len(self._seqs)
 
-    def put(self, seq: int, frame: Int16Array) -> None:
+    def put(self, seq: int, frame: Int16Array | None) -> None:
+        """The answer to tick `seq`: a frame, or None for silence."""
         if (self._last is not None and seq <= self._last) or seq in self._seqs:
             self.late += 1
             return
@@ -231,7 +256,7 @@ class JitterBuffer:
             self.dropped += 1
 
     def get(self) -> Int16Array | None:
-        """The next frame to play this tick, or None (nothing yet, or an underrun)."""
+        """The next frame to play this tick, or None (silence, nothing yet, or an underrun)."""
         if not self._playing:
             if len(self._seqs) < self.prefill:
                 return None
@@ -239,9 +264,18 @@ class JitterBuffer:
         if not self._seqs:
             self._playing = False
             self.underruns += 1
+            self._calm = 0
+            if self.prefill < self.most:
+                self.prefill += 1
+                self.deepest = max(self.deepest, self.prefill)
             return None
+        self._calm += 1
+        if self._calm >= CALM_TICKS and self.prefill > self.base:
+            self._calm = 0
+            self.prefill -= 1
         # More than the playout delay waiting, tick after tick: a standing delay (left by a
-        # burst, or by the two clocks' phases); one frame is skipped to shed it.
+        # burst, by the two clocks' phases, or by a delay just given back); one entry is
+        # skipped to shed it.
         self._over = self._over + 1 if len(self._seqs) > self.prefill else 0
         if self._over >= CATCH_UP_TICKS:
             self._over = 0
@@ -252,8 +286,9 @@ class JitterBuffer:
         return self._frames.pop(0)
 
     def reset(self, played: int | None = None) -> None:
-        """Forget everything (the other end changed), and take the frames up to `played` for
-        late ones: they answer what was sent to the other end before."""
+        """Forget what waits (the other end changed), and take the entries up to `played`
+        for late ones: they answer what was sent to the other end before. The playout delay
+        learnt stays: it is the machine's, not the other end's."""
         self._seqs.clear()
         self._frames.clear()
         self._playing = False
@@ -362,6 +397,7 @@ class VoiceRelay:
         clock: Callable[[], float] = time.monotonic,
         prefill: int = PREFILL,
         depth: int = DEPTH,
+        most: int = MAX_PREFILL,
     ) -> None:
         """`owner_of`: the owner of a game if known without waiting (None: being looked up);
         `forget`: the cached owner of a game did not answer (look it up again); `taking_up`:
@@ -374,7 +410,7 @@ class VoiceRelay:
         self.forget = forget
         self.taking_up = taking_up
         self.clock = clock
-        self.prefill, self.depth = prefill, depth
+        self.prefill, self.depth, self.most = prefill, depth, most
         self.lines: dict[Hashable, RelayedLine] = {}
         self._by_id: dict[int, RelayedLine] = {}
         self._next_id = 1
@@ -421,9 +457,8 @@ class VoiceRelay:
             self.unlink(key)
             line = None
         if line is None:
-            line = RelayedLine(
-                self, self._next_id, game_id, listener, down=JitterBuffer(self.prefill, self.depth)
-            )
+            down = JitterBuffer(self.prefill, self.depth, self.most)
+            line = RelayedLine(self, self._next_id, game_id, listener, down=down)
             self._next_id += 1
             self.lines[key] = line
             self._by_id[line.id] = line
@@ -437,6 +472,19 @@ class VoiceRelay:
         if line is None:
             return
         self._by_id.pop(line.id, None)
+        # A relayed caller's gaps, told once per line: what an operator (or a failed test)
+        # reads to tell a choppy relay from a silent caller.
+        log.info(
+            "voice_line_ended",
+            game=line.game_id,
+            owner=line.owner,
+            node=self.node,
+            ticks=line.seq,
+            underruns=line.down.underruns,
+            delay_frames=line.down.deepest,
+            late=line.down.late,
+            dropped=line.down.dropped,
+        )
         self._ended.underruns += line.down.underruns
         self._ended.late += line.down.late
         self._ended.dropped += line.down.dropped
@@ -509,8 +557,8 @@ class VoiceRelay:
             self._lost_owner(line)
         elif record.kind == HEARD:
             line.heard.update(record.pcm)
-        elif record.pcm:
-            line.down.put(record.seq, from_pcm(record.pcm))
+        elif record.kind == DOWN:  # a mix, or silence: either way its tick's answer came
+            line.down.put(record.seq, from_pcm(record.pcm) if record.pcm else None)
 
     # -- the owner side ------------------------------------------------------------------------
     def _heard_up(self, node: str, record: Record) -> None:

@@ -168,6 +168,7 @@ def _hear_each_other_by_day_only(
 ) -> None:  # fmt: skip
     """Each caller's recording: the other's tone never at night, by day at the level the
     other caller hears (one is the owner's local line, the other relayed)."""
+    print("relayed lines", [e for e in log if e.get("event") == "voice_line_ended"])
     medians: dict[str, float] = {}
     for listener, other in (("anna", "bert"), ("bert", "anna")):
         night = stretch(heard[listener], ended, night_from, morning_from - 1.0)
