@@ -13,7 +13,13 @@ from .test_node_console import sample
 
 def test_a_node_with_a_telephone_shows_its_relayed_and_hosted_lines() -> None:
     relay = RelayStats(
-        relayed_lines=3, hosted_lines=5, underruns=7, late=2, dropped=1, bad_messages=0
+        relayed_lines=3,
+        hosted_lines=5,
+        underruns=7,
+        late=2,
+        dropped=1,
+        bad_messages=0,
+        delay_frames=3,
     )
     stats = NodeStats("b", "leases", 2, 1, relay=relay)
     metrics = Metrics()
@@ -21,6 +27,7 @@ def test_a_node_with_a_telephone_shows_its_relayed_and_hosted_lines() -> None:
     text = metrics.render().decode()
     assert sample(text, "vollmond_voice_relayed_lines") == 3
     assert sample(text, "vollmond_voice_hosted_lines") == 5
+    assert sample(text, "vollmond_voice_relay_delay_frames") == 3
     assert sample(text, "vollmond_voice_relay_underruns_total") == 7
     assert sample(text, "vollmond_voice_relay_late_total") == 2
     assert sample(text, "vollmond_voice_relay_dropped_total") == 1

@@ -562,6 +562,9 @@ async def test_a_relayed_line_rides_out_an_owners_short_stalls_once_its_delay_ha
             assert 0 < underruns["w2"] <= 5
             assert buffers["w2"].underruns - underruns["w2"] <= 1000 // CALM_TICKS
             assert PREFILL < buffers["w2"].deepest <= MAX_PREFILL
+            # What an operator reads: the delay each relay's lines hold now.
+            assert grows.stats().delay_frames == buffers["w2"].prefill > PREFILL
+            assert fixed.stats().delay_frames == PREFILL
             # What the callers heard: the stalls' gaps, and at each stall one frame the owner
             # lost itself (its caller's frames pile up beyond the mixer's queue while it
             # stalls: mixer.MAX_QUEUED), which no buffer at the landing can give back.

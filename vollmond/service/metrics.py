@@ -119,6 +119,11 @@ def _relay_metrics(relay: RelayStats) -> Iterator[Metric]:
         "Calls on other nodes mixed in the games this node runs",
         value=relay.hosted_lines,
     )
+    yield GaugeMetricFamily(
+        "vollmond_voice_relay_delay_frames",
+        "The longest playout delay of a relayed call now, in 20 ms frames (grows after gaps)",
+        value=relay.delay_frames,
+    )
     for name, value, help_text in (
         ("vollmond_voice_relay_underruns", relay.underruns, "Ticks a relayed call heard a gap"),
         ("vollmond_voice_relay_late", relay.late, "Relayed mix frames that came too late"),

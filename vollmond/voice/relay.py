@@ -18,8 +18,9 @@ module carries the 20 ms frames between the two over the processes' bus (the ser
   remote line is pulled on its landing's clock exactly as a local line is on the owner's, and
   the owner's routing table alone decides what a remote caller hears — and sends it back;
 - the mix waits in the landing's :class:`JitterBuffer` (a playout delay of :data:`PREFILL`
-  frame, longer for a while after a gap) for the line's next tick. The uplink needs no buffer of its own: the mixer's queue
-  per source (``mixer.MAX_QUEUED``, shedding a standing delay as this buffer does) is one.
+  frame, longer for a while after a gap) for the line's next tick. The uplink needs no
+  buffer of its own: the mixer's queue per source (``mixer.MAX_QUEUED``, shedding a standing
+  delay as this buffer does) is one.
   A mix carries the number of the tick it answers, counted by the landing for the line's
   whole life: a count of the owner's own would start again when it hosts the line anew (after
   a stall), while the old line's mixes are still on their way, and the new mixes would be
@@ -317,6 +318,9 @@ class RelayStats:
     late: int  # mix frames that came after their turn or twice, not played
     dropped: int  # mix frames dropped from a full buffer or to shed a standing delay
     bad_messages: int  # relay messages that could not be read
+    #: The longest playout delay of a relayed line now, in 20 ms frames (1 on a calm machine:
+    #: more says the lines have met gaps lately and hold their audio back to ride them out).
+    delay_frames: int
 
 
 @dataclass(eq=False)
@@ -446,6 +450,7 @@ class VoiceRelay:
             late=ended.late + sum(b.late for b in buffers),
             dropped=ended.dropped + sum(b.dropped for b in buffers),
             bad_messages=self.bad_messages,
+            delay_frames=max((b.prefill for b in buffers), default=0),
         )
 
     # -- the landing side ----------------------------------------------------------------------
