@@ -33,8 +33,12 @@ BoolArray = npt.NDArray[np.bool_]
 #: Every row of one tick's mix: the frames, and whether each row hears anything.
 Mix = tuple[Int16Array, BoolArray]
 
-#: Frames a source may queue before the oldest is dropped (60 ms of extra delay at most).
-MAX_QUEUED = 3
+#: Frames a source may queue before the oldest is dropped (100 ms). A source keeps one
+#: waiting in normal running; the room above is for a burst — what a source sent while the
+#: process stalled, delivered at once — which is then played late and shed by the catch-up
+#: below, not dropped (three, until session 18, lost a frame at every stall of 60 ms: the
+#: relayed line's buffer grows to five frames for the same reason, docs/decisions.md).
+MAX_QUEUED = 5
 #: Ticks in a row a source may have more than one frame waiting before one is skipped (0.5 s):
 #: a burst (network jitter, a line whose clock has another phase than the mixer's ticks)
 #: would otherwise leave its extra frames as a delay for as long as the source speaks.
