@@ -37,6 +37,7 @@ from tests.service.process import (
     json_lines,
     workers_server,
 )
+from tests.service.test_loop_lag import ticks_at_least
 from vollmond.phone.media import Int16Array
 from vollmond.phone.session.codes import phone_code
 from vollmond.service.shards.ownership import HashOwnership, worker_names
@@ -146,6 +147,16 @@ async def callers_on_two_processes(
             ended = time.time()
             heard = {name: await lines[name].final_recording() for name in TONES}
 
+        # Each process's event loop stalls during the game, by length: printed beside the
+        # relayed line's own account, so a failure says whether a gap the callers heard was a
+        # process that stalled. (Workers answer `/metrics` for each other, labelled; nodes
+        # each for itself.)
+        for name, browser in zip(names, (host, guest), strict=False):
+            metrics = (await browser.http.get("/metrics")).text
+            worker = name if f'worker="{name}"' in metrics else None
+            lags = (0.05, 0.1, 0.25, 0.5, 1.0)
+            stalls = {f"{s} s": ticks_at_least(metrics, s, worker=worker) for s in lags}
+            print(name, "event loop stalls of at least", stalls)
         relayed = [
             entry for entry in json_lines(log_text()) if entry.get("event") == "voice_line_follows"
         ]
