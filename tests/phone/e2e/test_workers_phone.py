@@ -151,7 +151,7 @@ async def callers_on_two_processes(
         # relayed line's own account, so a failure says whether a gap the callers heard was a
         # process that stalled. (Workers answer `/metrics` for each other, labelled; nodes
         # each for itself.)
-        for name, browser in zip(names, (host, guest), strict=False):
+        for name, browser in zip(names, (host, guest), strict=True):
             metrics = (await browser.http.get("/metrics")).text
             worker = name if f'worker="{name}"' in metrics else None
             lags = (0.05, 0.1, 0.25, 0.5, 1.0)
