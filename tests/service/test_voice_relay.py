@@ -461,19 +461,31 @@ def _hears_another(room: Room) -> tuple[int, int]:
     return next((h, s) for h in range(1, 5) for s in range(1, 5) if h != s and gains[h - 1, s - 1])
 
 
+def _ticks_of(
+    clock: StepClock, bus: HeldBus, room: Room, speaker: int, lines: dict[str, RelayedLine]
+) -> Callable[[str | None], dict[str, bool]]:
+    """One media tick at a time: the owner's local caller `speaker` talks, each relayed line
+    pulls, the bus delivers (but what is `held`, a stalled process's); whether each line heard
+    anything."""
+
+    def tick(held: str | None) -> dict[str, bool]:
+        clock.now += 0.02
+        room.push(speaker, voice(speaker))
+        frames = {name: line.pull() for name, line in lines.items()}
+        bus.deliver(held)
+        return {name: f is not None and bool(f.any()) for name, f in frames.items()}
+
+    return tick
+
+
 def _ticks(
     clock: StepClock, bus: HeldBus, room: Room, speaker: int, line: RelayedLine
 ) -> Callable[..., bool]:
-    """One media tick at a time: the owner's local caller `speaker` talks, the relayed line
-    pulls, the bus delivers (but what is `held`, a stalled process's); whether the line heard
-    anything."""
+    """`_ticks_of` for one line: whether it heard anything."""
+    tick_all = _ticks_of(clock, bus, room, speaker, {"line": line})
 
     def tick(held: str | None = None) -> bool:
-        clock.now += 0.02
-        room.push(speaker, voice(speaker))
-        frame = line.pull()
-        bus.deliver(held)
-        return frame is not None and bool(frame.any())
+        return tick_all(held)["line"]
 
     return tick
 
@@ -540,13 +552,10 @@ async def test_a_relayed_line_rides_out_an_owners_short_stalls_once_its_delay_ha
             rooms.attach("local caller", room)
             listener, speaker = _hears_another(room)
             lines = {relay.node: relay.link("call", game, listener) for relay in (fixed, grows)}
+            tick_all = _ticks_of(clock, bus, room, speaker, lines)
 
             def tick(stalled: bool) -> dict[str, bool]:
-                clock.now += 0.02
-                room.push(speaker, voice(speaker))
-                frames = {node: line.pull() for node, line in lines.items()}
-                bus.deliver(held="voice.w0" if stalled else None)
-                return {node: f is not None and bool(f.any()) for node, f in frames.items()}
+                return tick_all("voice.w0" if stalled else None)
 
             for _ in range(100):  # two seconds of the day, no stall
                 tick(False)
